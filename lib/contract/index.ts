@@ -1,0 +1,10 @@
+/**
+ * The public contract of tessera v1 (DESIGN.md §2) as zod schemas: the single source of its
+ * TypeScript types, its JSON Schema and its OpenAPI document. Fields may be added; none removed.
+ */
+export * from './calendar';
+export * from './scope';
+export * from './run-request';
+export * from './outcome';
+export * from './coverage';
+export * from './run-resource';

@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { Universe } from './scope';
+import { RunBudget } from './run-request';
+import { Answer } from './coverage';
+import { DispatchedSubtask, Observed, Outcome, SubtaskState, Usage } from './outcome';
+
+export const RunStatus = z.enum(['running', 'succeeded', 'failed', 'cancelled']);
+export type RunStatus = z.infer<typeof RunStatus>;
+
+/** A result that arrived after its subtask was sealed. Kept as evidence; it never changes the state. */
+export const LateEvidence = z.object({
+  receivedAt: z.string(),
+  generation: z.int().min(1),
+  /** Why it was refused: the subtask was sealed, or the run cancelled. */
+  refusedBecause: z.enum(['sealed', 'cancelled', 'deadline_passed']),
+  outcome: Outcome,
+});
+export type LateEvidence = z.infer<typeof LateEvidence>;
+
+/** One dispatched subtask as `GET /runs/{runId}` shows it. */
+export const SubtaskView = DispatchedSubtask.omit({ input: true }).extend({
+  state: SubtaskState,
+  observed: Observed.nullable(),
+  sources: z.array(z.string()),
+  sourcesReached: z.int().min(0),
+  usage: Usage,
+  reason: z.string().optional(),
+  refusals: Outcome.shape.refusals,
+  baseline: Outcome.shape.baseline,
+  /** Subtask states `empty` with `sourcesReached: 0` are flagged: a source was unreachable, not empty. */
+  sourceUnreachable: z.boolean().optional(),
+  late: z.array(LateEvidence).optional(),
+});
+export type SubtaskView = z.infer<typeof SubtaskView>;
+
+export const RunProgress = z.object({
+  dispatched: z.int().min(0),
+  terminal: z.int().min(0),
+  byState: z.record(z.string(), z.int().min(0)),
+});
+
+/** `GET /runs/{runId}` and `tessera run FILE --json`. */
+export const RunResource = z.object({
+  runId: z.string(),
+  status: RunStatus,
+  goal: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  universe: Universe,
+  round: z.int().min(0),
+  progress: RunProgress,
+  budget: RunBudget,
+  usage: Usage,
+  subtasks: z.array(SubtaskView),
+  /** Present once the run has ended; its `coverage` is always present then, failed runs included. */
+  answer: Answer.nullable(),
+  /** Set when the run failed for a reason other than its coverage policy. */
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+export type RunResource = z.infer<typeof RunResource>;
+
+/** `202 Accepted` body of `POST /runs`. */
+export const RunAccepted = z.object({ runId: z.string(), status: RunStatus, location: z.string() });
+export type RunAccepted = z.infer<typeof RunAccepted>;
+
+/** Error body of every non-2xx answer except API Gateway's own 401. */
+export const ErrorBody = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    issues: z
+      .array(z.object({ path: z.string(), code: z.string(), message: z.string(), subtaskIds: z.array(z.string()).optional() }).passthrough())
+      .optional(),
+    requestId: z.string().optional(),
+  }),
+});
+export type ErrorBody = z.infer<typeof ErrorBody>;

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { parseTimePoint } from './calendar';
+
+/**
+ * A point in time: an ISO date (`2025-04-01`, taken as 00:00 UTC) or an ISO instant with an
+ * explicit offset (`2025-04-01T00:00:00+02:00`). Impossible calendar dates are rejected.
+ */
+export const TimePoint = z
+  .string()
+  .refine((v) => parseTimePoint(v) !== undefined, {
+    message: 'must be an ISO date (YYYY-MM-DD) or an ISO instant with an offset, on a real calendar day',
+  })
+  .meta({ examples: ['2025-04-01', '2025-04-01T00:00:00+02:00'] });
+export type TimePoint = z.infer<typeof TimePoint>;
+
+/** Half-open time range `[from, toExclusive)`. Both ends use the same form. */
+export const TimeRange = z
+  .object({ from: TimePoint, toExclusive: TimePoint })
+  .superRefine((range, ctx) => {
+    const from = parseTimePoint(range.from);
+    const to = parseTimePoint(range.toExclusive);
+    if (!from || !to) return;
+    if (from.form !== to.form) {
+      ctx.addIssue({ code: 'custom', path: ['toExclusive'], message: 'must use the same form as from (both dates or both instants)' });
+    } else if (from.ms >= to.ms) {
+      ctx.addIssue({ code: 'custom', path: ['toExclusive'], message: `must be after from (${range.from})` });
+    }
+  });
+export type TimeRange = z.infer<typeof TimeRange>;
+
+/** A stable identifier: tickets, sources, SKUs, accounts. */
+export const ItemId = z.string().min(1).max(256);
+
+/** A set of IDs. Inside a scope the order carries no meaning. */
+export const IdsScope = z.object({ ids: z.array(ItemId).min(1) });
+export type IdsScope = z.infer<typeof IdsScope>;
+
+/**
+ * An inclusive, 1-based line range `[first, last]`, as editors and `#L1-L120` links number lines.
+ * Inclusive ranges were chosen over half-open ones because reviewers and tools quote lines that way.
+ */
+export const LineRange = z
+  .tuple([z.int().min(1), z.int().min(1)])
+  .refine(([first, last]) => first <= last, { message: 'first line must not be after last line' });
+export type LineRange = z.infer<typeof LineRange>;
+
+/** One file; without `lines` the whole file is meant. */
+export const FileScope = z.object({
+  path: z.string().min(1).max(1024),
+  lines: z.array(LineRange).min(1).optional(),
+});
+export type FileScope = z.infer<typeof FileScope>;
+
+export const PathsScope = z.object({ files: z.array(FileScope).min(1) });
+export type PathsScope = z.infer<typeof PathsScope>;
+
+/** The scope of one subtask. Its dimension is the dimension of the run's universe. */
+export const Scope = z.union([TimeRange, IdsScope, PathsScope]);
+export type Scope = z.infer<typeof Scope>;
+
+export const Dimension = z.enum(['time', 'ids', 'paths']);
+export type Dimension = z.infer<typeof Dimension>;
+
+export const TimeUniverse = TimeRange.safeExtend({
+  dimension: z.literal('time'),
+  /** Name of the record field the range applies to, for reports (`postedDate`). */
+  field: z.string().min(1).max(64).optional(),
+});
+export const IdsUniverse = IdsScope.extend({
+  dimension: z.literal('ids'),
+  /** What one ID names, for reports (`ticket`). */
+  noun: z.string().min(1).max(32).optional(),
+});
+export const PathsUniverse = PathsScope.extend({ dimension: z.literal('paths') });
+
+/** The whole of the work: the subtasks must tile it with no gaps and no overlaps. */
+export const Universe = z.discriminatedUnion('dimension', [TimeUniverse, IdsUniverse, PathsUniverse]);
+export type Universe = z.infer<typeof Universe>;
+export type TimeUniverse = z.infer<typeof TimeUniverse>;
+export type IdsUniverse = z.infer<typeof IdsUniverse>;
+export type PathsUniverse = z.infer<typeof PathsUniverse>;

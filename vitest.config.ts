@@ -1,0 +1,32 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Three projects, by what a test needs:
+ * - unit: pure code and synthesized templates; no servers.
+ * - integration (`*.int.test.ts`): DynamoDB Local and the SQS emulator, started once per run.
+ * - e2e (`*.e2e.test.ts`): the whole local cloud, or a deployed API when TESSERA_API_URL is set.
+ */
+export default defineConfig({
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'unit',
+          include: ['test/**/*.test.ts'],
+          exclude: ['test/**/*.int.test.ts', 'test/**/*.e2e.test.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.int.test.ts'],
+          globalSetup: ['test/support/emulators.global.ts'],
+        },
+      },
+    ],
+  },
+});
