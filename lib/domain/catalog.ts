@@ -1,0 +1,37 @@
+import type { Dimension } from '../contract';
+
+/** A problem with a subtask's `input`, with a path relative to that input. */
+export interface InputIssue {
+  readonly path: string;
+  readonly message: string;
+}
+
+/**
+ * What planning and reporting need to know about one worker kind. The worker SDK builds these
+ * from `defineWorker` declarations; the domain only reads them, so it stays free of worker code.
+ */
+export interface WorkerKindInfo {
+  readonly kind: string;
+  /** The scope dimension this kind works in. */
+  readonly dimension: Dimension;
+  /** How reports name the kind's source: `monthly statements`, `transaction feed`. */
+  readonly label: string;
+  /** How reports name its records: `transactions`, `notes`. */
+  readonly recordNoun: string;
+  /** The kind that re-checks this kind's observed gaps against another source. */
+  readonly alternateSource?: string;
+  /** Validates a subtask `input` against the kind's schema. An empty list means valid. */
+  validateInput(input: unknown): readonly InputIssue[];
+}
+
+/**
+ * The worker kinds a deployment knows.
+ *
+ * @example
+ * const info = catalog.get('tax-statements');
+ * if (!info) problems.push({ code: 'unknown_worker', ... });
+ */
+export interface WorkerCatalog {
+  get(kind: string): WorkerKindInfo | undefined;
+  kinds(): readonly string[];
+}

@@ -1,0 +1,83 @@
+import { parseTimePoint, type Dimension, type Observed, type TerminalState } from '../contract';
+
+/** What is known about a subtask's result when it is classified. */
+export interface ClassificationInput {
+  readonly dimension: Dimension;
+  /** The run was cancelled before the result was accepted. */
+  readonly cancelled?: boolean;
+  /** Nothing valid arrived before the absolute deadline. */
+  readonly timedOut?: boolean;
+  /** The worker's output passed its kind's output schema; `false` with `outputIssues`. */
+  readonly outputValid: boolean;
+  readonly outputIssues?: readonly string[];
+  /** Observed coverage derived by the tool layer; `null` when nothing was recorded. */
+  readonly observed: Observed | null;
+  readonly sourcesReached: number;
+}
+
+export interface Classification {
+  readonly state: TerminalState;
+  readonly reason?: string;
+  /** `empty` with no source reached: a source was unreachable, not "nothing found". */
+  readonly sourceUnreachable?: boolean;
+}
+
+/**
+ * Problems that make an observed block unusable as evidence. An observation that contradicts
+ * itself cannot be reconciled, so the outcome is `invalid` rather than trusted.
+ *
+ * @example
+ * observationIssues('time', { minDate: '2025-06-27', maxDate: '2025-04-01', recordCount: 3 })
+ * // ['minDate 2025-06-27 is after maxDate 2025-04-01']
+ */
+export const observationIssues = (dimension: Dimension, observed: Observed): string[] => {
+  const issues: string[] = [];
+  if (dimension === 'time') {
+    if (!('minDate' in observed)) return ['observed block is not a time observation (minDate, maxDate, recordCount)'];
+    const { minDate, maxDate, recordCount } = observed;
+    if (recordCount === 0 && (minDate !== null || maxDate !== null)) issues.push('recordCount is 0 but minDate/maxDate are set');
+    if (recordCount > 0 && (minDate === null || maxDate === null)) issues.push(`recordCount is ${recordCount} but minDate/maxDate are missing`);
+    if (minDate !== null && maxDate !== null) {
+      const min = parseTimePoint(minDate);
+      const max = parseTimePoint(maxDate);
+      if (min && max && min.ms > max.ms) issues.push(`minDate ${minDate} is after maxDate ${maxDate}`);
+    }
+  } else if (dimension === 'ids') {
+    if (!('ids' in observed)) return ['observed block is not an ids observation (ids, recordCount)'];
+    if (new Set(observed.ids).size !== observed.ids.length) issues.push('observed ids contain duplicates');
+    if (observed.recordCount < observed.ids.length) issues.push(`recordCount ${observed.recordCount} is less than the ${observed.ids.length} ids observed`);
+  } else {
+    if (!('files' in observed)) return ['observed block is not a paths observation (files, recordCount)'];
+    if (observed.recordCount === 0 && observed.files.some((f) => f.lines && f.lines.length > 0)) issues.push('recordCount is 0 but line ranges are set');
+  }
+  return issues;
+};
+
+const recordCount = (observed: Observed): number => observed.recordCount;
+
+/**
+ * Seed 001's classification. The first split is time, decided by the parent's clock; the second
+ * is what arrived: schema-invalid → `invalid`; valid and empty → `empty`; otherwise `ok`.
+ *
+ * @example
+ * classifyOutcome({ dimension: 'time', outputValid: true, sourcesReached: 0,
+ *   observed: { minDate: null, maxDate: null, recordCount: 0 } })
+ * // { state: 'empty', reason: 'no source was reachable', sourceUnreachable: true }
+ */
+export const classifyOutcome = (input: ClassificationInput): Classification => {
+  if (input.cancelled) return { state: 'cancelled', reason: 'the run was cancelled' };
+  if (input.timedOut) return { state: 'timed_out', reason: 'no result before the deadline' };
+  if (!input.outputValid) {
+    const detail = input.outputIssues?.length ? `: ${input.outputIssues.slice(0, 3).join('; ')}` : '';
+    return { state: 'invalid', reason: `output failed its schema${detail}` };
+  }
+  if (input.observed === null) return { state: 'invalid', reason: 'no observed coverage was recorded' };
+  const issues = observationIssues(input.dimension, input.observed);
+  if (issues.length > 0) return { state: 'invalid', reason: `inconsistent observation: ${issues.join('; ')}` };
+  if (recordCount(input.observed) === 0) {
+    return input.sourcesReached === 0
+      ? { state: 'empty', reason: 'no source was reachable', sourceUnreachable: true }
+      : { state: 'empty', reason: `no records in ${input.sourcesReached} source${input.sourcesReached === 1 ? '' : 's'} reached` };
+  }
+  return { state: 'ok' };
+};
