@@ -1,0 +1,21 @@
+/** Errors of the Lambda runtime glue: configuration and request boundaries. */
+
+export class RuntimeError extends Error {
+  override readonly name: string = 'RuntimeError';
+}
+
+/** A function's environment is missing or has a malformed variable. Fails the cold start loudly. */
+export class ConfigError extends RuntimeError {
+  override readonly name = 'ConfigError';
+  constructor(readonly variables: readonly { name: string; problem: string }[]) {
+    super(`invalid function configuration: ${variables.map((v) => `${v.name} ${v.problem}`).join('; ')}`);
+  }
+}
+
+/** A Step Functions task or SQS message did not match its schema: a wiring bug, not user input. */
+export class InvalidTaskInput extends RuntimeError {
+  override readonly name = 'InvalidTaskInput';
+  constructor(readonly task: string, readonly issues: readonly string[]) {
+    super(`invalid input for ${task}: ${issues.join('; ')}`);
+  }
+}
