@@ -1,0 +1,72 @@
+import { RemovalPolicy } from 'aws-cdk-lib';
+import type { Node } from 'constructs';
+import { z } from 'zod';
+import { InvalidConstructProps } from './errors';
+import type { TesseraStackProps } from './stack';
+
+/**
+ * Deployment choices read from CDK context (`npx cdk deploy -c tessera:removalPolicy=destroy`).
+ * Values given on the command line arrive as strings, so booleans and lists are parsed from them.
+ */
+export const CONTEXT_KEYS = {
+  stackName: 'tessera:stackName',
+  removalPolicy: 'tessera:removalPolicy',
+  deletionProtection: 'tessera:deletionProtection',
+  alarmEmail: 'tessera:alarmEmail',
+  corsOrigins: 'tessera:corsOrigins',
+  model: 'tessera:model',
+  bedrockModelId: 'tessera:bedrockModelId',
+} as const;
+
+const booleanText = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
+const commaList = z.union([
+  z.array(z.string()),
+  z.string().transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0)),
+]);
+
+export const AppContext = z.object({
+  stackName: z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/).default('Tessera'),
+  removalPolicy: z.enum(['retain', 'destroy']).default('retain'),
+  deletionProtection: booleanText.optional(),
+  alarmEmail: z.email().optional(),
+  corsOrigins: commaList.default([]),
+  model: z.enum(['offline', 'bedrock']).default('offline'),
+  bedrockModelId: z.string().min(1).optional(),
+});
+export type AppContext = z.infer<typeof AppContext>;
+
+/**
+ * Reads the tessera context keys of an app and turns them into stack props. `destroy` also
+ * turns deletion protection off unless it is set explicitly, so a dev stack can be torn down.
+ *
+ * @example
+ * const { stackName, props } = stackPropsFromContext(app.node);
+ * new TesseraStack(app, stackName, props);
+ */
+export const stackPropsFromContext = (node: Node): { stackName: string; props: TesseraStackProps } => {
+  const raw = Object.fromEntries(Object.entries(CONTEXT_KEYS).map(([field, key]) => [field, node.tryGetContext(key)]));
+  const parsed = AppContext.safeParse(raw);
+  if (!parsed.success) {
+    throw new InvalidConstructProps(
+      'CDK context',
+      parsed.error.issues.map((i) => `${CONTEXT_KEYS[i.path[0] as keyof typeof CONTEXT_KEYS] ?? '(context)'}: ${i.message}`),
+    );
+  }
+  const ctx = parsed.data;
+  if (ctx.model === 'bedrock' && !ctx.bedrockModelId) {
+    throw new InvalidConstructProps('CDK context', [`${CONTEXT_KEYS.bedrockModelId}: is required when ${CONTEXT_KEYS.model}=bedrock`]);
+  }
+  const destroy = ctx.removalPolicy === 'destroy';
+  return {
+    stackName: ctx.stackName,
+    props: {
+      alarmEmail: ctx.alarmEmail,
+      fanOut: {
+        removalPolicy: destroy ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN,
+        deletionProtection: ctx.deletionProtection ?? !destroy,
+        corsAllowedOrigins: ctx.corsOrigins,
+        model: ctx.model === 'bedrock' && ctx.bedrockModelId ? { provider: 'bedrock', modelId: ctx.bedrockModelId } : { provider: 'offline' },
+      },
+    },
+  };
+};

@@ -1,0 +1,224 @@
+import type { AslState, AslStateMachine } from './asl';
+import { InfraError } from './errors';
+import { STATE_NAMES } from './run-state-machine';
+
+/*
+ * Counts what one subtask costs the run's state machine under the callback pattern we built and
+ * under the poll-loop fallback, by walking the synthesized ASL, so docs/deadlines.md quotes
+ * figures derived from the definition rather than from a sketch of it.
+ */
+
+/**
+ * History events Step Functions records per state (HistoryEventType in the SFN API).
+ * A Lambda task: TaskStateEntered, TaskScheduled, TaskStarted, TaskSucceeded, TaskStateExited;
+ * a `.waitForTaskToken` task adds TaskSubmitted. Map adds MapStateEntered/Started/Succeeded/
+ * Exited once, and MapIterationStarted/Succeeded per item.
+ */
+export const HISTORY_EVENTS = {
+  task: 5,
+  callbackTask: 6,
+  choice: 2,
+  wait: 2,
+  succeed: 2,
+  fail: 1,
+  pass: 2,
+  mapState: 4,
+  mapIteration: 2,
+  execution: 2,
+} as const;
+
+/** Step Functions' hard limit on one execution's history. */
+export const HISTORY_EVENT_LIMIT = 25_000;
+
+/** Public prices (USD, us-east-1, 2025) and the assumptions the cost column rests on. */
+export const PRICING = {
+  /** Standard workflows: $0.025 per 1,000 state transitions. */
+  perStateTransition: 0.025 / 1000,
+  /** Lambda: $0.20 per million requests. */
+  perLambdaRequest: 0.2 / 1_000_000,
+  /** Lambda arm64: $0.0000133334 per GB-second. */
+  perArmGbSecond: 0.0000133334,
+  /** Assumed deadline-function invocation: the construct's 512 MB default, 50 ms billed. */
+  invocationGb: 0.5,
+  invocationSeconds: 0.05,
+} as const;
+
+/** What walking one path through a state machine cost. */
+export interface PathCost {
+  /** States entered: what Standard workflows bill. */
+  readonly transitions: number;
+  readonly historyEvents: number;
+  readonly lambdaInvocations: number;
+  /** The states in the order they were entered. */
+  readonly path: readonly string[];
+}
+
+/** Picks the branch a Choice takes, given how many times that Choice was entered before. */
+export type ChoiceDecider = (choiceName: string, priorVisits: number) => string;
+
+const eventsOf = (state: AslState): number => {
+  switch (state.Type) {
+    case 'Task':
+      return state.Resource?.endsWith('.waitForTaskToken') ? HISTORY_EVENTS.callbackTask : HISTORY_EVENTS.task;
+    case 'Choice':
+      return HISTORY_EVENTS.choice;
+    case 'Wait':
+      return HISTORY_EVENTS.wait;
+    case 'Succeed':
+      return HISTORY_EVENTS.succeed;
+    case 'Fail':
+      return HISTORY_EVENTS.fail;
+    case 'Map':
+      return HISTORY_EVENTS.mapState;
+    default:
+      return HISTORY_EVENTS.pass;
+  }
+};
+
+const isLambdaTask = (state: AslState): boolean => state.Type === 'Task' && (state.Resource ?? '').includes(':lambda:invoke');
+
+const MAX_STEPS = 100_000;
+
+/**
+ * Walks one successful path from `StartAt` to a Succeed or Fail state, following `Next` and
+ * asking `decide` at each Choice. A Map counts its own events only; iterations are the caller's.
+ *
+ * @example
+ * walkPath(iteration, () => 'Await') // callback: Arm → IsSubtaskOpen → Await → SubtaskDone
+ */
+export const walkPath = (machine: AslStateMachine, decide: ChoiceDecider): PathCost => {
+  const visits = new Map<string, number>();
+  const path: string[] = [];
+  let historyEvents = 0;
+  let lambdaInvocations = 0;
+  let name: string | undefined = machine.StartAt;
+  while (name !== undefined) {
+    const state: AslState | undefined = machine.States[name];
+    if (!state) throw new InfraError(`state ${name} is not defined`);
+    if (path.length >= MAX_STEPS) throw new InfraError(`path did not end within ${MAX_STEPS} states`);
+    path.push(name);
+    historyEvents += eventsOf(state);
+    if (isLambdaTask(state)) lambdaInvocations += 1;
+    const prior: number = visits.get(name) ?? 0;
+    visits.set(name, prior + 1);
+    name = state.Type === 'Choice' ? decide(name, prior) : state.End ? undefined : state.Next;
+  }
+  return { transitions: path.length, historyEvents, lambdaInvocations, path };
+};
+
+/** The subtask iteration (the Map's item processor) of the run state machine. */
+export const subtaskIteration = (machine: AslStateMachine): AslStateMachine => {
+  const processor = machine.States[STATE_NAMES.awaitSubtasks]?.ItemProcessor;
+  if (!processor) throw new InfraError(`${STATE_NAMES.awaitSubtasks} has no ItemProcessor`);
+  return processor;
+};
+
+/**
+ * The poll-loop fallback built from the same iteration: `Await` becomes a Wait of `pollSeconds`
+ * that goes back to `Arm`, which is exactly the check a poll loop repeats.
+ */
+export const pollLoopIteration = (iteration: AslStateMachine, pollSeconds: number): AslStateMachine => ({
+  ...iteration,
+  States: { ...iteration.States, [STATE_NAMES.await]: { Type: 'Wait', Seconds: pollSeconds, Next: STATE_NAMES.arm } },
+});
+
+/** Callback path of one subtask that finishes before its deadline. */
+export const callbackSubtaskCost = (iteration: AslStateMachine): PathCost =>
+  walkPath(iteration, (choice) => (choice === STATE_NAMES.isSubtaskOpen ? STATE_NAMES.await : fail(choice)));
+
+/**
+ * Callback path of one subtask that misses its deadline: Await's `States.Timeout` catcher leads
+ * to Seal, modelled by pointing Await's `Next` there (a timed-out task records TaskTimedOut in
+ * place of TaskSucceeded, so the event count is the same).
+ */
+export const callbackTimeoutCost = (iteration: AslStateMachine): PathCost => {
+  const awaitState = iteration.States[STATE_NAMES.await];
+  const timeoutTarget = awaitState?.Catch?.find((c) => c.ErrorEquals.includes('States.Timeout'))?.Next;
+  if (!awaitState || !timeoutTarget) throw new InfraError(`${STATE_NAMES.await} has no States.Timeout catcher`);
+  const timedOut = { ...iteration, States: { ...iteration.States, [STATE_NAMES.await]: { ...awaitState, Next: timeoutTarget } } };
+  return walkPath(timedOut, (choice) => (choice === STATE_NAMES.isSubtaskOpen ? STATE_NAMES.await : fail(choice)));
+};
+
+/** Poll path of one subtask that finishes `durationSeconds` after dispatch, checked every `pollSeconds`. */
+export const pollSubtaskCost = (iteration: AslStateMachine, durationSeconds: number, pollSeconds: number): PathCost =>
+  walkPath(pollLoopIteration(iteration, pollSeconds), (choice, prior) => {
+    if (choice !== STATE_NAMES.isSubtaskOpen) return fail(choice);
+    // The check entered for the n-th time runs at n × pollSeconds after dispatch.
+    return prior * pollSeconds >= durationSeconds ? STATE_NAMES.subtaskDone : STATE_NAMES.await;
+  });
+
+/** Events of one single-round run outside its subtask iterations (execution, Dispatch, Map, Reconcile, end). */
+export const runOverheadEvents = (machine: AslStateMachine): number =>
+  HISTORY_EVENTS.execution +
+  walkPath(machine, (choice) => (choice === STATE_NAMES.nextRound ? STATE_NAMES.runEnded : fail(choice))).historyEvents;
+
+const fail = (choice: string): never => {
+  throw new InfraError(`no decision for Choice ${choice}`);
+};
+
+/** One row of the comparison in docs/deadlines.md. */
+export interface DeadlineFigure {
+  readonly design: string;
+  readonly durationSeconds: number;
+  readonly transitions: number;
+  readonly historyEvents: number;
+  readonly lambdaInvocations: number;
+  /** Largest single-round run that fits the 25,000-event history. */
+  readonly maxSubtasksPerExecution: number;
+  /** Step Functions transitions plus deadline-function invocations, per 1,000 subtasks. */
+  readonly usdPer1000Subtasks: number;
+  /** Worst-case delay between an outcome being written and the Map noticing it, in seconds. */
+  readonly worstNoticeDelaySeconds: number;
+}
+
+const usdPer1000 = (cost: PathCost): number =>
+  1000 *
+  (cost.transitions * PRICING.perStateTransition +
+    cost.lambdaInvocations * (PRICING.perLambdaRequest + PRICING.invocationGb * PRICING.invocationSeconds * PRICING.perArmGbSecond));
+
+const figure = (design: string, durationSeconds: number, cost: PathCost, overhead: number, delay: number): DeadlineFigure => ({
+  design,
+  durationSeconds,
+  transitions: cost.transitions,
+  historyEvents: cost.historyEvents + HISTORY_EVENTS.mapIteration,
+  lambdaInvocations: cost.lambdaInvocations,
+  maxSubtasksPerExecution: Math.floor((HISTORY_EVENT_LIMIT - overhead) / (cost.historyEvents + HISTORY_EVENTS.mapIteration)),
+  usdPer1000Subtasks: usdPer1000(cost),
+  worstNoticeDelaySeconds: delay,
+});
+
+/**
+ * The callback design against poll loops at each interval, for subtasks of each duration.
+ *
+ * @example
+ * deadlineFigures(asl, [10, 60, 300], [1, 5]).find((f) => f.design === 'poll 5 s' && f.durationSeconds === 60)
+ */
+export const deadlineFigures = (
+  machine: AslStateMachine,
+  durationsSeconds: readonly number[],
+  pollIntervalsSeconds: readonly number[],
+): DeadlineFigure[] => {
+  const iteration = subtaskIteration(machine);
+  const overhead = runOverheadEvents(machine);
+  return durationsSeconds.flatMap((duration) => [
+    figure('callback', duration, callbackSubtaskCost(iteration), overhead, 0),
+    ...pollIntervalsSeconds.map((k) => figure(`poll ${k} s`, duration, pollSubtaskCost(iteration, duration, k), overhead, k)),
+  ]);
+};
+
+/**
+ * Renders figures as a Markdown table.
+ *
+ * @example
+ * console.log(figuresTable(deadlineFigures(asl, [60], [5])));
+ */
+export const figuresTable = (figures: readonly DeadlineFigure[]): string => {
+  const header =
+    '| subtask duration | design | transitions | history events | Lambda invocations | max subtasks / execution | USD per 1,000 subtasks | worst notice delay |\n' +
+    '|---:|---|---:|---:|---:|---:|---:|---:|';
+  const rows = figures.map(
+    (f) =>
+      `| ${f.durationSeconds} s | ${f.design} | ${f.transitions} | ${f.historyEvents} | ${f.lambdaInvocations} | ${f.maxSubtasksPerExecution.toLocaleString('en-US')} | $${f.usdPer1000Subtasks.toFixed(3)} | ${f.worstNoticeDelaySeconds === 0 ? 'none (pushed)' : `${f.worstNoticeDelaySeconds} s`} |`,
+  );
+  return [header, ...rows].join('\n');
+};

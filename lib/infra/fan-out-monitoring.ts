@@ -1,0 +1,138 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { RunStatus } from '../contract';
+import { METRIC_DIMENSIONS, METRICS } from '../observability/metrics';
+
+export interface FanOutMonitoringProps {
+  /** The `service` dimension Powertools Metrics puts on every run metric. */
+  readonly serviceName: string;
+  readonly stateMachine: sfn.StateMachine;
+  readonly deadLetterQueue: sqs.IQueue;
+  /** Functions whose errors and throttles the dashboard shows, by name. */
+  readonly functions: Readonly<Record<string, lambda.IFunction>>;
+  /** Fraction of finished runs with `coverage.complete: false` that raises the alarm. */
+  readonly degradedRunRateThreshold: number;
+  readonly alarmActions: readonly cloudwatch.IAlarmAction[];
+}
+
+/** Every status a run can end in; `running` is the only one that is not an end. */
+const FINISHED_STATUSES = RunStatus.options.filter((status) => status !== 'running');
+
+const RATE_PERIOD = Duration.hours(1);
+
+/**
+ * Alarms and a dashboard for one fan-out: the degraded-run rate (seed 001's lesson: a run that
+ * answers from four of five workers looks healthy on every per-component metric), messages in
+ * the dead-letter queue, and executions that ended without reaching a final state of their own.
+ *
+ * @example
+ * const monitoring = new FanOutMonitoring(this, 'Monitoring', { serviceName: 'tessera',
+ *   stateMachine, deadLetterQueue, functions: { api, worker }, degradedRunRateThreshold: 0.05,
+ *   alarmActions: [new SnsAction(topic)] });
+ */
+export class FanOutMonitoring extends Construct {
+  readonly degradedRunRate: cloudwatch.Alarm;
+  readonly deadLetterDepth: cloudwatch.Alarm;
+  readonly executionsUnfinished: cloudwatch.Alarm;
+  readonly dashboard: cloudwatch.Dashboard;
+
+  constructor(scope: Construct, id: string, props: FanOutMonitoringProps) {
+    super(scope, id);
+    const rate = this.degradedRateExpression(props.serviceName);
+    this.degradedRunRate = rate.createAlarm(this, 'DegradedRunRate', {
+      alarmDescription: `More than ${props.degradedRunRateThreshold * 100}% of runs finished in the last hour answered with incomplete coverage.`,
+      threshold: props.degradedRunRateThreshold,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    this.deadLetterDepth = props.deadLetterQueue
+      .metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM })
+      .createAlarm(this, 'DeadLetterDepth', {
+        alarmDescription: 'Subtask messages reached the dead-letter queue: a worker failed the same message three times.',
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    this.executionsUnfinished = this.unfinishedExpression(props.stateMachine).createAlarm(this, 'ExecutionsUnfinished', {
+      alarmDescription: 'A run execution timed out or was aborted, so its run never reached Finalize.',
+      threshold: 0,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    for (const alarm of [this.degradedRunRate, this.deadLetterDepth, this.executionsUnfinished]) {
+      alarm.addAlarmAction(...props.alarmActions);
+    }
+    this.dashboard = this.buildDashboard(props, rate);
+  }
+
+  /**
+   * Degraded runs over finished runs. `RunsFinished` carries a `status` dimension, so its total
+   * is the sum over the finished statuses; FILL and IF keep an idle hour at 0, not missing.
+   */
+  private degradedRateExpression(service: string): cloudwatch.MathExpression {
+    const runMetric = (metricName: string, extra: Record<string, string> = {}) =>
+      new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName,
+        dimensionsMap: { service, ...extra },
+        statistic: cloudwatch.Stats.SUM,
+        period: RATE_PERIOD,
+      });
+    const finished = Object.fromEntries(
+      FINISHED_STATUSES.map((status) => [`f_${status}`, runMetric(METRICS.runsFinished, { [METRIC_DIMENSIONS.status]: status })]),
+    );
+    const total = Object.keys(finished).map((key) => `FILL(${key}, 0)`).join(' + ');
+    return new cloudwatch.MathExpression({
+      label: 'Degraded run rate',
+      expression: `IF((${total}) > 0, FILL(degraded, 0) / (${total}), 0)`,
+      usingMetrics: { degraded: runMetric(METRICS.runsDegraded), ...finished },
+      period: RATE_PERIOD,
+    });
+  }
+
+  private unfinishedExpression(stateMachine: sfn.StateMachine): cloudwatch.MathExpression {
+    const options = { period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM };
+    return new cloudwatch.MathExpression({
+      label: 'Executions timed out or aborted',
+      expression: 'FILL(timedOut, 0) + FILL(aborted, 0)',
+      usingMetrics: { timedOut: stateMachine.metricTimedOut(options), aborted: stateMachine.metricAborted(options) },
+      period: options.period,
+    });
+  }
+
+  private buildDashboard(props: FanOutMonitoringProps, rate: cloudwatch.MathExpression): cloudwatch.Dashboard {
+    const dashboard = new cloudwatch.Dashboard(this, 'Dashboard');
+    const functions = Object.entries(props.functions);
+    dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Degraded run rate', left: [rate], width: 8 }),
+      new cloudwatch.GraphWidget({
+        title: 'Executions',
+        left: [props.stateMachine.metricSucceeded(), props.stateMachine.metricFailed(), props.stateMachine.metricTimedOut()],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Dead-letter queue depth',
+        left: [props.deadLetterQueue.metricApproximateNumberOfMessagesVisible()],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Function errors',
+        left: functions.map(([name, fn]) => fn.metricErrors({ label: name })),
+        width: 12,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Function throttles',
+        left: functions.map(([name, fn]) => fn.metricThrottles({ label: name })),
+        width: 12,
+      }),
+    );
+    return dashboard;
+  }
+}

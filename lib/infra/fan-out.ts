@@ -1,0 +1,300 @@
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { LEDGER_TABLE } from '../ledger/table';
+import {
+  FAN_OUT_DEFAULTS,
+  MAX_RECEIVE_COUNT,
+  MAX_ROUNDS,
+  OUTCOME_ATTRIBUTES,
+  REFERENCE_WORKER_KINDS,
+  type WorkerKindConfig,
+} from './defaults';
+import { FanOutMonitoring } from './fan-out-monitoring';
+import { parseFanOutSettings, type FanOutSettings } from './fan-out-settings';
+import { RunStateMachine } from './run-state-machine';
+import { RunsApi, type ApiThrottle, type JwtAuthConfig } from './runs-api';
+import { SubtaskQueues } from './subtask-queues';
+import { TesseraFunction, type TesseraFunctionProps } from './tessera-function';
+
+/** Which model adapter workers and synthesis use. */
+export type ModelConfig =
+  | { readonly provider: 'offline' }
+  /** Bedrock; the functions may invoke this one model and no other. */
+  | { readonly provider: 'bedrock'; readonly modelId: string };
+
+/** A tenant's allowance per UTC day, across all its runs. */
+export interface TenantDailyAllowance {
+  readonly modelCalls: number;
+  /** In the same integer cost units as request budgets. */
+  readonly costLimit: number;
+}
+
+export interface TesseraFanOutProps {
+  /** JWT issuer and audiences the API accepts, and the claim naming the tenant. */
+  readonly auth: JwtAuthConfig;
+  /** Browser origins allowed to call the API. @default - none: no CORS configuration */
+  readonly corsAllowedOrigins?: readonly string[];
+  /** Stage-wide API throttling. @default { rateLimit: 20, burstLimit: 40 } */
+  readonly throttle?: ApiThrottle;
+  /**
+   * Worker kinds to run, each with its own queue and concurrency cap.
+   * @default the reference kinds (tax-statements, transaction-feed, scout-pricing, scout-packaging,
+   * scout-reviews, scout-crm, scout-news, catering-quote), 5 each, scout-crm 2
+   */
+  readonly workerKinds?: readonly WorkerKindConfig[];
+  /** Worker Lambda timeout; the claim lease equals it. @default Duration.minutes(2) */
+  readonly workerTimeout?: Duration;
+  /** Latest deadline a subtask may ask for, from dispatch. @default Duration.minutes(15) */
+  readonly maxDeadline?: Duration;
+  /** Subtasks waited on at once by the inline Map (1–40). @default 40 */
+  readonly mapMaxConcurrency?: number;
+  /** Per-tenant daily model allowance. @default { modelCalls: 2000, costLimit: 200000 } */
+  readonly tenantDailyAllowance?: TenantDailyAllowance;
+  /** Model adapter. @default { provider: 'offline' } */
+  readonly model?: ModelConfig;
+  /** Retention of every log group. @default logs.RetentionDays.ONE_MONTH */
+  readonly logRetention?: logs.RetentionDays;
+  /** Removal policy of the ledger table and the log groups. @default RemovalPolicy.RETAIN */
+  readonly removalPolicy?: RemovalPolicy;
+  /** DynamoDB deletion protection on the ledger table. @default true */
+  readonly deletionProtection?: boolean;
+  /** Actions of every alarm, such as an `SnsAction`. @default - none */
+  readonly alarmActions?: readonly cloudwatch.IAlarmAction[];
+  /** Share of finished runs with incomplete coverage, per hour, that raises the alarm. @default 0.05 */
+  readonly degradedRunRateThreshold?: number;
+  /** Powertools service name of every function, and the `service` dimension of run metrics. @default 'tessera' */
+  readonly serviceName?: string;
+}
+
+/** The five Lambda functions of a fan-out. */
+export interface FanOutFunctions {
+  readonly api: TesseraFunction;
+  readonly dispatch: TesseraFunction;
+  readonly deadline: TesseraFunction;
+  readonly worker: TesseraFunction;
+  readonly reconcile: TesseraFunction;
+}
+
+/** Actions that answer a waiting task token. */
+const TASK_RESPONSE_ACTIONS = ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'];
+
+/**
+ * The whole tessera fan-out as one construct: the authenticated HTTP API, the run ledger table,
+ * a queue per worker kind with a shared dead-letter queue, the five functions, the run state
+ * machine, and its alarms. Drop it into any stack; bring your own JWT issuer.
+ *
+ * @example
+ * const fanOut = new TesseraFanOut(this, 'FanOut', {
+ *   auth: { issuer: `https://cognito-idp.${this.region}.amazonaws.com/${pool.userPoolId}`, audiences: [client.userPoolClientId] },
+ *   workerKinds: [{ kind: 'tax-statements' }, { kind: 'transaction-feed', maxConcurrency: 10 }],
+ *   model: { provider: 'bedrock', modelId: 'anthropic.claude-3-haiku-20240307-v1:0' },
+ * });
+ * new CfnOutput(this, 'ApiUrl', { value: fanOut.api.url });
+ */
+export class TesseraFanOut extends Construct {
+  readonly api: RunsApi;
+  readonly table: dynamodb.Table;
+  readonly stateMachine: sfn.StateMachine;
+  /** Queue of each worker kind, by kind name. */
+  readonly queues: Readonly<Record<string, sqs.Queue>>;
+  readonly deadLetterQueue: sqs.Queue;
+  readonly functions: FanOutFunctions;
+  readonly monitoring: FanOutMonitoring;
+  /** The validated settings this fan-out was built from, defaults applied. */
+  readonly settings: FanOutSettings;
+
+  constructor(scope: Construct, id: string, props: TesseraFanOutProps) {
+    super(scope, id);
+    this.settings = parseFanOutSettings(this.node.path, settingsInput(props));
+    const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    this.table = this.ledgerTable(removalPolicy, props.deletionProtection ?? true);
+    const subtaskQueues = new SubtaskQueues(this, 'Queues', {
+      workerKinds: this.settings.workerKinds,
+      workerTimeout: Duration.seconds(this.settings.workerTimeoutSeconds),
+      batchingWindow: FAN_OUT_DEFAULTS.workerBatchingWindow,
+    });
+    this.queues = subtaskQueues.queues;
+    this.deadLetterQueue = subtaskQueues.deadLetterQueue;
+    this.functions = this.createFunctions(this.settings.model, logRetention, removalPolicy);
+    subtaskQueues.grantSend(this.functions.dispatch);
+    subtaskQueues.attachWorker(this.functions.worker.function, { batchSize: FAN_OUT_DEFAULTS.workerBatchSize });
+    this.functions.dispatch.function.addEnvironment('QUEUE_URLS', subtaskQueues.queueUrlsJson());
+
+    const runs = new RunStateMachine(this, 'Runs', {
+      dispatch: this.functions.dispatch.function,
+      deadline: this.functions.deadline.function,
+      reconcile: this.functions.reconcile.function,
+      mapMaxConcurrency: this.settings.mapMaxConcurrency,
+      // Every round may wait out a full deadline; one more span covers dispatch and synthesis.
+      timeout: Duration.seconds(this.settings.maxDeadlineSeconds * (MAX_ROUNDS + 1)),
+      logRetention,
+      logRemovalPolicy: removalPolicy,
+    });
+    this.stateMachine = runs.stateMachine;
+    this.grantRunAccess();
+
+    this.api = new RunsApi(this, 'Api', {
+      handler: this.functions.api.function,
+      auth: { ...props.auth, tenantClaim: this.settings.auth.tenantClaim },
+      corsAllowedOrigins: this.settings.corsAllowedOrigins,
+      throttle: this.settings.throttle,
+      logRetention,
+      logRemovalPolicy: removalPolicy,
+    });
+    this.monitoring = new FanOutMonitoring(this, 'Monitoring', {
+      serviceName: this.settings.serviceName,
+      stateMachine: this.stateMachine,
+      deadLetterQueue: this.deadLetterQueue,
+      functions: Object.fromEntries(Object.entries(this.functions).map(([name, fn]) => [name, fn.function])),
+      degradedRunRateThreshold: this.settings.degradedRunRateThreshold,
+      alarmActions: props.alarmActions ?? [],
+    });
+  }
+
+  private ledgerTable(removalPolicy: RemovalPolicy, deletionProtection: boolean): dynamodb.Table {
+    return new dynamodb.Table(this, 'Ledger', {
+      partitionKey: { name: LEDGER_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: LEDGER_TABLE.sortKey, type: dynamodb.AttributeType.STRING },
+      timeToLiveAttribute: LEDGER_TABLE.timeToLiveAttribute,
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      deletionProtection,
+      removalPolicy,
+    });
+  }
+
+  private createFunctions(model: ModelConfig, logRetention: logs.RetentionDays, removalPolicy: RemovalPolicy): FanOutFunctions {
+    const { settings } = this;
+    const modelEnv: Record<string, string> =
+      model.provider === 'bedrock' ? { MODEL_PROVIDER: 'bedrock', BEDROCK_MODEL_ID: model.modelId } : { MODEL_PROVIDER: 'offline' };
+    const make = (id: string, props: Omit<TesseraFunctionProps, 'serviceName' | 'logRetention' | 'logRemovalPolicy'>) =>
+      new TesseraFunction(this, id, {
+        ...props,
+        serviceName: settings.serviceName,
+        logRetention,
+        logRemovalPolicy: removalPolicy,
+        environment: { TABLE_NAME: this.table.tableName, ...props.environment },
+      });
+    const maxDeadline = { MAX_DEADLINE_SECONDS: String(settings.maxDeadlineSeconds) };
+    const functions: FanOutFunctions = {
+      api: make('ApiFunction', {
+        entry: 'functions/api.ts',
+        description: 'validates, authorizes and starts runs; reads and cancels them',
+        timeout: Duration.seconds(10),
+        environment: {
+          ...maxDeadline,
+          TENANT_CLAIM: settings.auth.tenantClaim,
+          WORKER_KINDS: JSON.stringify(settings.workerKinds.map(({ kind }) => kind)),
+        },
+      }),
+      dispatch: make('DispatchFunction', {
+        entry: 'functions/dispatch.ts',
+        description: 'plans a round, writes its manifest and enqueues its subtasks',
+        timeout: Duration.minutes(1),
+        memorySize: 1024,
+        environment: maxDeadline,
+      }),
+      deadline: make('DeadlineFunction', {
+        entry: 'functions/deadline.ts',
+        description: 'arms, awaits and seals each subtask against its absolute deadline',
+        timeout: Duration.seconds(15),
+      }),
+      worker: make('WorkerFunction', {
+        entry: 'functions/worker.ts',
+        description: 'claims a subtask, runs its worker kind and records the outcome',
+        timeout: Duration.seconds(settings.workerTimeoutSeconds),
+        memorySize: 1024,
+        environment: {
+          ...modelEnv,
+          LEASE_SECONDS: String(settings.workerTimeoutSeconds),
+          MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT),
+          TENANT_DAILY_MODEL_CALLS: String(settings.tenantDailyAllowance.modelCalls),
+          TENANT_DAILY_COST_LIMIT: String(settings.tenantDailyAllowance.costLimit),
+        },
+      }),
+      reconcile: make('ReconcileFunction', {
+        entry: 'functions/reconcile.ts',
+        description: 'reconciles outcomes with the manifest, plans follow-ups, writes the answer',
+        timeout: Duration.minutes(2),
+        memorySize: 1024,
+        environment: modelEnv,
+      }),
+    };
+    if (model.provider === 'bedrock') this.grantModel(model.modelId, [functions.worker, functions.reconcile]);
+    return functions;
+  }
+
+  /** Invoke rights on exactly one foundation model, for the functions that call it. */
+  private grantModel(modelId: string, grantees: readonly TesseraFunction[]): void {
+    const modelArn = Stack.of(this).formatArn({
+      service: 'bedrock',
+      account: '',
+      resource: 'foundation-model',
+      resourceName: modelId,
+    });
+    for (const grantee of grantees) {
+      grantee.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: [modelArn] }));
+    }
+  }
+
+  /**
+   * Least privilege per function. The worker may read and write the ledger, answer task tokens
+   * and consume its queues (the event sources grant that), and nothing else: it cannot start an
+   * execution or send to a subtask queue, so a worker can never fan out again.
+   */
+  private grantRunAccess(): void {
+    const { api, dispatch, deadline, worker, reconcile } = this.functions;
+    for (const fn of [dispatch, deadline, worker, reconcile]) this.table.grantReadWriteData(fn);
+    this.stateMachine.grantTaskResponse(worker);
+
+    this.table.grantReadData(api);
+    // Run creation (idempotency record, run and manifest items) and cancellation, no deletes.
+    this.table.grant(api, 'dynamodb:PutItem', 'dynamodb:UpdateItem');
+    api.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'ApiNeverWritesOutcomes',
+        effect: iam.Effect.DENY,
+        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
+        resources: [this.table.tableArn],
+        conditions: { 'ForAnyValue:StringEquals': { 'dynamodb:Attributes': [...OUTCOME_ATTRIBUTES] } },
+      }),
+    );
+    this.stateMachine.grantStartExecution(api);
+    this.stateMachine.grantTaskResponse(api);
+    api.function.addEnvironment('STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
+
+    // The state machine invokes the deadline function, so granting through the function's default
+    // policy would make the function depend on the state machine that depends on it (a cycle).
+    // A standalone policy attached to the role carries the same statement without that edge.
+    new iam.Policy(this, 'DeadlineTaskResponse', {
+      roles: [deadline.role],
+      statements: [new iam.PolicyStatement({ actions: TASK_RESPONSE_ACTIONS, resources: [this.stateMachine.stateMachineArn] })],
+    });
+  }
+}
+
+const settingsInput = (props: TesseraFanOutProps) => ({
+  auth: {
+    issuer: props.auth.issuer,
+    audiences: [...props.auth.audiences],
+    tenantClaim: props.auth.tenantClaim ?? FAN_OUT_DEFAULTS.tenantClaim,
+  },
+  corsAllowedOrigins: [...(props.corsAllowedOrigins ?? [])],
+  throttle: props.throttle ?? FAN_OUT_DEFAULTS.throttle,
+  workerKinds: (props.workerKinds ?? REFERENCE_WORKER_KINDS).map((k) => ({ ...k })),
+  workerTimeoutSeconds: (props.workerTimeout ?? FAN_OUT_DEFAULTS.workerTimeout).toSeconds(),
+  maxDeadlineSeconds: (props.maxDeadline ?? FAN_OUT_DEFAULTS.maxDeadline).toSeconds(),
+  mapMaxConcurrency: props.mapMaxConcurrency ?? FAN_OUT_DEFAULTS.mapMaxConcurrency,
+  tenantDailyAllowance: props.tenantDailyAllowance ?? FAN_OUT_DEFAULTS.tenantDailyAllowance,
+  degradedRunRateThreshold: props.degradedRunRateThreshold ?? FAN_OUT_DEFAULTS.degradedRunRateThreshold,
+  serviceName: props.serviceName ?? FAN_OUT_DEFAULTS.serviceName,
+  model: props.model ?? { provider: 'offline' as const },
+});

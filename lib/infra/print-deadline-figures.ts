@@ -1,0 +1,27 @@
+/**
+ * Prints the callback-versus-poll table of docs/deadlines.md from the synthesized state machine.
+ * Run: `npx tsx lib/infra/print-deadline-figures.ts`.
+ */
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import {
+  callbackSubtaskCost,
+  callbackTimeoutCost,
+  deadlineFigures,
+  figuresTable,
+  runOverheadEvents,
+  subtaskIteration,
+} from './deadline-figures';
+import { TesseraStack } from './stack';
+import { stateMachineDefinition } from './synthesized';
+
+const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+const template = Template.fromStack(new TesseraStack(app, 'Figures'));
+const asl = stateMachineDefinition(template.toJSON());
+
+const iteration = subtaskIteration(asl);
+for (const [label, cost] of [['callback, finished', callbackSubtaskCost(iteration)], ['callback, timed out', callbackTimeoutCost(iteration)]] as const) {
+  console.log(`${label}: ${cost.path.join(' → ')} (${cost.transitions} transitions, ${cost.historyEvents} events + 2 for the iteration)`);
+}
+console.log(`run overhead (one round, outside iterations): ${runOverheadEvents(asl)} history events\n`);
+console.log(figuresTable(deadlineFigures(asl, [10, 60, 300], [1, 5])));

@@ -1,0 +1,276 @@
+import { Duration, Names, RemovalPolicy } from 'aws-cdk-lib';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import { NagSuppressions } from 'cdk-nag';
+import { Construct } from 'constructs';
+
+/**
+ * State names of the run state machine. The handlers, the local cloud's callback emulation and
+ * the rendered-ASL tests all address states by these names, so they are part of the interface.
+ *
+ * @example
+ * findState(asl, STATE_NAMES.await)?.TimeoutSecondsPath // '$.Payload.timeoutSeconds'
+ */
+export const STATE_NAMES = {
+  dispatch: 'Dispatch',
+  awaitSubtasks: 'AwaitSubtasks',
+  arm: 'Arm',
+  isSubtaskOpen: 'IsSubtaskOpen',
+  subtaskDone: 'SubtaskDone',
+  await: 'Await',
+  waitForDeadline: 'WaitForDeadline',
+  seal: 'Seal',
+  subtaskSealed: 'SubtaskSealed',
+  reconcile: 'Reconcile',
+  nextRound: 'NextRound?',
+  runEnded: 'RunEnded',
+  runFailed: 'RunFailed',
+  finalize: 'Finalize',
+  finalizeFailed: 'FinalizeFailed',
+} as const;
+
+/**
+ * Errors a task retries: Lambda's own transient faults, plus `TransientError`, which a handler
+ * throws for a fault worth another attempt (a throttled DynamoDB call, say).
+ */
+export const TRANSIENT_ERRORS = [
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+  'TransientError',
+] as const;
+
+/**
+ * Retry budgets. Run-level tasks can wait out a longer outage. Tasks inside a subtask iteration
+ * race an absolute deadline, so they retry briefly: a retried `Await` restarts its timer from
+ * the `timeoutSeconds` that `Arm` computed, and these delays (1 s + 2 s at most) are the most it
+ * can notice a deadline late. The deadline itself is judged by the ledger against the instant.
+ */
+export const RETRY_PROFILES = {
+  run: { interval: Duration.seconds(2), maxAttempts: 6, backoffRate: 2, maxDelay: Duration.seconds(30) },
+  subtask: { interval: Duration.seconds(1), maxAttempts: 2, backoffRate: 2, maxDelay: Duration.seconds(2) },
+} as const;
+
+export interface RunStateMachineProps {
+  readonly dispatch: lambda.IFunction;
+  readonly deadline: lambda.IFunction;
+  readonly reconcile: lambda.IFunction;
+  /** Subtask iterations that wait at once; more wait their turn, deadlines unchanged. */
+  readonly mapMaxConcurrency: number;
+  /** Overall execution timeout: a backstop, never the normal way a run ends. */
+  readonly timeout: Duration;
+  readonly logRetention: logs.RetentionDays;
+  readonly logRemovalPolicy: RemovalPolicy;
+}
+
+type RetryProfile = (typeof RETRY_PROFILES)[keyof typeof RETRY_PROFILES];
+
+type InvokeOptions = Omit<tasks.LambdaInvokeProps, 'lambdaFunction' | 'payload' | 'retryOnServiceExceptions'>;
+
+/** `runId`, `tenantId` and `subtaskId` read from `base`: `$` for a Map item, `$.Payload` after Arm. */
+const subtaskKey = (base: string) => ({
+  runId: sfn.JsonPath.stringAt(`${base}.runId`),
+  tenantId: sfn.JsonPath.stringAt(`${base}.tenantId`),
+  subtaskId: sfn.JsonPath.stringAt(`${base}.subtaskId`),
+});
+
+/**
+ * The Standard state machine of one run: Dispatch a round, wait for each subtask until its
+ * absolute deadline (callback pattern), Reconcile, loop for follow-up rounds, and on any failure
+ * Finalize the run as failed with its coverage. Task payloads are fixed shapes that the handlers
+ * parse with zod; see docs/architecture.md.
+ *
+ * @example
+ * const machine = new RunStateMachine(this, 'Runs', {
+ *   dispatch, deadline, reconcile, mapMaxConcurrency: 40, timeout: Duration.minutes(90),
+ *   logRetention: RetentionDays.ONE_MONTH, logRemovalPolicy: RemovalPolicy.RETAIN,
+ * });
+ * machine.stateMachine.grantStartExecution(api);
+ */
+export class RunStateMachine extends Construct {
+  readonly stateMachine: sfn.StateMachine;
+  readonly logGroup: logs.LogGroup;
+
+  constructor(scope: Construct, id: string, props: RunStateMachineProps) {
+    super(scope, id);
+    this.logGroup = new logs.LogGroup(this, 'Logs', {
+      // The /aws/vendedlogs/ prefix keeps Step Functions from growing the account's 5 KB
+      // CloudWatch Logs resource policy with one entry per state machine.
+      logGroupName: `/aws/vendedlogs/states/${Names.uniqueResourceName(this, { maxLength: 200, separator: '-' })}`,
+      retention: props.logRetention,
+      removalPolicy: props.logRemovalPolicy,
+    });
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      definitionBody: sfn.DefinitionBody.fromChainable(this.definition(props)),
+      timeout: props.timeout,
+      tracingEnabled: true,
+      // Execution data is left out of the logs: task inputs carry task tokens, which are
+      // bearer credentials for the waiting state, and logs never carry payloads or secrets.
+      logs: { destination: this.logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
+    });
+    NagSuppressions.addResourceSuppressions(
+      this.stateMachine,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            'CDK grants lambda:InvokeFunction on each function and its versions (ARN:*) so a qualified invoke works; the functions are this construct\'s own.',
+          appliesTo: [{ regex: '/^Resource::<.*\\.Arn>:\\*$/g' }],
+        },
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            'Log delivery (logs:CreateLogDelivery and the like) and X-Ray (xray:PutTraceSegments and the like) support no resource-level permissions.',
+          appliesTo: ['Resource::*'],
+        },
+      ],
+      true,
+    );
+  }
+
+  /**
+   * A Lambda task on the optimized integration with the transient-error retry of `profile`
+   * (CDK's own service-exception retry is off, so each task carries exactly one retrier).
+   */
+  private invoke(
+    name: string,
+    fn: lambda.IFunction,
+    payload: sfn.TaskInput,
+    profile: RetryProfile,
+    options: InvokeOptions = {},
+  ): tasks.LambdaInvoke {
+    const task = new tasks.LambdaInvoke(this, name, { ...options, lambdaFunction: fn, payload, retryOnServiceExceptions: false });
+    task.addRetry({ errors: [...TRANSIENT_ERRORS], jitterStrategy: sfn.JitterType.FULL, ...profile });
+    return task;
+  }
+
+  private definition(props: RunStateMachineProps): sfn.IChainable {
+    const runFailed = new sfn.Fail(this, STATE_NAMES.runFailed, {
+      error: 'RunFailed',
+      cause: 'The run ended failed; GET /runs/{runId} holds its coverage and reason.',
+    });
+    const finalize = this.finalize(props.reconcile, runFailed);
+    const catchToFinalize = { errors: [sfn.Errors.ALL], resultPath: '$.error' };
+
+    const dispatch = this.invoke(STATE_NAMES.dispatch, props.dispatch, sfn.TaskInput.fromJsonPathAt('$'), RETRY_PROFILES.run, {
+      outputPath: '$.Payload',
+    }).addCatch(finalize, catchToFinalize);
+
+    const awaitSubtasks = new sfn.Map(this, STATE_NAMES.awaitSubtasks, {
+      itemsPath: '$.items',
+      maxConcurrency: props.mapMaxConcurrency,
+      resultPath: sfn.JsonPath.DISCARD,
+    })
+      .itemProcessor(this.subtaskIteration(props.deadline))
+      .addCatch(finalize, catchToFinalize);
+
+    const reconcile = this.invoke(
+      STATE_NAMES.reconcile,
+      props.reconcile,
+      sfn.TaskInput.fromObject({
+        mode: 'reconcile',
+        runId: sfn.JsonPath.stringAt('$.runId'),
+        tenantId: sfn.JsonPath.stringAt('$.tenantId'),
+        round: sfn.JsonPath.numberAt('$.round'),
+      }),
+      RETRY_PROFILES.run,
+      { outputPath: '$.Payload' },
+    ).addCatch(finalize, catchToFinalize);
+
+    // Reconcile's output is already the next Dispatch input (round + 1), so the loop needs no glue.
+    const nextRound = new sfn.Choice(this, STATE_NAMES.nextRound)
+      .when(sfn.Condition.stringEquals('$.next', 'dispatch'), dispatch)
+      .when(
+        // A Choice on an absent path is a runtime error, so presence is tested first.
+        sfn.Condition.and(sfn.Condition.isPresent('$.status'), sfn.Condition.stringEquals('$.status', 'failed')),
+        runFailed,
+      )
+      .otherwise(new sfn.Succeed(this, STATE_NAMES.runEnded));
+
+    return dispatch.next(awaitSubtasks).next(reconcile).next(nextRound);
+  }
+
+  /**
+   * One subtask, against its absolute deadline. Arm reads the ledger and answers from the same
+   * instant whenever the iteration starts: already terminal, already expired, or the seconds
+   * left. Await registers a task token and waits at most those seconds for the worker's answer.
+   */
+  private subtaskIteration(deadline: lambda.IFunction): sfn.IChainable {
+    const seal = this.invoke(
+      STATE_NAMES.seal,
+      deadline,
+      sfn.TaskInput.fromObject({ action: 'seal', ...subtaskKey('$.Payload') }),
+      RETRY_PROFILES.subtask,
+    ).next(new sfn.Succeed(this, STATE_NAMES.subtaskSealed));
+
+    const subtaskDone = new sfn.Succeed(this, STATE_NAMES.subtaskDone);
+    const waitForDeadline = new sfn.Wait(this, STATE_NAMES.waitForDeadline, {
+      time: sfn.WaitTime.timestampPath('$.Payload.deadline'),
+    }).next(seal);
+
+    const awaitOutcome = this.invoke(
+      STATE_NAMES.await,
+      deadline,
+      sfn.TaskInput.fromObject({
+        action: 'await',
+        taskToken: sfn.JsonPath.taskToken,
+        ...subtaskKey('$.Payload'),
+        deadline: sfn.JsonPath.stringAt('$.Payload.deadline'),
+      }),
+      RETRY_PROFILES.subtask,
+      {
+        integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+        // TimeoutSecondsPath reads the raw state input, so `$.Payload` (Arm's result) it is.
+        taskTimeout: sfn.Timeout.at('$.Payload.timeoutSeconds'),
+        resultPath: '$.callback',
+      },
+    )
+      // Catch keeps `$.Payload` (resultPath below it), so Seal still knows which subtask.
+      .addCatch(seal, { errors: [sfn.Errors.TIMEOUT], resultPath: '$.awaitError' })
+      // Any other failure must not seal early: wait out the original instant, then seal.
+      .addCatch(waitForDeadline, { errors: [sfn.Errors.ALL], resultPath: '$.awaitError' })
+      .next(subtaskDone);
+
+    const arm = this.invoke(
+      STATE_NAMES.arm,
+      deadline,
+      sfn.TaskInput.fromObject({ action: 'arm', ...subtaskKey('$'), deadline: sfn.JsonPath.stringAt('$.deadline') }),
+      RETRY_PROFILES.subtask,
+      { resultSelector: { 'Payload.$': '$.Payload' } },
+    );
+
+    return arm.next(
+      new sfn.Choice(this, STATE_NAMES.isSubtaskOpen)
+        .when(sfn.Condition.stringEquals('$.Payload.status', 'terminal'), subtaskDone)
+        .when(sfn.Condition.stringEquals('$.Payload.status', 'expired'), seal)
+        .otherwise(awaitOutcome),
+    );
+  }
+
+  /** The one way a run ends after a failure: recorded failed, with coverage, then RunFailed. */
+  private finalize(reconcile: lambda.IFunction, runFailed: sfn.Fail): sfn.IChainable {
+    return this.invoke(
+      STATE_NAMES.finalize,
+      reconcile,
+      sfn.TaskInput.fromObject({
+        mode: 'abort',
+        runId: sfn.JsonPath.stringAt('$.runId'),
+        tenantId: sfn.JsonPath.stringAt('$.tenantId'),
+        error: sfn.JsonPath.objectAt('$.error'),
+      }),
+      RETRY_PROFILES.run,
+    )
+      .addCatch(
+        new sfn.Fail(this, STATE_NAMES.finalizeFailed, {
+          error: 'FinalizeFailed',
+          cause: 'The run could not be recorded as failed; its ledger status may still read running.',
+        }),
+        { errors: [sfn.Errors.ALL], resultPath: '$.finalizeError' },
+      )
+      .next(runFailed);
+  }
+}

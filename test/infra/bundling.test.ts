@@ -1,0 +1,39 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { afterAll, expect, test } from 'vitest';
+import { z } from 'zod';
+import { TesseraFunction } from '../../lib/infra/tessera-function';
+import { cdkJsonContext } from './synth';
+
+const outdir = mkdtempSync(join(tmpdir(), 'tessera-bundle-'));
+afterAll(() => rmSync(outdir, { recursive: true, force: true }));
+
+const Probe = z.object({ handler: z.custom<(event: unknown) => Promise<unknown>>((value) => typeof value === 'function') });
+
+test('the shared esbuild settings produce an ESM bundle (Powertools, SDK v3, zod) that loads and runs', { timeout: 120_000 }, async () => {
+  // Bundling is on here (no aws:cdk:bundling-stacks override): this is what `cdk synth` does.
+  const app = new App({ outdir, context: { ...cdkJsonContext(), 'aws:cdk:enable-asset-metadata': true } });
+  const stack = new Stack(app, 'Bundle');
+  new TesseraFunction(stack, 'Probe', {
+    entry: 'test/infra/fixtures/bundle-probe.ts',
+    serviceName: 'probe',
+    description: 'bundling probe',
+  });
+  const [fn] = Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function'));
+  const assetDir = join(outdir, String(fn?.Metadata?.['aws:asset:path']));
+
+  expect(readdirSync(assetDir).sort()).toEqual(['index.mjs', 'index.mjs.map']);
+  const code = readFileSync(join(assetDir, 'index.mjs'), 'utf8');
+  expect(code.startsWith("import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);")).toBe(true);
+  // The SDK is bundled, not left to whatever version the runtime ships.
+  expect(code).not.toMatch(/from\s*["']@aws-sdk\//);
+
+  const probe = Probe.parse(await import(pathToFileURL(join(assetDir, 'index.mjs')).href));
+  // 41 guests at ten portions a tub need five tubs; at 500 pence a tub that is 2,500 pence.
+  await expect(probe.handler({ guests: 41 })).resolves.toEqual({ tubs: 5, pence: 2500 });
+  await expect(probe.handler({ guests: 0 })).rejects.toThrow();
+});

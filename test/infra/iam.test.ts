@@ -1,0 +1,158 @@
+import type { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
+
+const Statement = z.object({
+  Sid: z.string().optional(),
+  Effect: z.enum(['Allow', 'Deny']),
+  Action: z.union([z.string(), z.array(z.string())]).transform((a) => (Array.isArray(a) ? a : [a])),
+  Resource: z.unknown().transform((r) => (Array.isArray(r) ? r : [r])),
+  Condition: z.unknown().optional(),
+});
+type Statement = z.infer<typeof Statement>;
+const PolicyResource = z.object({
+  Properties: z.object({
+    Roles: z.array(z.object({ Ref: z.string() })),
+    PolicyDocument: z.object({ Statement: z.array(Statement) }),
+  }),
+});
+
+/** Every statement of every IAM::Policy attached to a role, and whether the role has managed policies. */
+const statementsOf = (template: Template, roleId: string): Statement[] =>
+  Object.values(template.findResources('AWS::IAM::Policy'))
+    .map((resource) => PolicyResource.parse(resource))
+    .filter((policy) => policy.Properties.Roles.some((role) => role.Ref === roleId))
+    .flatMap((policy) => policy.Properties.PolicyDocument.Statement);
+
+const allows = (statements: readonly Statement[], action: string) =>
+  statements.filter((s) => s.Effect === 'Allow' && s.Action.some((a) => a === action || (a.endsWith('*') && action.startsWith(a.slice(0, -1)))));
+
+const KIND_QUEUES = ['tax-statements', 'transaction-feed', 'scout-pricing', 'scout-packaging', 'scout-reviews', 'scout-crm', 'scout-news', 'catering-quote'];
+
+let synth: Synthesized;
+let table: { 'Fn::GetAtt': [string, 'Arn'] };
+let stateMachine: { Ref: string };
+const roleId = (fn: string) => logicalIdAt(synth.template, 'AWS::IAM::Role', `/${fn}/Role/Resource`);
+const queueArn = (kind: string) => ({ 'Fn::GetAtt': [logicalIdAt(synth.template, 'AWS::SQS::Queue', `/Queues/${kind}/Resource`), 'Arn'] });
+
+beforeAll(() => {
+  synth = synthTesseraStack();
+  table = { 'Fn::GetAtt': [logicalIdAt(synth.template, 'AWS::DynamoDB::Table', '/Ledger/Resource'), 'Arn'] };
+  stateMachine = { Ref: logicalIdAt(synth.template, 'AWS::StepFunctions::StateMachine', '/Runs/StateMachine/Resource') };
+});
+
+describe('worker role: no recursion', () => {
+  test('cannot start executions, by any action pattern', () => {
+    const statements = statementsOf(synth.template, roleId('WorkerFunction'));
+    expect(allows(statements, 'states:StartExecution')).toEqual([]);
+    expect(allows(statements, 'states:StartSyncExecution')).toEqual([]);
+  });
+
+  test('cannot send to any queue', () => {
+    expect(allows(statementsOf(synth.template, roleId('WorkerFunction')), 'sqs:SendMessage')).toEqual([]);
+  });
+
+  test('consumes exactly the kind queues, answers task tokens and reads/writes the ledger', () => {
+    const statements = statementsOf(synth.template, roleId('WorkerFunction'));
+    const receive = allows(statements, 'sqs:ReceiveMessage');
+    expect(receive).toHaveLength(1);
+    expect(receive[0]?.Resource).toEqual(expect.arrayContaining(KIND_QUEUES.map(queueArn)));
+    expect(receive[0]?.Resource).toHaveLength(KIND_QUEUES.length);
+    expect(allows(statements, 'states:SendTaskSuccess').map((s) => s.Resource)).toEqual([[stateMachine]]);
+    expect(allows(statements, 'dynamodb:UpdateItem').map((s) => s.Resource)).toEqual([[table]]);
+  });
+});
+
+describe('api role: cannot write outcomes', () => {
+  test('carries an explicit Deny on writes that name any outcome attribute', () => {
+    const deny = statementsOf(synth.template, roleId('ApiFunction')).filter((s) => s.Effect === 'Deny');
+    expect(deny).toEqual([
+      {
+        Sid: 'ApiNeverWritesOutcomes',
+        Effect: 'Deny',
+        Action: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        Resource: [table],
+        Condition: {
+          'ForAnyValue:StringEquals': {
+            'dynamodb:Attributes': ['outcome', 'outcomeGeneration', 'observed', 'findings', 'sources', 'sourcesReached', 'refusals', 'baseline', 'late'],
+          },
+        },
+      },
+    ]);
+  });
+
+  test('may not delete or batch-write ledger items at all', () => {
+    const statements = statementsOf(synth.template, roleId('ApiFunction'));
+    expect(allows(statements, 'dynamodb:DeleteItem')).toEqual([]);
+    expect(allows(statements, 'dynamodb:BatchWriteItem')).toEqual([]);
+  });
+
+  test('starts executions of, and answers tokens for, its own state machine only', () => {
+    const statements = statementsOf(synth.template, roleId('ApiFunction'));
+    for (const action of ['states:StartExecution', 'states:SendTaskSuccess', 'states:SendTaskFailure']) {
+      expect(allows(statements, action).map((s) => s.Resource)).toEqual([[stateMachine]]);
+    }
+  });
+});
+
+describe('dispatch role', () => {
+  test('sends to the kind queues and not to the dead-letter queue', () => {
+    const send = allows(statementsOf(synth.template, roleId('DispatchFunction')), 'sqs:SendMessage');
+    expect(send).toHaveLength(1);
+    expect(send[0]?.Resource).toHaveLength(KIND_QUEUES.length);
+    expect(send[0]?.Resource).toEqual(expect.arrayContaining(KIND_QUEUES.map(queueArn)));
+    expect(send[0]?.Resource).not.toContainEqual(queueArn('DeadLetter'));
+  });
+
+  test('cannot start executions', () => {
+    expect(allows(statementsOf(synth.template, roleId('DispatchFunction')), 'states:StartExecution')).toEqual([]);
+  });
+});
+
+describe('deadline role', () => {
+  test('answers task tokens of the run state machine through a standalone policy', () => {
+    const statements = statementsOf(synth.template, roleId('DeadlineFunction'));
+    expect(allows(statements, 'states:SendTaskSuccess')).toEqual([
+      {
+        Effect: 'Allow',
+        Action: ['states:SendTaskFailure', 'states:SendTaskHeartbeat', 'states:SendTaskSuccess'],
+        Resource: [stateMachine],
+      },
+    ]);
+    expect(allows(statements, 'states:StartExecution')).toEqual([]);
+    expect(allows(statements, 'sqs:SendMessage')).toEqual([]);
+  });
+});
+
+describe('every function role', () => {
+  test('writes only to its own log group and uses no managed policy', () => {
+    for (const fn of ['ApiFunction', 'DispatchFunction', 'DeadlineFunction', 'WorkerFunction', 'ReconcileFunction']) {
+      const logGroupArn = { 'Fn::GetAtt': [logicalIdAt(synth.template, 'AWS::Logs::LogGroup', `/${fn}/Logs/Resource`), 'Arn'] };
+      expect(allows(statementsOf(synth.template, roleId(fn)), 'logs:PutLogEvents').map((s) => s.Resource)).toEqual([[logGroupArn]]);
+      expect(synth.template.toJSON().Resources[roleId(fn)].Properties.ManagedPolicyArns).toBeUndefined();
+    }
+  });
+
+  test('has no bedrock access when the model is offline', () => {
+    for (const fn of ['WorkerFunction', 'ReconcileFunction']) {
+      expect(allows(statementsOf(synth.template, roleId(fn)), 'bedrock:InvokeModel')).toEqual([]);
+    }
+  });
+});
+
+describe('with a Bedrock model', () => {
+  test('worker and reconcile may invoke that one model, and nothing else may', () => {
+    const bedrock = synthTesseraStack({ fanOut: { model: { provider: 'bedrock', modelId: 'anthropic.claude-3-haiku-20240307-v1:0' } } });
+    const role = (fn: string) => logicalIdAt(bedrock.template, 'AWS::IAM::Role', `/${fn}/Role/Resource`);
+    const modelArn = {
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':bedrock:', { Ref: 'AWS::Region' }, '::foundation-model/anthropic.claude-3-haiku-20240307-v1:0']],
+    };
+    for (const fn of ['WorkerFunction', 'ReconcileFunction']) {
+      expect(allows(statementsOf(bedrock.template, role(fn)), 'bedrock:InvokeModel').map((s) => s.Resource)).toEqual([[modelArn]]);
+    }
+    for (const fn of ['ApiFunction', 'DispatchFunction', 'DeadlineFunction']) {
+      expect(allows(statementsOf(bedrock.template, role(fn)), 'bedrock:InvokeModel')).toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,74 @@
+import { Duration } from 'aws-cdk-lib';
+import { describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { nagFindings, synthTesseraStack } from './synth';
+
+// cdk-nag base64-encodes reasons that are not plain ASCII; decode them so every reason reads as text.
+const Suppression = z
+  .object({ id: z.string(), reason: z.string(), applies_to: z.array(z.unknown()).optional(), is_reason_encoded: z.boolean().optional() })
+  .transform((s) => ({ ...s, reason: s.is_reason_encoded ? Buffer.from(s.reason, 'base64').toString('utf8') : s.reason }));
+const NagMetadata = z.object({ rules_to_suppress: z.array(Suppression) });
+
+describe('cdk-nag AwsSolutions', () => {
+  // One synth with every optional feature on, so the suppressions of each are exercised too.
+  const { stack, template } = synthTesseraStack({
+    alarmEmail: 'oncall@example.com',
+    fanOut: {
+      model: { provider: 'bedrock', modelId: 'anthropic.claude-3-haiku-20240307-v1:0' },
+      corsAllowedOrigins: ['https://app.example.com'],
+      workerKinds: [{ kind: 'tax-statements' }, { kind: 'transaction-feed', maxConcurrency: 10 }],
+      workerTimeout: Duration.minutes(5),
+    },
+  });
+
+  test('reports no unsuppressed finding', () => {
+    expect(nagFindings(stack)).toEqual([]);
+  });
+
+  test('every suppression has a written reason, and every IAM5 one names the wildcard it allows', () => {
+    const suppressions = Object.values(template.toJSON().Resources as Record<string, { Metadata?: { cdk_nag?: unknown } }>)
+      .filter((resource) => resource.Metadata?.cdk_nag)
+      .flatMap((resource) => NagMetadata.parse(resource.Metadata?.cdk_nag).rules_to_suppress);
+    expect(suppressions.length).toBeGreaterThan(0);
+    for (const suppression of suppressions) {
+      expect(suppression.reason.split(' ').length, suppression.id).toBeGreaterThanOrEqual(8);
+      if (suppression.id === 'AwsSolutions-IAM5') expect(suppression.applies_to?.length, suppression.reason).toBeGreaterThan(0);
+    }
+  });
+
+  test('only the rules this deployment knowingly waives are suppressed', () => {
+    const ids = new Set(
+      Object.values(template.toJSON().Resources as Record<string, { Metadata?: { cdk_nag?: unknown } }>)
+        .filter((resource) => resource.Metadata?.cdk_nag)
+        .flatMap((resource) => NagMetadata.parse(resource.Metadata?.cdk_nag).rules_to_suppress.map((s) => s.id)),
+    );
+    expect([...ids].sort()).toEqual(['AwsSolutions-COG2', 'AwsSolutions-COG8', 'AwsSolutions-IAM5']);
+  });
+
+  test('CORS, when configured, allows only the given origin and the headers the API reads', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', {
+      CorsConfiguration: {
+        AllowOrigins: ['https://app.example.com'],
+        AllowMethods: ['GET', 'POST'],
+        AllowHeaders: ['authorization', 'content-type', 'idempotency-key'],
+        ExposeHeaders: ['location'],
+        MaxAge: 3600,
+      },
+    });
+  });
+
+  test('a 5-minute worker timeout gives a 1801 s visibility timeout and a 300 s lease', () => {
+    template.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 1801 });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Timeout: 300,
+      Environment: { Variables: { LEASE_SECONDS: '300' } },
+    });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 10 } });
+  });
+
+  test('alarms notify the e-mail topic', () => {
+    template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm'));
+    expect(alarms.map((a) => a.Properties.AlarmActions)).toEqual(alarms.map(() => [{ Ref: expect.stringMatching(/^Alarms/) }]));
+  });
+});

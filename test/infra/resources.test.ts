@@ -1,0 +1,301 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Match } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { z } from 'zod';
+import { renderIntrinsicString } from '../../lib/infra/asl';
+import { functionHandlers } from '../../lib/infra/synthesized';
+import { REPO_ROOT } from '../../lib/infra/tessera-function';
+import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
+
+// The reference kinds, written out here rather than imported, so a changed default fails a test.
+const KINDS = [
+  'tax-statements',
+  'transaction-feed',
+  'scout-pricing',
+  'scout-packaging',
+  'scout-reviews',
+  'scout-crm',
+  'scout-news',
+  'catering-quote',
+];
+
+let synth: Synthesized;
+beforeAll(() => {
+  synth = synthTesseraStack();
+});
+
+const queueId = (kind: string) => logicalIdAt(synth.template, 'AWS::SQS::Queue', `/Queues/${kind}/Resource`);
+const dlqId = () => logicalIdAt(synth.template, 'AWS::SQS::Queue', '/Queues/DeadLetter/Resource');
+const functionId = (name: string) => logicalIdAt(synth.template, 'AWS::Lambda::Function', `/${name}/Function/Resource`);
+
+describe('ledger table', () => {
+  test('has the ledger keys, TTL, on-demand billing, PITR, SSE and deletion protection', () => {
+    synth.template.hasResource('AWS::DynamoDB::Table', {
+      Properties: {
+        KeySchema: [
+          { AttributeName: 'pk', KeyType: 'HASH' },
+          { AttributeName: 'sk', KeyType: 'RANGE' },
+        ],
+        AttributeDefinitions: [
+          { AttributeName: 'pk', AttributeType: 'S' },
+          { AttributeName: 'sk', AttributeType: 'S' },
+        ],
+        TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+        BillingMode: 'PAY_PER_REQUEST',
+        PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+        SSESpecification: { SSEEnabled: true },
+        DeletionProtectionEnabled: true,
+      },
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+  });
+});
+
+describe('subtask queues', () => {
+  test('every kind queue redrives to the shared DLQ after 3 receives, SSE on, 721 s visibility (6 × 120 s + 1 s window)', () => {
+    for (const kind of KINDS) {
+      expect(synth.template.toJSON().Resources[queueId(kind)].Properties).toEqual({
+        RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId(), 'Arn'] }, maxReceiveCount: 3 },
+        SqsManagedSseEnabled: true,
+        VisibilityTimeout: 721,
+        MessageRetentionPeriod: 86_400,
+      });
+    }
+  });
+
+  test('the DLQ keeps messages 14 days and is itself encrypted', () => {
+    expect(synth.template.toJSON().Resources[dlqId()].Properties).toEqual({
+      MessageRetentionPeriod: 1_209_600,
+      SqsManagedSseEnabled: true,
+    });
+  });
+
+  test('every queue, DLQ included, denies requests without TLS', () => {
+    for (const id of [...KINDS.map(queueId), dlqId()]) {
+      synth.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+        Queues: [{ Ref: id }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({
+              Effect: 'Deny',
+              Action: 'sqs:*',
+              Principal: { AWS: '*' },
+              Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+            }),
+          ]),
+        },
+      });
+    }
+  });
+});
+
+describe('worker event sources', () => {
+  test('one per kind: batches of 5, 1 s window, partial batch responses, concurrency 5 (scout-crm 2)', () => {
+    for (const kind of KINDS) {
+      synth.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        EventSourceArn: { 'Fn::GetAtt': [queueId(kind), 'Arn'] },
+        FunctionName: { Ref: functionId('WorkerFunction') },
+        BatchSize: 5,
+        MaximumBatchingWindowInSeconds: 1,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+        ScalingConfig: { MaximumConcurrency: kind === 'scout-crm' ? 2 : 5 },
+      });
+    }
+  });
+});
+
+describe('functions', () => {
+  const HANDLERS = {
+    ApiFunction: 'functions/api.ts',
+    DispatchFunction: 'functions/dispatch.ts',
+    DeadlineFunction: 'functions/deadline.ts',
+    WorkerFunction: 'functions/worker.ts',
+    ReconcileFunction: 'functions/reconcile.ts',
+  };
+
+  test('each carries tessera:handler metadata naming an existing entry file', () => {
+    for (const [name, entry] of Object.entries(HANDLERS)) {
+      const resource = synth.template.toJSON().Resources[functionId(name)];
+      expect(resource.Metadata['tessera:handler']).toBe(entry);
+      expect(existsSync(join(REPO_ROOT, entry))).toBe(true);
+    }
+  });
+
+  test('functionHandlers maps every function of the template to its entry, as the local cloud reads it', () => {
+    expect(functionHandlers(synth.template.toJSON())).toEqual(
+      Object.fromEntries(Object.entries(HANDLERS).map(([name, entry]) => [functionId(name), entry])),
+    );
+  });
+
+  test('each runs Node 24 on arm64 with active tracing, ESM handler and its own log group', () => {
+    for (const name of Object.keys(HANDLERS)) {
+      synth.template.hasResourceProperties('AWS::Lambda::Function', {
+        Runtime: 'nodejs24.x',
+        Architectures: ['arm64'],
+        Handler: 'index.handler',
+        TracingConfig: { Mode: 'Active' },
+        LoggingConfig: { LogGroup: { Ref: logicalIdAt(synth.template, 'AWS::Logs::LogGroup', `/${name}/Logs/Resource`) } },
+        Environment: {
+          Variables: Match.objectLike({
+            POWERTOOLS_SERVICE_NAME: 'tessera',
+            POWERTOOLS_METRICS_NAMESPACE: 'Tessera',
+            NODE_OPTIONS: '--enable-source-maps',
+          }),
+        },
+      });
+    }
+  });
+
+  test('every log group keeps one month (30 days)', () => {
+    const groups = Object.values(synth.template.findResources('AWS::Logs::LogGroup'));
+    // five functions, the state machine, the API access log
+    expect(groups.map((g) => g.Properties.RetentionInDays)).toEqual([30, 30, 30, 30, 30, 30, 30]);
+  });
+
+  test('the worker gets its lease, receive limit, allowance and model from the props', () => {
+    const env = synth.template.toJSON().Resources[functionId('WorkerFunction')].Properties.Environment.Variables;
+    expect(env).toMatchObject({
+      LEASE_SECONDS: '120',
+      MAX_RECEIVE_COUNT: '3',
+      TENANT_DAILY_MODEL_CALLS: '2000',
+      TENANT_DAILY_COST_LIMIT: '200000',
+      MODEL_PROVIDER: 'offline',
+    });
+    expect(synth.template.toJSON().Resources[functionId('WorkerFunction')].Properties.Timeout).toBe(120);
+  });
+
+  test('dispatch gets QUEUE_URLS: every kind mapped to its own queue URL', () => {
+    const env = synth.template.toJSON().Resources[functionId('DispatchFunction')].Properties.Environment.Variables;
+    const urls = z.record(z.string(), z.string()).parse(JSON.parse(renderIntrinsicString(env.QUEUE_URLS)));
+    expect(urls).toEqual(Object.fromEntries(KINDS.map((kind) => [kind, `\${${queueId(kind)}}`])));
+    expect(env.MAX_DEADLINE_SECONDS).toBe('900');
+  });
+
+  test('the api knows its state machine, tenant claim, horizon and deployed kinds', () => {
+    const env = synth.template.toJSON().Resources[functionId('ApiFunction')].Properties.Environment.Variables;
+    expect(env).toMatchObject({
+      STATE_MACHINE_ARN: { Ref: logicalIdAt(synth.template, 'AWS::StepFunctions::StateMachine', '/Runs/StateMachine/Resource') },
+      TENANT_CLAIM: 'custom:tenant',
+      MAX_DEADLINE_SECONDS: '900',
+      WORKER_KINDS: JSON.stringify(KINDS),
+      TABLE_NAME: { Ref: logicalIdAt(synth.template, 'AWS::DynamoDB::Table', '/Ledger/Resource') },
+    });
+  });
+});
+
+describe('HTTP API', () => {
+  test('every route uses the JWT authorizer', () => {
+    const authorizer = logicalIdAt(synth.template, 'AWS::ApiGatewayV2::Authorizer', '/HttpApi/Jwt/Resource');
+    for (const routeKey of ['POST /runs', 'GET /runs/{runId}', 'POST /runs/{runId}/cancel']) {
+      synth.template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+        RouteKey: routeKey,
+        AuthorizationType: 'JWT',
+        AuthorizerId: { Ref: authorizer },
+      });
+    }
+    const routes = Object.values(synth.template.findResources('AWS::ApiGatewayV2::Route'));
+    expect(routes.map((r) => r.Properties.AuthorizationType)).toEqual(['JWT', 'JWT', 'JWT']);
+  });
+
+  test('the authorizer trusts the stack user pool and its client as audience', () => {
+    synth.template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      AuthorizerType: 'JWT',
+      IdentitySource: ['$request.header.Authorization'],
+      JwtConfiguration: {
+        Audience: [{ Ref: logicalIdAt(synth.template, 'AWS::Cognito::UserPoolClient', '/Users/ApiClient/Resource') }],
+        Issuer: {
+          'Fn::Join': ['', ['https://cognito-idp.', { Ref: 'AWS::Region' }, '.amazonaws.com/', { Ref: logicalIdAt(synth.template, 'AWS::Cognito::UserPool', '/Users/Resource') }]],
+        },
+      },
+    });
+  });
+
+  test('routes integrate with the api function using payload format 2.0', () => {
+    synth.template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
+      IntegrationType: 'AWS_PROXY',
+      IntegrationUri: { 'Fn::GetAtt': [functionId('ApiFunction'), 'Arn'] },
+      PayloadFormatVersion: '2.0',
+    });
+  });
+
+  test('has no CORS by default', () => {
+    const [api] = Object.values(synth.template.findResources('AWS::ApiGatewayV2::Api'));
+    expect(api?.Properties.CorsConfiguration).toBeUndefined();
+  });
+
+  test('the $default stage throttles at 20 rps / 40 burst and writes JSON access logs', () => {
+    const stage = Object.values(synth.template.findResources('AWS::ApiGatewayV2::Stage'))[0]?.Properties;
+    expect(stage.StageName).toBe('$default');
+    expect(stage.DefaultRouteSettings).toEqual({ DetailedMetricsEnabled: true, ThrottlingBurstLimit: 40, ThrottlingRateLimit: 20 });
+    expect(stage.AccessLogSettings.DestinationArn).toEqual({
+      'Fn::GetAtt': [logicalIdAt(synth.template, 'AWS::Logs::LogGroup', '/Api/AccessLogs/Resource'), 'Arn'],
+    });
+    const format = z.record(z.string(), z.string()).parse(JSON.parse(stage.AccessLogSettings.Format));
+    expect(format).toMatchObject({ requestId: '$context.requestId', routeKey: '$context.routeKey', status: '$context.status' });
+  });
+});
+
+describe('Cognito', () => {
+  test('the pool has an immutable tenant attribute and no self sign-up', () => {
+    synth.template.hasResourceProperties('AWS::Cognito::UserPool', {
+      AdminCreateUserConfig: { AllowAdminCreateUserOnly: true },
+      Schema: [{ Name: 'tenant', AttributeDataType: 'String', Mutable: false, StringAttributeConstraints: { MinLength: '1', MaxLength: '64' } }],
+    });
+  });
+
+  test('the client is public and allows admin password auth for the deploy guide', () => {
+    synth.template.hasResourceProperties('AWS::Cognito::UserPoolClient', {
+      GenerateSecret: false,
+      ExplicitAuthFlows: ['ALLOW_ADMIN_USER_PASSWORD_AUTH', 'ALLOW_USER_SRP_AUTH', 'ALLOW_REFRESH_TOKEN_AUTH'],
+    });
+  });
+});
+
+describe('outputs', () => {
+  test('name everything a caller and an operator need', () => {
+    expect(Object.keys(synth.template.toJSON().Outputs).sort()).toEqual(
+      ['ApiUrl', 'DeadLetterQueueUrl', 'StateMachineArn', 'TableName', 'UserPoolClientId', 'UserPoolId'].sort(),
+    );
+    synth.template.hasOutput('DeadLetterQueueUrl', { Value: { Ref: dlqId() } });
+  });
+});
+
+describe('alarms', () => {
+  test('DLQ depth alarms on any visible message', () => {
+    synth.template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      Namespace: 'AWS/SQS',
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId(), 'QueueName'] } }],
+      Statistic: 'Maximum',
+      ComparisonOperator: 'GreaterThanThreshold',
+      Threshold: 0,
+    });
+  });
+
+  test('degraded-run rate divides RunsDegraded by RunsFinished over every finished status, alarming above 5%', () => {
+    const alarm = Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')).find((a) =>
+      JSON.stringify(a.Properties.Metrics ?? []).includes('RunsDegraded'),
+    )?.Properties;
+    expect(alarm.Threshold).toBe(0.05);
+    const stats = alarm.Metrics.filter((m: { MetricStat?: unknown }) => m.MetricStat).map(
+      (m: { Id: string; MetricStat: { Metric: { MetricName: string; Namespace: string; Dimensions: unknown } } }) => [
+        m.Id,
+        m.MetricStat.Metric.Namespace,
+        m.MetricStat.Metric.MetricName,
+        m.MetricStat.Metric.Dimensions,
+      ],
+    );
+    expect(stats).toEqual([
+      ['degraded', 'Tessera', 'RunsDegraded', [{ Name: 'service', Value: 'tessera' }]],
+      ['f_succeeded', 'Tessera', 'RunsFinished', [{ Name: 'service', Value: 'tessera' }, { Name: 'status', Value: 'succeeded' }]],
+      ['f_failed', 'Tessera', 'RunsFinished', [{ Name: 'service', Value: 'tessera' }, { Name: 'status', Value: 'failed' }]],
+      ['f_cancelled', 'Tessera', 'RunsFinished', [{ Name: 'service', Value: 'tessera' }, { Name: 'status', Value: 'cancelled' }]],
+    ]);
+    const expression = alarm.Metrics.find((m: { Expression?: string }) => m.Expression).Expression;
+    expect(expression).toBe(
+      'IF((FILL(f_succeeded, 0) + FILL(f_failed, 0) + FILL(f_cancelled, 0)) > 0, FILL(degraded, 0) / (FILL(f_succeeded, 0) + FILL(f_failed, 0) + FILL(f_cancelled, 0)), 0)',
+    );
+  });
+});

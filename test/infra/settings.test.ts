@@ -1,0 +1,154 @@
+import { App, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import type { CfnQueue } from 'aws-cdk-lib/aws-sqs';
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { stackPropsFromContext } from '../../lib/infra/app-context';
+import { InvalidConstructProps } from '../../lib/infra/errors';
+import { parseFanOutSettings, type FanOutSettingsInput } from '../../lib/infra/fan-out-settings';
+import { SubtaskQueues } from '../../lib/infra/subtask-queues';
+import { TesseraFanOut } from '../../lib/infra/fan-out';
+
+const valid: FanOutSettingsInput = {
+  auth: { issuer: 'https://issuer.example.com', audiences: ['client-1'], tenantClaim: 'custom:tenant' },
+  corsAllowedOrigins: [],
+  throttle: { rateLimit: 20, burstLimit: 40 },
+  workerKinds: [{ kind: 'tax-statements' }],
+  workerTimeoutSeconds: 120,
+  maxDeadlineSeconds: 900,
+  mapMaxConcurrency: 40,
+  tenantDailyAllowance: { modelCalls: 10, costLimit: 100 },
+  degradedRunRateThreshold: 0.05,
+  serviceName: 'tessera',
+  model: { provider: 'offline' },
+};
+
+const problemsOf = (input: FanOutSettingsInput): readonly string[] => {
+  try {
+    parseFanOutSettings('Test/FanOut', input);
+    return [];
+  } catch (error) {
+    if (error instanceof InvalidConstructProps) return error.problems;
+    throw error;
+  }
+};
+
+describe('fan-out props validation', () => {
+  test('defaults a kind without a cap to 5', () => {
+    expect(parseFanOutSettings('Test/FanOut', valid).workerKinds).toEqual([{ kind: 'tax-statements', maxConcurrency: 5 }]);
+  });
+
+  test('names every problem with its path at once', () => {
+    const problems = problemsOf({
+      ...valid,
+      workerKinds: [{ kind: 'scout-crm', maxConcurrency: 1 }, { kind: 'scout-crm' }],
+      mapMaxConcurrency: 41,
+      model: { provider: 'bedrock', modelId: '' },
+    });
+    expect(problems.map((p) => p.split(':')[0])).toEqual([
+      'workerKinds.0.maxConcurrency',
+      'workerKinds.1.kind',
+      'mapMaxConcurrency',
+      'model.modelId',
+    ]);
+    expect(problems[1]).toBe('workerKinds.1.kind: "scout-crm" is declared twice');
+  });
+
+  test('rejects a non-https issuer, an empty audience list and an origin with a path', () => {
+    const problems = problemsOf({
+      ...valid,
+      auth: { issuer: 'http://issuer.example.com', audiences: [], tenantClaim: 'custom:tenant' },
+      corsAllowedOrigins: ['https://app.example.com/login'],
+    });
+    expect(problems.map((p) => p.split(':')[0])).toEqual(['auth.issuer', 'auth.audiences', 'corsAllowedOrigins.0']);
+  });
+
+  test('property: an event-source concurrency is accepted exactly when Lambda accepts it (2..1000)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -5, max: 1_100 }), (cap) => {
+        const accepted = problemsOf({ ...valid, workerKinds: [{ kind: 'scout-news', maxConcurrency: cap }] }).length === 0;
+        expect(accepted).toBe(cap >= 2 && cap <= 1000);
+      }),
+    );
+  });
+
+  test('property: a worker timeout is accepted exactly when Lambda allows it (1..900 s)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: -10, max: 2_000 }), (seconds) => {
+        expect(problemsOf({ ...valid, workerTimeoutSeconds: seconds }).length === 0).toBe(seconds >= 1 && seconds <= 900);
+      }),
+    );
+  });
+
+  test('the construct refuses bad props at synth time with InvalidConstructProps', () => {
+    const stack = new Stack(new App(), 'Bad');
+    expect(
+      () =>
+        new TesseraFanOut(stack, 'FanOut', {
+          auth: { issuer: 'https://issuer.example.com', audiences: ['a'] },
+          mapMaxConcurrency: 0,
+        }),
+    ).toThrow(InvalidConstructProps);
+  });
+});
+
+describe('subtask queues', () => {
+  test('property: visibility timeout is 6 × worker timeout + batching window, never below the worker timeout', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 900 }), fc.integer({ min: 0, max: 5 }), (timeout, window) => {
+        const stack = new Stack(new App(), 'Queues');
+        const queues = new SubtaskQueues(stack, 'Queues', {
+          workerKinds: [{ kind: 'scout-news' }],
+          workerTimeout: Duration.seconds(timeout),
+          batchingWindow: Duration.seconds(window),
+        });
+        // The L1 property, not a synthesized template: the full-stack tests cover the template.
+        const visibility = (queues.queues['scout-news']?.node.defaultChild as CfnQueue).visibilityTimeout;
+        expect(visibility).toBe(6 * timeout + window);
+        expect(visibility).toBeGreaterThanOrEqual(timeout);
+      }),
+    );
+  });
+});
+
+describe('app context', () => {
+  const contextOf = (values: Record<string, unknown>) => new App({ context: values }).node;
+
+  test('defaults to a retained, protected, offline stack named Tessera', () => {
+    expect(stackPropsFromContext(contextOf({}))).toEqual({
+      stackName: 'Tessera',
+      props: {
+        alarmEmail: undefined,
+        fanOut: { removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, corsAllowedOrigins: [], model: { provider: 'offline' } },
+      },
+    });
+  });
+
+  test('destroy turns deletion protection off; command-line strings are parsed', () => {
+    const { stackName, props } = stackPropsFromContext(
+      contextOf({
+        'tessera:stackName': 'TesseraDev',
+        'tessera:removalPolicy': 'destroy',
+        'tessera:corsOrigins': 'https://a.example.com, https://b.example.com',
+        'tessera:model': 'bedrock',
+        'tessera:bedrockModelId': 'anthropic.claude-3-haiku-20240307-v1:0',
+      }),
+    );
+    expect(stackName).toBe('TesseraDev');
+    expect(props.fanOut).toEqual({
+      removalPolicy: RemovalPolicy.DESTROY,
+      deletionProtection: false,
+      corsAllowedOrigins: ['https://a.example.com', 'https://b.example.com'],
+      model: { provider: 'bedrock', modelId: 'anthropic.claude-3-haiku-20240307-v1:0' },
+    });
+  });
+
+  test('an explicit deletionProtection=true wins over destroy', () => {
+    const { props } = stackPropsFromContext(contextOf({ 'tessera:removalPolicy': 'destroy', 'tessera:deletionProtection': 'true' }));
+    expect(props.fanOut?.deletionProtection).toBe(true);
+  });
+
+  test('bedrock without a model id, or a bad value, fails naming the context key', () => {
+    expect(() => stackPropsFromContext(contextOf({ 'tessera:model': 'bedrock' }))).toThrow(/tessera:bedrockModelId: is required/);
+    expect(() => stackPropsFromContext(contextOf({ 'tessera:removalPolicy': 'snapshot' }))).toThrow(/tessera:removalPolicy/);
+  });
+});

@@ -1,0 +1,296 @@
+import { beforeAll, describe, expect, test } from 'vitest';
+import { findState, type AslState, type AslStateMachine } from '../../lib/infra/asl';
+import {
+  callbackSubtaskCost,
+  callbackTimeoutCost,
+  deadlineFigures,
+  pollSubtaskCost,
+  runOverheadEvents,
+} from '../../lib/infra/deadline-figures';
+import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
+
+// Written out, not imported: these are the shapes the handlers and the local cloud rely on.
+const TRANSIENT = [
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+  'TransientError',
+];
+const INVOKE = 'arn:${AWS::Partition}:states:::lambda:invoke';
+
+let synth: Synthesized;
+let asl: AslStateMachine;
+const fn = (name: string) => `\${${logicalIdAt(synth.template, 'AWS::Lambda::Function', `/${name}/Function/Resource`)}.Arn}`;
+const state = (name: string): AslState => {
+  const found = findState(asl, name);
+  if (!found) throw new Error(`no state ${name}`);
+  return found;
+};
+const iteration = (): AslStateMachine => {
+  const processor = asl.States.AwaitSubtasks?.ItemProcessor;
+  if (!processor) throw new Error('AwaitSubtasks has no ItemProcessor');
+  return processor;
+};
+
+beforeAll(() => {
+  synth = synthTesseraStack();
+  asl = synth.asl;
+});
+
+describe('state machine resource', () => {
+  test('is Standard, traced, logs ALL events without execution data, and times out after 6 × 900 s', () => {
+    const logGroup = logicalIdAt(synth.template, 'AWS::Logs::LogGroup', '/Runs/Logs/Resource');
+    synth.template.hasResourceProperties('AWS::StepFunctions::StateMachine', {
+      StateMachineType: 'STANDARD',
+      TracingConfiguration: { Enabled: true },
+      LoggingConfiguration: {
+        Level: 'ALL',
+        IncludeExecutionData: false,
+        Destinations: [{ CloudWatchLogsLogGroup: { LogGroupArn: { 'Fn::GetAtt': [logGroup, 'Arn'] } } }],
+      },
+    });
+    expect(asl.TimeoutSeconds).toBe(5400);
+  });
+});
+
+describe('run flow', () => {
+  test('starts at Dispatch, which sends the whole execution input and keeps only the payload', () => {
+    expect(asl.StartAt).toBe('Dispatch');
+    expect(state('Dispatch')).toMatchObject({
+      Type: 'Task',
+      Resource: INVOKE,
+      Parameters: { FunctionName: fn('DispatchFunction'), 'Payload.$': '$' },
+      OutputPath: '$.Payload',
+      Next: 'AwaitSubtasks',
+    });
+  });
+
+  test('AwaitSubtasks maps $.items, 40 at a time, and discards its results', () => {
+    expect(state('AwaitSubtasks')).toMatchObject({ Type: 'Map', ItemsPath: '$.items', MaxConcurrency: 40, ResultPath: null, Next: 'Reconcile' });
+    expect(iteration().StartAt).toBe('Arm');
+  });
+
+  test('Reconcile is told the run and round, and its payload becomes the state', () => {
+    expect(state('Reconcile')).toMatchObject({
+      Resource: INVOKE,
+      Parameters: {
+        FunctionName: fn('ReconcileFunction'),
+        Payload: { mode: 'reconcile', 'runId.$': '$.runId', 'tenantId.$': '$.tenantId', 'round.$': '$.round' },
+      },
+      OutputPath: '$.Payload',
+      Next: 'NextRound?',
+    });
+  });
+
+  test('follow-up loop: NextRound? sends next == dispatch back to Dispatch, a failed status to RunFailed, else RunEnded', () => {
+    expect(state('NextRound?')).toEqual({
+      Type: 'Choice',
+      Choices: [
+        { Variable: '$.next', StringEquals: 'dispatch', Next: 'Dispatch' },
+        {
+          And: [
+            { Variable: '$.status', IsPresent: true },
+            { Variable: '$.status', StringEquals: 'failed' },
+          ],
+          Next: 'RunFailed',
+        },
+      ],
+      Default: 'RunEnded',
+    });
+    expect(state('RunEnded').Type).toBe('Succeed');
+    expect(state('RunFailed')).toMatchObject({ Type: 'Fail', Error: 'RunFailed' });
+  });
+});
+
+describe('deadline path', () => {
+  test('Arm sends the item to the deadline function and keeps its payload under $.Payload', () => {
+    expect(state('Arm')).toMatchObject({
+      Type: 'Task',
+      Resource: INVOKE,
+      Parameters: {
+        FunctionName: fn('DeadlineFunction'),
+        Payload: { action: 'arm', 'runId.$': '$.runId', 'tenantId.$': '$.tenantId', 'subtaskId.$': '$.subtaskId', 'deadline.$': '$.deadline' },
+      },
+      ResultSelector: { 'Payload.$': '$.Payload' },
+      Next: 'IsSubtaskOpen',
+    });
+  });
+
+  test('IsSubtaskOpen: terminal → SubtaskDone, expired → Seal, otherwise Await', () => {
+    expect(state('IsSubtaskOpen')).toEqual({
+      Type: 'Choice',
+      Choices: [
+        { Variable: '$.Payload.status', StringEquals: 'terminal', Next: 'SubtaskDone' },
+        { Variable: '$.Payload.status', StringEquals: 'expired', Next: 'Seal' },
+      ],
+      Default: 'Await',
+    });
+    expect(state('SubtaskDone').Type).toBe('Succeed');
+  });
+
+  test('Await waits for a task token, at most $.Payload.timeoutSeconds, keeping the callback beside the payload', () => {
+    expect(state('Await')).toMatchObject({
+      Type: 'Task',
+      Resource: 'arn:${AWS::Partition}:states:::lambda:invoke.waitForTaskToken',
+      TimeoutSecondsPath: '$.Payload.timeoutSeconds',
+      Parameters: {
+        FunctionName: fn('DeadlineFunction'),
+        Payload: {
+          action: 'await',
+          'taskToken.$': '$$.Task.Token',
+          'runId.$': '$.Payload.runId',
+          'tenantId.$': '$.Payload.tenantId',
+          'subtaskId.$': '$.Payload.subtaskId',
+          'deadline.$': '$.Payload.deadline',
+        },
+      },
+      ResultPath: '$.callback',
+      Next: 'SubtaskDone',
+    });
+    expect(state('Await').TimeoutSeconds).toBeUndefined();
+  });
+});
+
+describe('seal path', () => {
+  test('Await: States.Timeout seals at once; any other error first waits for the deadline', () => {
+    expect(state('Await').Catch).toEqual([
+      { ErrorEquals: ['States.Timeout'], Next: 'Seal', ResultPath: '$.awaitError' },
+      { ErrorEquals: ['States.ALL'], Next: 'WaitForDeadline', ResultPath: '$.awaitError' },
+    ]);
+    expect(state('WaitForDeadline')).toEqual({ Type: 'Wait', TimestampPath: '$.Payload.deadline', Next: 'Seal' });
+  });
+
+  test('Seal names the subtask from $.Payload and ends the iteration', () => {
+    expect(state('Seal')).toMatchObject({
+      Type: 'Task',
+      Resource: INVOKE,
+      Parameters: {
+        FunctionName: fn('DeadlineFunction'),
+        Payload: { action: 'seal', 'runId.$': '$.Payload.runId', 'tenantId.$': '$.Payload.tenantId', 'subtaskId.$': '$.Payload.subtaskId' },
+      },
+      Next: 'SubtaskSealed',
+    });
+    expect(state('SubtaskSealed').Type).toBe('Succeed');
+  });
+});
+
+describe('failure handling', () => {
+  const allTasks = (): [string, AslState][] =>
+    [...Object.entries(asl.States), ...Object.entries(iteration().States)].filter(([, s]) => s.Type === 'Task');
+
+  test('every Task retries exactly the transient errors, with jittered backoff', () => {
+    expect(allTasks().map(([name]) => name).sort()).toEqual(['Arm', 'Await', 'Dispatch', 'Finalize', 'Reconcile', 'Seal']);
+    for (const [, task] of allTasks()) {
+      expect(task.Retry).toHaveLength(1);
+      expect(task.Retry?.[0]).toMatchObject({ ErrorEquals: TRANSIENT, BackoffRate: 2, JitterStrategy: 'FULL' });
+    }
+  });
+
+  test('subtask tasks retry briefly (1 s, 2 attempts): a retried Await must not stretch the deadline by much', () => {
+    for (const name of ['Arm', 'Await', 'Seal']) {
+      expect(state(name).Retry?.[0]).toMatchObject({ IntervalSeconds: 1, MaxAttempts: 2, MaxDelaySeconds: 2 });
+    }
+    for (const name of ['Dispatch', 'Reconcile', 'Finalize']) {
+      expect(state(name).Retry?.[0]).toMatchObject({ IntervalSeconds: 2, MaxAttempts: 6, MaxDelaySeconds: 30 });
+    }
+  });
+
+  test('Dispatch, AwaitSubtasks and Reconcile catch everything into Finalize, keeping the run ids', () => {
+    for (const name of ['Dispatch', 'AwaitSubtasks', 'Reconcile']) {
+      expect(state(name).Catch).toEqual([{ ErrorEquals: ['States.ALL'], Next: 'Finalize', ResultPath: '$.error' }]);
+    }
+  });
+
+  test('Finalize records the run as failed with the error, then fails the execution; its own failure is named', () => {
+    expect(state('Finalize')).toMatchObject({
+      Resource: INVOKE,
+      Parameters: {
+        FunctionName: fn('ReconcileFunction'),
+        Payload: { mode: 'abort', 'runId.$': '$.runId', 'tenantId.$': '$.tenantId', 'error.$': '$.error' },
+      },
+      Next: 'RunFailed',
+      Catch: [{ ErrorEquals: ['States.ALL'], Next: 'FinalizeFailed', ResultPath: '$.finalizeError' }],
+    });
+    expect(state('FinalizeFailed')).toMatchObject({ Type: 'Fail', Error: 'FinalizeFailed' });
+  });
+
+  test('no run can end silent or stuck: every state can reach an end, and every transition targets a real state', () => {
+    for (const machine of [asl, iteration()]) {
+      const targets = (s: AslState): string[] => [
+        ...(s.Next ? [s.Next] : []),
+        ...(s.Default ? [s.Default] : []),
+        ...(s.Catch ?? []).map((c) => c.Next),
+        ...(s.Choices ?? []).map((c) => String(c.Next)),
+      ];
+      const ends = new Set(Object.entries(machine.States).filter(([, s]) => s.Type === 'Succeed' || s.Type === 'Fail' || s.End).map(([n]) => n));
+      // Fixed point: a state reaches an end if any of its targets does.
+      let grew = true;
+      while (grew) {
+        grew = false;
+        for (const [name, s] of Object.entries(machine.States)) {
+          if (!ends.has(name) && targets(s).some((t) => ends.has(t))) {
+            ends.add(name);
+            grew = true;
+          }
+        }
+      }
+      expect([...ends].sort()).toEqual(Object.keys(machine.States).sort());
+      for (const s of Object.values(machine.States)) {
+        for (const target of targets(s)) expect(Object.keys(machine.States)).toContain(target);
+      }
+    }
+  });
+});
+
+describe('deadline figures, counted on the synthesized definition', () => {
+  test('callback: a finished subtask costs 4 transitions and 15 events (+2 for the iteration), 2 invocations', () => {
+    const cost = callbackSubtaskCost(iteration());
+    expect(cost).toEqual({
+      path: ['Arm', 'IsSubtaskOpen', 'Await', 'SubtaskDone'],
+      transitions: 4,
+      historyEvents: 5 + 2 + 6 + 2,
+      lambdaInvocations: 2,
+    });
+  });
+
+  test('callback: a timed-out subtask goes Await → Seal: 5 transitions, 20 events, 3 invocations', () => {
+    expect(callbackTimeoutCost(iteration())).toEqual({
+      path: ['Arm', 'IsSubtaskOpen', 'Await', 'Seal', 'SubtaskSealed'],
+      transitions: 5,
+      historyEvents: 5 + 2 + 6 + 5 + 2,
+      lambdaInvocations: 3,
+    });
+  });
+
+  test('poll every 5 s, done after 60 s: 13 checks and 12 waits', () => {
+    const cost = pollSubtaskCost(iteration(), 60, 5);
+    expect(cost.transitions).toBe(13 + 13 + 12 + 1);
+    expect(cost.historyEvents).toBe(13 * 5 + 13 * 2 + 12 * 2 + 2);
+    expect(cost.lambdaInvocations).toBe(13);
+  });
+
+  test('poll every 1 s, done after 10 s: 11 checks and 10 waits', () => {
+    const cost = pollSubtaskCost(iteration(), 10, 1);
+    expect([cost.transitions, cost.historyEvents, cost.lambdaInvocations]).toEqual([33, 99, 11]);
+  });
+
+  test('one round outside its iterations: execution 2 + Dispatch 5 + Map 4 + Reconcile 5 + Choice 2 + RunEnded 2', () => {
+    expect(runOverheadEvents(asl)).toBe(20);
+  });
+
+  test('history limit: 1,469 callback subtasks per single-round execution against 209 polled every 5 s for 60 s', () => {
+    const figures = deadlineFigures(asl, [60], [5]);
+    // (25,000 − 20) / 17 and (25,000 − 20) / 119, rounded down
+    expect(figures.map((f) => [f.design, f.maxSubtasksPerExecution])).toEqual([
+      ['callback', 1469],
+      ['poll 5 s', 209],
+    ]);
+  });
+
+  test('cost per 1,000 callback subtasks: 4,000 transitions ($0.10) plus 2,000 small invocations', () => {
+    const [callback] = deadlineFigures(asl, [60], []);
+    // 4 × $0.000025 + 2 × ($0.0000002 + 0.5 GB × 0.05 s × $0.0000133334), times 1,000
+    expect(callback?.usdPer1000Subtasks).toBeCloseTo(0.10107, 5);
+  });
+});

@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { App, Aspects, Stack } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { z } from 'zod';
+import type { AslStateMachine } from '../../lib/infra/asl';
+import { stateMachineDefinition } from '../../lib/infra/synthesized';
+import { TesseraStack, type TesseraStackProps } from '../../lib/infra/stack';
+import { REPO_ROOT } from '../../lib/infra/tessera-function';
+
+const CdkJson = z.object({ app: z.string(), context: z.record(z.string(), z.unknown()) });
+
+/** The context `npx cdk synth` uses (cdk.json), so tests synthesize what a deployment would. */
+export const cdkJsonContext = (): Record<string, unknown> =>
+  CdkJson.parse(JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8'))).context;
+
+/** An app whose stacks skip esbuild: the assets become placeholders, so a synth costs no bundling. */
+export const unbundledApp = (extraContext: Record<string, unknown> = {}): App =>
+  new App({
+    context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], 'aws:cdk:enable-path-metadata': true, ...extraContext },
+  });
+
+export interface Synthesized {
+  readonly stack: TesseraStack;
+  readonly template: Template;
+  readonly asl: AslStateMachine;
+}
+
+/** Synthesizes a `TesseraStack` without bundling, with cdk-nag's AwsSolutions pack attached. */
+export const synthTesseraStack = (props: TesseraStackProps = {}): Synthesized => {
+  const app = unbundledApp();
+  const stack = new TesseraStack(app, 'Tessera', props);
+  Aspects.of(app).add(new AwsSolutionsChecks());
+  const template = Template.fromStack(stack);
+  return { stack, template, asl: stateMachineDefinition(template.toJSON()) };
+};
+
+/** cdk-nag errors and warnings left unsuppressed on a stack, as "rule: path" lines. */
+export const nagFindings = (stack: Stack): string[] =>
+  [
+    ...Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+    ...Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+  ].map((finding) => `${String(finding.entry.data).split(':')[0]}: ${finding.id}`);
+
+/** Logical id of the one resource of `type` whose construct path ends with `pathSuffix`. */
+export const logicalIdAt = (template: Template, type: string, pathSuffix: string): string => {
+  const matches = Object.entries(template.findResources(type)).filter(([, resource]) =>
+    String(resource.Metadata?.['aws:cdk:path'] ?? '').endsWith(pathSuffix),
+  );
+  if (matches.length !== 1) throw new Error(`expected one ${type} at …${pathSuffix}, found ${matches.length}`);
+  return matches[0]![0];
+};
