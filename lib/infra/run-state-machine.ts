@@ -220,11 +220,14 @@ export class RunStateMachine extends Construct {
         taskToken: sfn.JsonPath.taskToken,
         ...subtaskKey('$.Payload'),
         deadline: sfn.JsonPath.stringAt('$.Payload.deadline'),
+        // Repeated here so `$.Payload.timeoutSeconds` exists in the effective input as well as in
+        // the raw state input: AWS resolves TimeoutSecondsPath against the state input, the local
+        // emulator against the input after Parameters. The same path then means the same value.
+        timeoutSeconds: sfn.JsonPath.numberAt('$.Payload.timeoutSeconds'),
       }),
       RETRY_PROFILES.subtask,
       {
         integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-        // TimeoutSecondsPath reads the raw state input, so `$.Payload` (Arm's result) it is.
         taskTimeout: sfn.Timeout.at('$.Payload.timeoutSeconds'),
         resultPath: '$.callback',
       },

@@ -143,6 +143,8 @@ describe('deadline path', () => {
           'tenantId.$': '$.Payload.tenantId',
           'subtaskId.$': '$.Payload.subtaskId',
           'deadline.$': '$.Payload.deadline',
+          // the same path as TimeoutSecondsPath, so it resolves against raw and effective input alike
+          'timeoutSeconds.$': '$.Payload.timeoutSeconds',
         },
       },
       ResultPath: '$.callback',
