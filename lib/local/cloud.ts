@@ -1,0 +1,255 @@
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import './polyfills';
+import { startDynamoDbLocal } from './dynamodb-local';
+import { startEventSourceMappings, eventSourceMappingsFromTemplate, type EventSourceMappings } from './event-source-mapping';
+import { startHttpApi, type LocalHttpApi } from './http-api';
+import { httpApiFromTemplate } from './http-routes';
+import { createJwtAuthority, type JwtAuthority, type MintTokenOptions } from './jwt-authority';
+import { createLambdaInvoker, LOCAL_CREDENTIALS } from './lambda-client';
+import { startLambdaEndpoint, type InvocationStats, type LambdaEndpoint } from './lambda-endpoint';
+import { loadFunctions } from './lambda-runtime';
+import { silentLog, type LocalLog } from './log';
+import { resolveLocalhostSubdomains } from './loopback-dns';
+import { freePort } from './ports';
+import { provisionQueues, provisionTables, type ProvisionedQueue, type ProvisionedTable } from './provision';
+import { createExecutionService, type ExecutionService } from './sfn-executions';
+import { startSqsLocal } from './sqs-local';
+import { stateMachinesFromTemplate, type LocalStateMachine } from './state-machines';
+import { startStepFunctionsEndpoint, type StepFunctionsEndpoint } from './stepfunctions-endpoint';
+import { createResolver, LOCAL_ACCOUNT_ID, parseTemplate } from './template';
+
+/**
+ * The local cloud: DynamoDB Local and fauxqs, the template's tables and queues, a Lambda endpoint
+ * running the real handler modules, the synthesized state machines, the SQS event-source
+ * mappings and the HTTP API, wired to each other exactly through the template.
+ */
+
+/** Fixed ports for the local cloud's servers; any left out is picked free. */
+export interface LocalCloudPorts {
+  readonly api?: number;
+  readonly lambda?: number;
+  readonly stepFunctions?: number;
+  readonly dynamodb?: number;
+  readonly sqs?: number;
+}
+
+/** What to run and where. */
+export interface LocalCloudOptions {
+  /** The synthesized CloudFormation template (JSON). */
+  readonly template: unknown;
+  /** Repository root; handler modules (`tessera:handler` metadata) are relative to it. */
+  readonly repoRoot: string;
+  /** @default 'us-east-1' */
+  readonly region?: string;
+  /** Fixed ports; free ones are picked otherwise. */
+  readonly ports?: LocalCloudPorts;
+  /** Emulators already running (their owner stops them); otherwise the cloud starts its own. */
+  readonly emulators?: { readonly dynamodbEndpoint: string; readonly sqsEndpoint: string };
+  /** Prefix of derived table and queue names, for clouds sharing emulators. @default '' */
+  readonly namePrefix?: string;
+  /** Values for template parameters without a usable default. */
+  readonly parameters?: Readonly<Record<string, string>>;
+  /** The local JWT issuer. The issuer defaults to the API's URL; the audience to `tessera-local`. */
+  readonly jwt?: { readonly issuer?: string; readonly audience?: readonly string[]; readonly tenantClaim?: string };
+  readonly log?: LocalLog;
+}
+
+/** The URLs of the local services, as `AWS_ENDPOINT_URL_*` and the CLI need them. */
+export interface LocalCloudEndpoints {
+  readonly dynamodb: string;
+  /** The endpoint SDK clients use; queue URLs share its origin. */
+  readonly sqs: string;
+  readonly lambda: string;
+  readonly stepFunctions: string;
+  readonly api: string | undefined;
+}
+
+/** A running local cloud. */
+export interface LocalCloud {
+  /** Base URL of the local HTTP API (`undefined` when the template has none). */
+  readonly apiUrl: string | undefined;
+  readonly endpoints: LocalCloudEndpoints;
+  readonly region: string;
+  /** The AWS SDK environment the cloud set on `process.env` (restored by `stop()`). */
+  readonly environment: Readonly<Record<string, string>>;
+  readonly resources: {
+    readonly tables: readonly ProvisionedTable[];
+    readonly queues: readonly ProvisionedQueue[];
+    readonly functions: readonly { logicalId: string; name: string; arn: string }[];
+    readonly stateMachines: readonly { logicalId: string; name: string; arn: string }[];
+  };
+  /** A token the local HTTP API accepts. */
+  mintToken(options: MintTokenOptions): Promise<string>;
+  readonly authority: JwtAuthority;
+  /** The local Step Functions service: executions with their event logs, live events, callbacks. */
+  readonly executions: ExecutionService;
+  /** Lambda invocations so far, by function name. */
+  lambdaStats(): Readonly<Record<string, InvocationStats>>;
+  /** Child processes the cloud started and `stop()` ends (empty when it was given running emulators). */
+  readonly processes: readonly number[];
+  /** Stops everything this cloud started, emulators included, and restores the environment. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+type Cleanup = () => Promise<void> | void;
+
+/** fauxqs's queue URL scheme; provisioning checks every created queue against it. */
+const sqsHost = (region: string, port: number): string => `http://sqs.${region}.localhost:${port}`;
+
+const portOf = (endpoint: string): number => Number(new URL(endpoint).port);
+
+interface Emulators {
+  readonly dynamodb: string;
+  readonly sqsPort: number;
+  /** Child processes this cloud started (DynamoDB Local's JVM; fauxqs runs in-process). */
+  readonly pids: readonly number[];
+}
+
+const startEmulators = async (options: LocalCloudOptions, region: string, cleanups: Cleanup[]): Promise<Emulators> => {
+  if (options.emulators) return { dynamodb: options.emulators.dynamodbEndpoint, sqsPort: portOf(options.emulators.sqsEndpoint), pids: [] };
+  const [dynamodb, sqs] = await Promise.allSettled([
+    startDynamoDbLocal(options.ports?.dynamodb === undefined ? {} : { port: options.ports.dynamodb }),
+    startSqsLocal({ region, ...(options.ports?.sqs === undefined ? {} : { port: options.ports.sqs }) }),
+  ]);
+  if (dynamodb.status === 'fulfilled') cleanups.push(() => dynamodb.value.stop());
+  if (sqs.status === 'fulfilled') cleanups.push(() => sqs.value.stop());
+  if (dynamodb.status === 'rejected') throw dynamodb.reason;
+  if (sqs.status === 'rejected') throw sqs.reason;
+  return { dynamodb: dynamodb.value.endpoint, sqsPort: sqs.value.port, pids: [dynamodb.value.pid] };
+};
+
+/** Sets the SDK environment and returns how to put the previous values back. */
+const applyEnvironment = (values: Readonly<Record<string, string>>): Cleanup => {
+  // With this set, the SDK ignores AWS_ENDPOINT_URL_* and would call real AWS.
+  const keys = [...Object.keys(values), 'AWS_IGNORE_CONFIGURED_ENDPOINT_URLS'];
+  const previous = new Map(keys.map((key) => [key, process.env[key]]));
+  delete process.env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS;
+  Object.assign(process.env, values);
+  return () => {
+    for (const [key, value] of previous) {
+      if (value === undefined) delete process.env[key];
+      else process.env[key] = value;
+    }
+  };
+};
+
+interface Wiring {
+  readonly region: string;
+  readonly ports: { lambda: number; stepFunctions: number };
+  readonly dynamodb: string;
+  readonly sqs: string;
+}
+
+const sdkEnvironment = (wiring: Wiring): Record<string, string> => ({
+  AWS_REGION: wiring.region,
+  AWS_DEFAULT_REGION: wiring.region,
+  AWS_ACCESS_KEY_ID: LOCAL_CREDENTIALS.accessKeyId,
+  AWS_SECRET_ACCESS_KEY: LOCAL_CREDENTIALS.secretAccessKey,
+  AWS_ENDPOINT_URL_DYNAMODB: wiring.dynamodb,
+  AWS_ENDPOINT_URL_SQS: wiring.sqs,
+  AWS_ENDPOINT_URL_SFN: `http://127.0.0.1:${wiring.ports.stepFunctions}`,
+  AWS_ENDPOINT_URL_LAMBDA: `http://127.0.0.1:${wiring.ports.lambda}`,
+});
+
+const pickPorts = async (ports: LocalCloudPorts | undefined) => ({
+  lambda: ports?.lambda ?? (await freePort()),
+  stepFunctions: ports?.stepFunctions ?? (await freePort()),
+  api: ports?.api ?? (await freePort()),
+});
+
+const summary = (items: readonly { logicalId: string; name: string; arn: string }[]) =>
+  items.map(({ logicalId, name, arn }) => ({ logicalId, name, arn }));
+
+/**
+ * Starts the local cloud for a synthesized template. Nothing is printed unless `log` is given.
+ *
+ * @example
+ * const cloud = await startLocalCloud({ template, repoRoot: process.cwd() });
+ * const token = await cloud.mintToken({ tenant: 'acme', subject: 'alice' });
+ * await fetch(`${cloud.apiUrl}/runs`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body });
+ * await cloud.stop();
+ */
+export const startLocalCloud = async (options: LocalCloudOptions): Promise<LocalCloud> => {
+  const log = options.log ?? silentLog;
+  const region = options.region ?? 'us-east-1';
+  const cleanups: Cleanup[] = [];
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      for (const cleanup of cleanups.reverse()) {
+        try {
+          await cleanup();
+        } catch (error) {
+          log({ level: 'warn', component: 'cloud', message: `stopping: ${(error as Error).message}` });
+        }
+      }
+    })());
+  try {
+    return await assemble(options, region, log, cleanups, stop);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+};
+
+const assemble = async (options: LocalCloudOptions, region: string, log: LocalLog, cleanups: Cleanup[], stop: () => Promise<void>): Promise<LocalCloud> => {
+  const template = parseTemplate(options.template);
+  const emulators = await startEmulators(options, region, cleanups);
+  cleanups.push(resolveLocalhostSubdomains());
+  const ports = await pickPorts(options.ports);
+  const sqs = sqsHost(region, emulators.sqsPort);
+  const apiUrl = `http://127.0.0.1:${ports.api}`;
+  const resolver = createResolver(template, {
+    region,
+    queueUrl: (name) => `${sqs}/${LOCAL_ACCOUNT_ID}/${name}`,
+    httpApiUrl: apiUrl,
+    ...(options.namePrefix === undefined ? {} : { namePrefix: options.namePrefix }),
+    ...(options.parameters === undefined ? {} : { parameters: options.parameters }),
+  });
+  const clientConfig = { region, credentials: LOCAL_CREDENTIALS };
+  const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqs });
+  const tables = await provisionTables(resolver, new DynamoDBClient({ ...clientConfig, endpoint: emulators.dynamodb }));
+  const queues = await provisionQueues(resolver, sqsClient);
+  log({ level: 'info', component: 'cloud', message: `provisioned ${tables.length} tables and ${queues.length} queues` });
+
+  // The SDK reads these when a client is created, so they are set before any handler is built.
+  const environment = sdkEnvironment({ region, ports, dynamodb: emulators.dynamodb, sqs });
+  cleanups.push(applyEnvironment(environment));
+  const functions = await loadFunctions({ resolver, repoRoot: options.repoRoot, runtimeEnvironment: environment });
+  const lambdaEndpoint: LambdaEndpoint = await startLambdaEndpoint({ functions, port: ports.lambda, log });
+  cleanups.push(() => lambdaEndpoint.stop());
+  const lambda = createLambdaInvoker({ endpoint: lambdaEndpoint.url, region });
+
+  const stateMachines: LocalStateMachine[] = stateMachinesFromTemplate(resolver);
+  const executions = createExecutionService({ stateMachines, lambda, region, lambdaEndpoint: lambdaEndpoint.url, log });
+  const stepFunctions: StepFunctionsEndpoint = await startStepFunctionsEndpoint({ service: executions, port: ports.stepFunctions, log });
+  cleanups.push(() => stepFunctions.stop(), () => executions.shutdown());
+
+  const mappings: EventSourceMappings = startEventSourceMappings({ mappings: eventSourceMappingsFromTemplate(resolver, queues), sqs: sqsClient, lambda, region, log });
+  cleanups.push(() => mappings.stop());
+
+  const authority = await createJwtAuthority({
+    issuer: options.jwt?.issuer ?? apiUrl,
+    audience: options.jwt?.audience ?? ['tessera-local'],
+    ...(options.jwt?.tenantClaim === undefined ? {} : { tenantClaim: options.jwt.tenantClaim }),
+  });
+  const spec = httpApiFromTemplate(resolver);
+  const api: LocalHttpApi | undefined = spec ? await startHttpApi({ spec, lambda, authority, port: ports.api, log }) : undefined;
+  if (api) cleanups.push(() => api.stop());
+  log({ level: 'info', component: 'cloud', message: `local cloud ready${api ? ` at ${api.url}` : ''}` });
+
+  return {
+    apiUrl: api?.url,
+    endpoints: { dynamodb: emulators.dynamodb, sqs, lambda: lambdaEndpoint.url, stepFunctions: stepFunctions.url, api: api?.url },
+    region,
+    environment,
+    resources: { tables, queues, functions: summary(functions), stateMachines: summary(stateMachines) },
+    mintToken: (mint) => authority.mintToken(mint),
+    authority,
+    executions,
+    lambdaStats: () => lambdaEndpoint.stats(),
+    processes: emulators.pids,
+    stop,
+  };
+};

@@ -1,0 +1,95 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** A server of the local cloud, listening on 127.0.0.1 only. */
+export interface LoopbackServer {
+  readonly url: string;
+  readonly port: number;
+  /** Stops accepting connections, ends open ones and resolves when closed. Safe to call twice. */
+  close(): Promise<void>;
+}
+
+/** What a request handler answers. `body` is sent as is: a string, bytes or nothing. */
+export interface HttpReply {
+  readonly status: number;
+  /** Header names in lower case; a list sends the header once per value (`set-cookie`). */
+  readonly headers?: Readonly<Record<string, string | readonly string[]>>;
+  readonly body?: string | Uint8Array;
+}
+
+/** Answers one request whose body has been read. */
+export type RequestHandler = (request: IncomingMessage, body: Buffer) => Promise<HttpReply>;
+
+/** Lambda's and API Gateway's payload limits are 6 MB and 10 MB; anything larger is a bug. */
+const MAX_BODY_BYTES = 10 * 1024 * 1024;
+
+const readBody = (request: IncomingMessage): Promise<Buffer> =>
+  new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    request.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) request.destroy(new Error(`request body exceeds ${MAX_BODY_BYTES} bytes`));
+      else chunks.push(chunk);
+    });
+    request.once('end', () => resolve(Buffer.concat(chunks)));
+    request.once('error', reject);
+  });
+
+const send = (response: ServerResponse, reply: HttpReply): void => {
+  const body = reply.body ?? '';
+  const headers: Record<string, string | string[]> = { 'content-length': String(Buffer.byteLength(body)) };
+  for (const [name, value] of Object.entries(reply.headers ?? {})) headers[name] = typeof value === 'string' ? value : [...value];
+  response.writeHead(reply.status, headers);
+  response.end(body);
+};
+
+/**
+ * A JSON reply with the given status.
+ *
+ * @example
+ * jsonReply(404, { message: 'Not Found' })
+ */
+export const jsonReply = (status: number, value: unknown, headers: HttpReply['headers'] = {}, contentType = 'application/json'): HttpReply => ({
+  status,
+  headers: { 'content-type': contentType, ...headers },
+  body: JSON.stringify(value),
+});
+
+/**
+ * Starts an HTTP server on 127.0.0.1 (port 0 picks a free one). A handler that throws answers
+ * 500 and is reported to `onError`, so one bad request never takes the server down.
+ *
+ * @example
+ * const server = await listenOnLoopback(async () => jsonReply(200, { ok: true }));
+ * await fetch(server.url); await server.close();
+ */
+export const listenOnLoopback = async (
+  handler: RequestHandler,
+  options: { port?: number; onError?: (error: unknown) => void } = {},
+): Promise<LoopbackServer> => {
+  const server: Server = createServer((request, response) => {
+    readBody(request)
+      .then((body) => handler(request, body))
+      .then((reply) => send(response, reply))
+      .catch((error: unknown) => {
+        options.onError?.(error);
+        if (!response.headersSent) send(response, jsonReply(500, { message: 'Internal Server Error' }));
+      });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    close: () =>
+      (closing ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      })),
+  };
+};

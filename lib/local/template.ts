@@ -1,0 +1,402 @@
+import { z } from 'zod';
+import { TemplateResolutionError, UnsupportedFeatureError } from './harness-errors';
+
+/**
+ * Reads a synthesized CloudFormation template and resolves the intrinsics the stacks use into the
+ * local cloud's physical values. Resolution is lazy and per value: only the properties the harness
+ * needs are resolved, so an IAM role or an asset bucket that nothing local reads never matters.
+ * Anything it cannot resolve throws with the template path; it never guesses.
+ */
+
+/** One resource of a CloudFormation template, as much of it as the harness reads. */
+export const CfnResource = z.looseObject({
+  Type: z.string(),
+  Properties: z.record(z.string(), z.unknown()).optional(),
+  Metadata: z.record(z.string(), z.unknown()).optional(),
+  Condition: z.string().optional(),
+});
+export type CfnResource = z.infer<typeof CfnResource>;
+
+/** A template parameter: its type and default. */
+export const CfnParameter = z.looseObject({ Type: z.string(), Default: z.unknown().optional() });
+
+/**
+ * The outline of a synthesized template. Anything else it holds (Rules, Outputs, Conditions) is
+ * kept but not read.
+ *
+ * @example
+ * const template = CfnTemplate.parse(app.synth().getStackByName('Tessera').template);
+ */
+export const CfnTemplate = z.looseObject({
+  Resources: z.record(z.string(), CfnResource),
+  Parameters: z.record(z.string(), CfnParameter).optional(),
+});
+export type CfnTemplate = z.infer<typeof CfnTemplate>;
+
+/**
+ * The account every local ARN uses; fauxqs uses the same one in its queue ARNs.
+ *
+ * @example
+ * `arn:aws:sqs:us-east-1:${LOCAL_ACCOUNT_ID}:Work`
+ */
+export const LOCAL_ACCOUNT_ID = '000000000000';
+const PARTITION = 'aws';
+const URL_SUFFIX = 'amazonaws.com';
+
+/**
+ * The CloudFormation types the local cloud emulates.
+ *
+ * @example
+ * resolver.entries(RESOURCE_TYPES.table, RESOURCE_TYPES.globalTable)
+ */
+export const RESOURCE_TYPES = {
+  table: 'AWS::DynamoDB::Table',
+  globalTable: 'AWS::DynamoDB::GlobalTable',
+  queue: 'AWS::SQS::Queue',
+  function: 'AWS::Lambda::Function',
+  eventSourceMapping: 'AWS::Lambda::EventSourceMapping',
+  stateMachine: 'AWS::StepFunctions::StateMachine',
+  httpApi: 'AWS::ApiGatewayV2::Api',
+  route: 'AWS::ApiGatewayV2::Route',
+  integration: 'AWS::ApiGatewayV2::Integration',
+  authorizer: 'AWS::ApiGatewayV2::Authorizer',
+  stage: 'AWS::ApiGatewayV2::Stage',
+} as const;
+
+/** Where the local cloud runs, which fixes the physical values the template resolves to. */
+export interface LocalEnvironment {
+  readonly region: string;
+  /** @default '000000000000' */
+  readonly accountId?: string;
+  /** @default 'tessera-local' */
+  readonly stackName?: string;
+  /** The URL the SQS emulator gives a queue of this name. */
+  readonly queueUrl: (queueName: string) => string;
+  /** Base URL of the local HTTP API, for `Fn::GetAtt <Api>.ApiEndpoint`. */
+  readonly httpApiUrl?: string;
+  /** Values for template parameters that have no usable default. */
+  readonly parameters?: Readonly<Record<string, string>>;
+  /**
+   * Prepended to the table and queue names derived from logical IDs, so several local clouds can
+   * share one DynamoDB Local and one SQS emulator (as the integration tests do).
+   * @default ''
+   */
+  readonly namePrefix?: string;
+}
+
+/** What `Ref` and `Fn::GetAtt` return for one emulated resource. */
+export interface PhysicalResource {
+  readonly ref: string;
+  readonly attributes: Readonly<Record<string, string>>;
+}
+
+/** One resource of the template with its logical ID. */
+export interface TemplateEntry {
+  readonly logicalId: string;
+  readonly resource: CfnResource;
+}
+
+/**
+ * Resolves template values against one local environment.
+ *
+ * @example
+ * const resolver = createResolver(template, { region: 'us-east-1', queueUrl: (n) => `http://q/${n}` });
+ * resolver.resolveString({ 'Fn::GetAtt': ['Work', 'Arn'] }, 'Outputs.QueueArn');
+ * // 'arn:aws:sqs:us-east-1:000000000000:Work'
+ */
+export interface TemplateResolver {
+  readonly template: CfnTemplate;
+  readonly region: string;
+  readonly accountId: string;
+  /** Resolves every intrinsic inside `value`; `path` names it in errors. */
+  resolve(value: unknown, path: string): unknown;
+  /** Resolves `value` and requires a string (numbers and booleans are written as CloudFormation would). */
+  resolveString(value: unknown, path: string): string;
+  /** `Ref` and attributes of an emulated resource. */
+  physical(logicalId: string): PhysicalResource;
+  /** Emulated resources of one or more types, in logical-ID order. */
+  entries(...types: readonly string[]): TemplateEntry[];
+}
+
+/**
+ * Validates a synthesized template's outline (Resources, Parameters).
+ *
+ * @example
+ * const template = parseTemplate(app.synth().getStackByName('Stack').template);
+ */
+export const parseTemplate = (json: unknown): CfnTemplate => {
+  const parsed = CfnTemplate.safeParse(json);
+  if (!parsed.success) throw new TemplateResolutionError('(template)', `not a CloudFormation template: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+};
+
+/**
+ * Refuses properties the local cloud would silently ignore. `handled` are emulated; `inert` have
+ * no local effect by design (encryption, tags, billing) and are accepted.
+ *
+ * @example
+ * checkProperties(entry, ['QueueName', 'VisibilityTimeout'], ['Tags']);
+ */
+export const checkProperties = (entry: TemplateEntry, handled: readonly string[], inert: readonly string[]): void => {
+  for (const key of Object.keys(entry.resource.Properties ?? {})) {
+    if (!handled.includes(key) && !inert.includes(key)) {
+      throw new UnsupportedFeatureError(propertyPath(entry.logicalId, key), `${entry.resource.Type} property ${key}`);
+    }
+  }
+};
+
+/**
+ * The template path of a resource property, as errors print it.
+ *
+ * @example
+ * propertyPath('Work', 'RedrivePolicy') // 'Resources.Work.Properties.RedrivePolicy'
+ */
+export const propertyPath = (logicalId: string, ...keys: readonly (string | number)[]): string =>
+  ['Resources', logicalId, 'Properties', ...keys].join('.');
+
+interface PhysicalContext {
+  readonly logicalId: string;
+  readonly env: ResolvedEnvironment;
+  /** The resolved string of a naming property, or `fallback` when the template leaves it out. */
+  name(property: string, fallback: string): string;
+  property(key: string): unknown;
+}
+
+type ResolvedEnvironment = Required<Pick<LocalEnvironment, 'region' | 'accountId' | 'stackName' | 'namePrefix'>> & LocalEnvironment;
+
+const arn = (env: ResolvedEnvironment, service: string, resource: string): string =>
+  `arn:${PARTITION}:${service}:${env.region}:${env.accountId}:${resource}`;
+
+const isTrue = (value: unknown): boolean => value === true || value === 'true';
+
+const tablePhysical = (ctx: PhysicalContext): PhysicalResource => {
+  const name = ctx.name('TableName', `${ctx.env.namePrefix}${ctx.logicalId}`);
+  return { ref: name, attributes: { Arn: arn(ctx.env, 'dynamodb', `table/${name}`) } };
+};
+
+const queuePhysical = (ctx: PhysicalContext): PhysicalResource => {
+  const fifo = isTrue(ctx.property('FifoQueue'));
+  const derived = `${ctx.env.namePrefix}${ctx.logicalId}`;
+  const name = ctx.name('QueueName', fifo ? `${derived}.fifo` : derived);
+  const url = ctx.env.queueUrl(name);
+  return { ref: url, attributes: { Arn: arn(ctx.env, 'sqs', name), QueueName: name, QueueUrl: url } };
+};
+
+const functionPhysical = (ctx: PhysicalContext): PhysicalResource => {
+  const name = ctx.name('FunctionName', ctx.logicalId);
+  return { ref: name, attributes: { Arn: arn(ctx.env, 'lambda', `function:${name}`) } };
+};
+
+const stateMachinePhysical = (ctx: PhysicalContext): PhysicalResource => {
+  const name = ctx.name('StateMachineName', ctx.logicalId);
+  const stateMachineArn = arn(ctx.env, 'states', `stateMachine:${name}`);
+  return { ref: stateMachineArn, attributes: { Arn: stateMachineArn, Name: name } };
+};
+
+/** API Gateway IDs are 10 lower-case characters; a stable one per logical ID keeps URLs and logs readable. */
+const apiId = (logicalId: string): string => logicalId.toLowerCase().replace(/[^a-z0-9]/g, '').padEnd(10, '0').slice(0, 10);
+
+const httpApiPhysical = (ctx: PhysicalContext): PhysicalResource => ({
+  ref: apiId(ctx.logicalId),
+  attributes: { ApiId: apiId(ctx.logicalId), ...(ctx.env.httpApiUrl ? { ApiEndpoint: ctx.env.httpApiUrl } : {}) },
+});
+
+/** Routes, integrations, authorizers and stages are only linked to each other by ID locally. */
+const idOnlyPhysical = (ctx: PhysicalContext): PhysicalResource => ({ ref: ctx.logicalId, attributes: {} });
+
+const PHYSICAL: Readonly<Record<string, (ctx: PhysicalContext) => PhysicalResource>> = {
+  [RESOURCE_TYPES.table]: tablePhysical,
+  [RESOURCE_TYPES.globalTable]: tablePhysical,
+  [RESOURCE_TYPES.queue]: queuePhysical,
+  [RESOURCE_TYPES.function]: functionPhysical,
+  [RESOURCE_TYPES.stateMachine]: stateMachinePhysical,
+  [RESOURCE_TYPES.httpApi]: httpApiPhysical,
+  [RESOURCE_TYPES.route]: idOnlyPhysical,
+  [RESOURCE_TYPES.integration]: idOnlyPhysical,
+  [RESOURCE_TYPES.authorizer]: idOnlyPhysical,
+  [RESOURCE_TYPES.stage]: idOnlyPhysical,
+};
+
+type Intrinsic = (argument: unknown, path: string) => unknown;
+
+const describe = (value: unknown): string => JSON.stringify(value)?.slice(0, 120) ?? String(value);
+
+/**
+ * Builds the resolver for one template and local environment.
+ *
+ * @example
+ * const resolver = createResolver(template, { region: 'eu-west-1', queueUrl: (name) => `${sqs}/000000000000/${name}` });
+ * const env = resolver.resolve(fn.Properties?.Environment, propertyPath('Dispatch', 'Environment'));
+ */
+export const createResolver = (template: CfnTemplate, environment: LocalEnvironment): TemplateResolver => {
+  const env: ResolvedEnvironment = { accountId: LOCAL_ACCOUNT_ID, stackName: 'tessera-local', namePrefix: '', ...environment };
+  const cache = new Map<string, PhysicalResource>();
+  const visiting = new Set<string>();
+
+  const pseudo: Readonly<Record<string, () => string>> = {
+    'AWS::Region': () => env.region,
+    'AWS::AccountId': () => env.accountId,
+    'AWS::Partition': () => PARTITION,
+    'AWS::URLSuffix': () => URL_SUFFIX,
+    'AWS::StackName': () => env.stackName,
+    'AWS::StackId': () => arn(env, 'cloudformation', `stack/${env.stackName}/00000000-0000-0000-0000-000000000000`),
+  };
+
+  const parameter = (name: string, declared: z.infer<typeof CfnParameter>, path: string): string | string[] => {
+    const given = env.parameters?.[name];
+    if (given !== undefined) return given;
+    if (declared.Type.startsWith('AWS::SSM::Parameter::Value')) {
+      throw new TemplateResolutionError(path, `parameter ${name} is read from SSM in AWS; pass its local value in parameters`);
+    }
+    if (declared.Default === undefined) throw new TemplateResolutionError(path, `parameter ${name} has no Default; pass its local value in parameters`);
+    const text = String(declared.Default);
+    return declared.Type === 'CommaDelimitedList' || declared.Type.startsWith('List<') ? text.split(',') : text;
+  };
+
+  const resourceOf = (logicalId: string, path: string): CfnResource => {
+    const resource = template.Resources[logicalId];
+    if (!resource) throw new TemplateResolutionError(path, `no resource or parameter named ${logicalId}`);
+    return resource;
+  };
+
+  const physical = (logicalId: string, path = `Resources.${logicalId}`): PhysicalResource => {
+    const known = cache.get(logicalId);
+    if (known) return known;
+    const resource = resourceOf(logicalId, path);
+    const factory = PHYSICAL[resource.Type];
+    if (!factory) throw new TemplateResolutionError(path, `${logicalId} is a ${resource.Type}, which the local cloud does not emulate`);
+    if (visiting.has(logicalId)) throw new TemplateResolutionError(path, `the name of ${logicalId} refers to itself`);
+    visiting.add(logicalId);
+    try {
+      const properties = resource.Properties ?? {};
+      const result = factory({
+        logicalId,
+        env,
+        property: (key) => resolve(properties[key], propertyPath(logicalId, key)),
+        name: (key, fallback) => (properties[key] === undefined ? fallback : resolveString(properties[key], propertyPath(logicalId, key))),
+      });
+      cache.set(logicalId, result);
+      return result;
+    } finally {
+      visiting.delete(logicalId);
+    }
+  };
+
+  const ref = (target: unknown, path: string): unknown => {
+    if (typeof target !== 'string') throw new TemplateResolutionError(path, `Ref needs a name, got ${describe(target)}`);
+    const pseudoValue = pseudo[target];
+    if (pseudoValue) return pseudoValue();
+    if (target.startsWith('AWS::')) throw new TemplateResolutionError(path, `pseudo parameter ${target} is not supported locally`);
+    const declared = template.Parameters?.[target];
+    if (declared) return parameter(target, declared, path);
+    return physical(target, path).ref;
+  };
+
+  const getAtt = (argument: unknown, path: string): string => {
+    const [logicalId, attribute] = getAttParts(argument, path);
+    const resource = physical(logicalId, path);
+    const value = resource.attributes[attribute];
+    if (value === undefined) {
+      const known = Object.keys(resource.attributes).join(', ') || 'none';
+      throw new TemplateResolutionError(path, `Fn::GetAtt ${logicalId}.${attribute} is not emulated (emulated attributes: ${known})`);
+    }
+    return value;
+  };
+
+  const getAttParts = (argument: unknown, path: string): [string, string] => {
+    if (typeof argument === 'string') {
+      const dot = argument.indexOf('.');
+      if (dot > 0) return [argument.slice(0, dot), argument.slice(dot + 1)];
+    } else if (Array.isArray(argument) && argument.length === 2) {
+      const [logicalId, attribute] = [argument[0], resolve(argument[1], `${path}.1`)];
+      if (typeof logicalId === 'string' && typeof attribute === 'string') return [logicalId, attribute];
+    }
+    throw new TemplateResolutionError(path, `Fn::GetAtt needs [LogicalId, Attribute], got ${describe(argument)}`);
+  };
+
+  const pair = (name: string, argument: unknown, path: string): [unknown, unknown] => {
+    if (!Array.isArray(argument) || argument.length !== 2) throw new TemplateResolutionError(path, `${name} needs two arguments, got ${describe(argument)}`);
+    return [argument[0], argument[1]];
+  };
+
+  const stringList = (name: string, value: unknown, path: string): string[] => {
+    const list = resolve(value, path);
+    if (!Array.isArray(list)) throw new TemplateResolutionError(path, `${name} needs a list, got ${describe(list)}`);
+    return list.map((item, index) => scalarText(item, `${path}.${index}`));
+  };
+
+  const join: Intrinsic = (argument, path) => {
+    const [delimiter, list] = pair('Fn::Join', argument, path);
+    if (typeof delimiter !== 'string') throw new TemplateResolutionError(path, `Fn::Join needs a string delimiter, got ${describe(delimiter)}`);
+    return stringList('Fn::Join', list, `${path}.1`).join(delimiter);
+  };
+
+  const select: Intrinsic = (argument, path) => {
+    const [rawIndex, list] = pair('Fn::Select', argument, path);
+    const index = Number(resolve(rawIndex, `${path}.0`));
+    const items = resolve(list, `${path}.1`);
+    if (!Array.isArray(items) || !Number.isInteger(index) || index < 0 || index >= items.length) {
+      throw new TemplateResolutionError(path, `Fn::Select index ${describe(rawIndex)} is outside ${describe(items)}`);
+    }
+    return items[index];
+  };
+
+  const split: Intrinsic = (argument, path) => {
+    const [delimiter, source] = pair('Fn::Split', argument, path);
+    if (typeof delimiter !== 'string' || delimiter === '') throw new TemplateResolutionError(path, `Fn::Split needs a non-empty string delimiter`);
+    return resolveString(source, `${path}.1`).split(delimiter);
+  };
+
+  const sub: Intrinsic = (argument, path) => {
+    const [text, variables] = Array.isArray(argument) ? pair('Fn::Sub', argument, path) : [argument, {}];
+    if (typeof text !== 'string') throw new TemplateResolutionError(path, `Fn::Sub needs a string, got ${describe(text)}`);
+    const values = resolve(variables, `${path}.1`);
+    if (typeof values !== 'object' || values === null || Array.isArray(values)) throw new TemplateResolutionError(path, `Fn::Sub variables must be an object`);
+    return text.replace(/\$\{([^}]*)\}/g, (_whole, name: string) => {
+      if (name.startsWith('!')) return `\${${name.slice(1)}}`;
+      if (name in values) return scalarText((values as Record<string, unknown>)[name], `${path}.1.${name}`);
+      return name.includes('.') && !name.startsWith('AWS::') ? getAtt(name, path) : scalarText(ref(name, path), path);
+    });
+  };
+
+  const intrinsics: Readonly<Record<string, Intrinsic>> = {
+    Ref: ref,
+    'Fn::GetAtt': getAtt,
+    'Fn::Join': join,
+    'Fn::Sub': sub,
+    'Fn::Select': select,
+    'Fn::Split': split,
+  };
+
+  const scalarText = (value: unknown, path: string): string => {
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+    throw new TemplateResolutionError(path, `expected a string, got ${describe(value)}`);
+  };
+
+  const resolve = (value: unknown, path: string): unknown => {
+    if (Array.isArray(value)) return value.map((item, index) => resolve(item, `${path}.${index}`));
+    if (value === null || typeof value !== 'object') return value;
+    const keys = Object.keys(value);
+    const only = keys.length === 1 ? keys[0] : undefined;
+    if (only !== undefined && (only === 'Ref' || only.startsWith('Fn::'))) {
+      const intrinsic = intrinsics[only];
+      if (!intrinsic) throw new TemplateResolutionError(path, `intrinsic ${only} is not supported by the local cloud`);
+      return intrinsic((value as Record<string, unknown>)[only], `${path}.${only}`);
+    }
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolve(item, `${path}.${key}`)]));
+  };
+
+  const resolveString = (value: unknown, path: string): string => scalarText(resolve(value, path), path);
+
+  const entries = (...types: readonly string[]): TemplateEntry[] =>
+    Object.entries(template.Resources)
+      .filter(([, resource]) => types.includes(resource.Type))
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([logicalId, resource]) => {
+        if (resource.Condition) throw new UnsupportedFeatureError(`Resources.${logicalId}`, `Condition ${resource.Condition}`);
+        return { logicalId, resource };
+      });
+
+  return { template, region: env.region, accountId: env.accountId, resolve, resolveString, physical: (id) => physical(id), entries };
+};

@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { LocalCloud } from '../../lib/local/cloud';
+import { createJwtAuthority } from '../../lib/local/jwt-authority';
+import { startTestCloud } from './support';
+
+describe('local HTTP API', () => {
+  let cloud: LocalCloud;
+  let alice: string;
+  const get = (path: string, token?: string, headers: Record<string, string> = {}) =>
+    fetch(`${cloud.apiUrl}${path}`, { headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
+
+  beforeAll(async () => {
+    cloud = await startTestCloud();
+    alice = await cloud.mintToken({ tenant: 'acme', subject: 'alice' });
+  });
+  afterAll(() => cloud?.stop());
+
+  it('answers 401 Unauthorized without a token, exactly like API Gateway', async () => {
+    const response = await get('/runs/r-1');
+    expect(response.status).toBe(401);
+    expect(await response.text()).toBe('{"message":"Unauthorized"}');
+  });
+
+  it('answers 401 to a token signed by another key, and to an expired one', async () => {
+    const impostor = await createJwtAuthority({ issuer: cloud.authority.issuer, audience: cloud.authority.audience });
+    const forged = await impostor.mintToken({ tenant: 'acme', subject: 'mallory' });
+    const expired = await cloud.mintToken({ tenant: 'acme', subject: 'alice', expiresIn: -60 });
+    for (const token of [forged, expired]) {
+      const response = await get('/runs/r-1', token);
+      expect(response.status).toBe(401);
+      expect(await response.json()).toEqual({ message: 'Unauthorized' });
+    }
+  });
+
+  it('passes the claims, the route and the path parameters of a valid token to the handler', async () => {
+    const response = await get('/runs/r-1?verbose=1&verbose=2', alice);
+    expect(response.status).toBe(200);
+    expect(response.headers.get('x-api')).toBe('harness-test');
+    const seen = await response.json();
+    expect(seen).toMatchObject({
+      routeKey: 'GET /runs/{runId}',
+      rawPath: '/runs/r-1',
+      rawQueryString: 'verbose=1&verbose=2',
+      pathParameters: { runId: 'r-1' },
+      queryStringParameters: { verbose: '1,2' },
+      claims: { 'custom:tenant': 'acme', sub: 'alice', iss: cloud.authority.issuer, aud: 'tessera-local', exp: expect.stringMatching(/^\d+$/) },
+      scopes: null,
+      stage: '$default',
+      method: 'GET',
+    });
+  });
+
+  it('turns a plain object result into a 200 JSON response', async () => {
+    const response = await fetch(`${cloud.apiUrl}/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+      body: '{"goal":"41 guests"}',
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json');
+    expect(await response.json()).toEqual({ accepted: true, api: 'harness-test', body: '{"goal":"41 guests"}' });
+  });
+
+  it('answers 404 Not Found for an unknown route or method', async () => {
+    for (const response of [await get('/nope', alice), await fetch(`${cloud.apiUrl}/runs/r-1`, { method: 'DELETE', headers: { authorization: `Bearer ${alice}` } })]) {
+      expect(response.status).toBe(404);
+      expect(await response.text()).toBe('{"message":"Not Found"}');
+    }
+  });
+
+  it('answers 403 Forbidden when the token lacks the route scope', async () => {
+    expect((await get('/admin', alice)).status).toBe(403);
+    const admin = await cloud.mintToken({ tenant: 'acme', subject: 'root', scopes: ['tessera/admin'] });
+    const response = await get('/admin', admin);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ scopes: ['tessera/admin'] });
+  });
+
+  it('answers 500 Internal Server Error when the handler throws', async () => {
+    const response = await get('/runs/explode', alice);
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ message: 'Internal Server Error' });
+  });
+
+  it('serves a public route without a token', async () => {
+    expect((await get('/health')).status).toBe(200);
+  });
+
+  it('answers CORS preflight from the API configuration', async () => {
+    const preflight = (origin: string) =>
+      fetch(`${cloud.apiUrl}/runs`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
+    const allowed = await preflight('https://app.example.com');
+    expect(allowed.status).toBe(204);
+    expect(Object.fromEntries([...allowed.headers].filter(([name]) => name.startsWith('access-control-')))).toEqual({
+      'access-control-allow-origin': 'https://app.example.com',
+      'access-control-allow-methods': 'GET,POST',
+      'access-control-allow-headers': 'authorization,content-type',
+      'access-control-max-age': '600',
+    });
+    expect((await preflight('https://evil.example.com')).headers.get('access-control-allow-origin')).toBeNull();
+    expect((await get('/health', undefined, { origin: 'https://app.example.com' })).headers.get('access-control-allow-origin')).toBe('https://app.example.com');
+  });
+
+  it('publishes the public key that verifies its tokens', async () => {
+    const jwks = z.object({ keys: z.array(z.record(z.string(), z.unknown())) }).parse(await (await fetch(`${cloud.apiUrl}/.well-known/jwks.json`)).json());
+    expect(jwks.keys).toHaveLength(1);
+    expect(jwks.keys[0]).toMatchObject({ kty: 'RSA', alg: 'RS256', use: 'sig' });
+    // A JWKS carries public keys only: no private exponent.
+    expect(jwks.keys[0]).not.toHaveProperty('d');
+  });
+});
