@@ -12,7 +12,7 @@ export const LateEvidence = z.object({
   receivedAt: z.string(),
   generation: z.int().min(1),
   /** Why it was refused: the subtask was sealed, or the run cancelled. */
-  refusedBecause: z.enum(['sealed', 'cancelled', 'deadline_passed']),
+  refusedBecause: z.enum(['sealed', 'cancelled', 'deadline_passed', 'run_ended']),
   outcome: Outcome,
 });
 export type LateEvidence = z.infer<typeof LateEvidence>;

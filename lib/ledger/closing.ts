@@ -1,0 +1,145 @@
+/**
+ * Ending a run: cancellation and the final status with its answer. Both first flip the run item
+ * (so every later claim, reservation and outcome is refused by its run condition), then sweep the
+ * run's unfinished subtasks to `cancelled`. Completed outcomes and reserved usage are untouched.
+ * Both are idempotent, so a crashed sweep is finished by simply calling again.
+ */
+import type { RunStatus } from '../contract';
+import { ItemTooLarge, RunEnded, RunNotFound } from './errors';
+import { conditionFailure } from './failures';
+import { FinishRunInput, parseInput, RunRef } from './inputs';
+import { iso, mapLimit, queryPartition, updateItem, type LedgerContext } from './io';
+import { parseItem, RunItem, SubtaskItem, type ClosedBy } from './items';
+import { runKey, runPartition, SORT_KEYS } from './keys';
+import { ANSWER_LIMIT_BYTES, valueSize } from './size';
+import { isTerminal } from './view';
+
+/** Subtask updates in flight at once while sweeping a run. */
+const SWEEP_CONCURRENCY = 8;
+
+/** What ending a run did to its subtasks. */
+export interface ClosedRun {
+  readonly status: RunStatus;
+  /** Subtasks this call moved to `cancelled`. */
+  readonly cancelledSubtaskIds: readonly string[];
+  /**
+   * Task tokens of waiters on subtasks closed by this ending (including by an earlier, interrupted
+   * call), for the caller to answer. Answering a token twice is harmless; missing one stalls a Map.
+   */
+  readonly taskTokens: readonly string[];
+}
+
+interface Sweep {
+  readonly tenantId: string;
+  readonly runId: string;
+  readonly closedBy: ClosedBy;
+  readonly nowIso: string;
+}
+
+const closeOne = async (ctx: LedgerContext, sweep: Sweep, item: SubtaskItem): Promise<SubtaskItem | undefined> => {
+  const { closedBy, nowIso } = sweep;
+  const context = { tenantId: sweep.tenantId, runId: sweep.runId, subtaskId: item.subtaskId };
+  try {
+    const after = await updateItem(
+      ctx,
+      { operation: 'closeSubtask', ...context },
+      { pk: item.pk, sk: item.sk },
+      { update: 'SET #state = :cancelled, #closedAt = :nowIso, #closedBy = :closedBy, #updatedAt = :nowIso', condition: '#state IN (:pending, :running)' },
+      { ':cancelled': 'cancelled', ':nowIso': nowIso, ':closedBy': closedBy, ':pending': 'pending', ':running': 'running' },
+    );
+    return parseItem(SubtaskItem, after, context);
+  } catch (error) {
+    // It ended on its own meanwhile (an outcome or a seal won the race): leave it as it ended.
+    if (conditionFailure(error) !== undefined) return undefined;
+    throw error;
+  }
+};
+
+/** Moves every unfinished subtask of the run to `cancelled`, recording who closed it. */
+const closeUnfinished = async (ctx: LedgerContext, tenantId: string, runId: string, closedBy: ClosedBy): Promise<Omit<ClosedRun, 'status'>> => {
+  const context = { tenantId, runId };
+  const items = (await queryPartition(ctx, runPartition(tenantId, runId), SORT_KEYS.subtaskPrefix)).map((item) => parseItem(SubtaskItem, item, context));
+  const sweep: Sweep = { tenantId, runId, closedBy, nowIso: iso(ctx.now()) };
+  const closed = (await mapLimit(items.filter((item) => !isTerminal(item.state)), SWEEP_CONCURRENCY, (item) => closeOne(ctx, sweep, item))).filter(
+    (item): item is SubtaskItem => item !== undefined,
+  );
+  const closedEarlier = items.filter((item) => item.state === 'cancelled' && item.closedBy !== undefined);
+  const tokens = [...closed, ...closedEarlier].map((item) => item.taskToken).filter((token): token is string => token !== undefined);
+  return { cancelledSubtaskIds: closed.map((item) => item.subtaskId), taskTokens: [...new Set(tokens)] };
+};
+
+/**
+ * Cancels a running run: the run becomes `cancelled`, then every unfinished subtask becomes
+ * `cancelled`. Completed outcomes stay, reserved usage stays charged, and in-flight workers are
+ * refused from then on (their results kept as late evidence). Calling it again finishes an
+ * interrupted sweep; a run that already ended otherwise is returned unchanged.
+ */
+export const cancelRun = async (ctx: LedgerContext, tenantIdRaw: string, runIdRaw: string): Promise<ClosedRun> => {
+  const { tenantId, runId } = parseInput(RunRef, { tenantId: tenantIdRaw, runId: runIdRaw }, 'cancelRun');
+  const context = { tenantId, runId };
+  const nowIso = iso(ctx.now());
+  try {
+    await updateItem(
+      ctx,
+      { operation: 'cancelRun', ...context },
+      runKey(tenantId, runId),
+      { update: 'SET #status = :cancelled, #cancelledAt = :nowIso, #updatedAt = :nowIso', condition: 'attribute_exists(#pk) AND #status = :running' },
+      { ':cancelled': 'cancelled', ':nowIso': nowIso, ':running': 'running' },
+    );
+  } catch (error) {
+    const failure = conditionFailure(error);
+    if (failure === undefined) throw error;
+    if (failure.item === undefined) throw new RunNotFound(context, { cause: error });
+    const run = parseItem(RunItem, failure.item, context);
+    if (run.status !== 'cancelled') return { status: run.status, cancelledSubtaskIds: [], taskTokens: [] };
+  }
+  return { status: 'cancelled', ...(await closeUnfinished(ctx, tenantId, runId, 'cancel')) };
+};
+
+type EndStatus = Exclude<RunStatus, 'running'>;
+
+const CLOSED_BY_STATUS = { succeeded: 'run_succeeded', failed: 'run_failed', cancelled: 'run_cancelled' } as const satisfies Record<EndStatus, ClosedBy>;
+
+type FinishInput = ReturnType<typeof FinishRunInput.parse>;
+
+const storeFinal = async (ctx: LedgerContext, input: FinishInput, status: EndStatus, expected: RunStatus): Promise<void> => {
+  const nowIso = iso(ctx.now());
+  const setError = input.error === undefined ? '' : ', #error = :error';
+  await updateItem(
+    ctx,
+    { operation: 'finishRun', tenantId: input.tenantId, runId: input.runId },
+    runKey(input.tenantId, input.runId),
+    {
+      update: `SET #status = :status, #answer = :answer, #finishedAt = :nowIso, #updatedAt = :nowIso${setError}`,
+      condition: 'attribute_exists(#pk) AND #status = :expected',
+    },
+    { ':status': status, ':answer': input.answer, ':nowIso': nowIso, ':error': input.error, ':expected': expected },
+  );
+};
+
+/**
+ * Ends a run with its answer (whose coverage is never optional). Allowed while the run is
+ * running; on a cancelled run the answer is stored and the status stays `cancelled`; a retry
+ * with the same status is a no-op. Any subtask still unfinished is closed as `cancelled`, so every
+ * dispatched subtask ends in exactly one terminal state. Ending an ended run with another status
+ * throws `RunEnded`.
+ */
+export const finishRun = async (ctx: LedgerContext, raw: FinishRunInput): Promise<ClosedRun> => {
+  const input = parseInput(FinishRunInput, raw, 'finishRun');
+  const context = { tenantId: input.tenantId, runId: input.runId };
+  const bytes = valueSize(input.answer);
+  if (bytes > ANSWER_LIMIT_BYTES) throw new ItemTooLarge({ ...context, what: 'answer', bytes, limit: ANSWER_LIMIT_BYTES });
+  let status: EndStatus = input.status;
+  try {
+    await storeFinal(ctx, input, input.status, 'running');
+  } catch (error) {
+    const failure = conditionFailure(error);
+    if (failure === undefined) throw error;
+    if (failure.item === undefined) throw new RunNotFound(context, { cause: error });
+    const run = parseItem(RunItem, failure.item, context);
+    if (run.status === 'cancelled') await storeFinal(ctx, input, 'cancelled', 'cancelled');
+    else if (run.status !== input.status) throw new RunEnded({ ...context, status: run.status }, { cause: error });
+    status = run.status === 'cancelled' ? 'cancelled' : input.status;
+  }
+  return { status, ...(await closeUnfinished(ctx, input.tenantId, input.runId, CLOSED_BY_STATUS[status])) };
+};

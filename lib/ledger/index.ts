@@ -1,0 +1,20 @@
+/**
+ * The run ledger (DynamoDB adapter): manifest, claims, budgets, outcomes, seals and cancellation.
+ * See docs/ledger.md.
+ */
+export { createLedger, type Ledger, type LedgerOptions } from './ledger';
+export * from './errors';
+export { LEDGER_TABLE, ledgerTableDefinition } from './table';
+export { Claim, type ClaimInput, type CreateRunInput, type AppendRoundInput, type DeliveryFailureInput, type FinishRunInput, type SubtaskRef, type WaiterInput } from './inputs';
+export type { DailyAllowance } from './io';
+export type { RunItem, MetaItem, SubtaskItem, LateItem, DeliveryFailure, StoredOutcome } from './items';
+export { toRunResource, toOutcome, toSubtaskView, subtaskUsage, runUsage, isTerminal, type RunRecord } from './view';
+export { hashRequest, IDEMPOTENCY_TTL_SECONDS, type CreatedRun, type ManifestRead } from './runs';
+export { SUBTASKS_PER_TRANSACTION, type AppendedRound } from './rounds';
+export { TENANT_DAY_RETENTION_SECONDS, type Reservation, type TenantUsage } from './budget';
+export type { RecordedOutcome } from './outcomes';
+export type { SealResult, WaiterRegistration } from './claims';
+export type { ClosedRun } from './closing';
+export { boundOutcome, itemSize, FINDINGS_LIMIT_BYTES, OUTCOME_LIMIT_BYTES, ANSWER_LIMIT_BYTES } from './size';
+export { DEFAULT_CONFLICT_RETRY, type ConflictRetry } from './failures';
+export { sealReason, closeReason } from './reason';

@@ -1,0 +1,168 @@
+/**
+ * The stored shape of every ledger item, as zod schemas. Items are parsed when they come back
+ * from DynamoDB (including the `ALL_OLD` images inside condition failures), so the rest of the
+ * adapter works with typed values and a foreign or corrupted item fails loudly as `CorruptItem`.
+ */
+import { z } from 'zod';
+import {
+  Answer,
+  BaselineComparison,
+  DispatchedSubtask,
+  LateEvidence,
+  Observed,
+  Refusal,
+  RunRequest,
+  RunStatus,
+  SubtaskState,
+  TerminalState,
+  Universe,
+} from '../contract';
+import { CorruptItem, type LedgerErrorContext } from './errors';
+
+const key = { pk: z.string(), sk: z.string() };
+const count = z.int().min(0);
+
+/** Run control item (`RUN`): small on purpose, because every reservation rewrites it. */
+export const RunItem = z.object({
+  ...key,
+  entity: z.literal('run'),
+  tenantId: z.string(),
+  runId: z.string(),
+  status: RunStatus,
+  requestHash: z.string(),
+  idempotencyKey: z.string().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  /** Run budget: immutable limits and the counters that count down from them. */
+  callsLimit: count,
+  costLimit: count,
+  callsLeft: z.int(),
+  costLeft: z.int(),
+  /** Highest committed round (0 before the first dispatch). */
+  round: count,
+  /** `roundSizes[r - 1]` is the number of subtasks committed in round r. */
+  roundSizes: z.array(count),
+  cancelledAt: z.string().optional(),
+  finishedAt: z.string().optional(),
+  answer: Answer.optional(),
+  error: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+export type RunItem = z.infer<typeof RunItem>;
+
+/** Run description item (`META`), written once with the run. */
+export const MetaItem = z.object({
+  ...key,
+  entity: z.literal('meta'),
+  goal: z.string(),
+  universe: Universe,
+  request: RunRequest,
+  createdAt: z.string(),
+});
+export type MetaItem = z.infer<typeof MetaItem>;
+
+/** The last failed delivery of a subtask's message, so a seal can say why nothing arrived. */
+export const DeliveryFailure = z.object({
+  receiveCount: z.int().min(1),
+  errorName: z.string(),
+  at: z.string(),
+  deadLettered: z.boolean().optional(),
+});
+export type DeliveryFailure = z.infer<typeof DeliveryFailure>;
+
+/** What a worker reported, as stored on its subtask (usage is not stored: it is the counters). */
+export const StoredOutcome = z.object({
+  state: TerminalState,
+  observed: Observed.nullable(),
+  sources: z.array(z.string()),
+  sourcesReached: count,
+  findings: z.json().optional(),
+  reason: z.string().optional(),
+  refusals: z.array(Refusal),
+  baseline: BaselineComparison.optional(),
+});
+export type StoredOutcome = z.infer<typeof StoredOutcome>;
+
+/** Why a subtask was closed without a result of its own. */
+export const ClosedBy = z.enum(['cancel', 'run_succeeded', 'run_failed', 'run_cancelled']);
+export type ClosedBy = z.infer<typeof ClosedBy>;
+
+/** One dispatched subtask (`SUB#<id>`): its immutable assignment, lifecycle and allowance. */
+export const SubtaskItem = z.object({
+  ...key,
+  entity: z.literal('subtask'),
+  subtaskId: z.string(),
+  round: z.int().min(1),
+  /** Position inside its round, so the manifest keeps dispatch order. */
+  position: count,
+  assignment: DispatchedSubtask,
+  assignmentHash: z.string(),
+  dispatchedAt: z.string(),
+  deadlineMs: z.number(),
+  /** Allowance: fixed per-call estimate, immutable limits, counters counting down. */
+  costPerCall: count,
+  callsLimit: count,
+  costLimit: count,
+  callsLeft: z.int(),
+  costLeft: z.int(),
+  state: SubtaskState,
+  generation: count,
+  workerId: z.string().optional(),
+  claimId: z.string().optional(),
+  claimedAt: z.string().optional(),
+  leaseExpiresAt: z.number().optional(),
+  releasedAt: z.string().optional(),
+  taskToken: z.string().optional(),
+  lastDeliveryFailure: DeliveryFailure.optional(),
+  outcome: StoredOutcome.optional(),
+  outcomeGeneration: count.optional(),
+  finishedAt: z.string().optional(),
+  sealedAt: z.string().optional(),
+  closedAt: z.string().optional(),
+  closedBy: ClosedBy.optional(),
+  updatedAt: z.string(),
+});
+export type SubtaskItem = z.infer<typeof SubtaskItem>;
+
+/** A result refused after its subtask was sealed or its run stopped (`LATE#<id>#<generation>`). */
+export const LateItem = LateEvidence.extend({
+  ...key,
+  entity: z.literal('late'),
+  subtaskId: z.string(),
+});
+export type LateItem = z.infer<typeof LateItem>;
+
+/** `POST /runs` idempotency record (`T#<tenant>#IDEM#<key>`), expiring after 24 hours. */
+export const IdempotencyItem = z.object({
+  ...key,
+  entity: z.literal('idempotency'),
+  runId: z.string(),
+  requestHash: z.string(),
+  createdAt: z.string(),
+  ttl: z.int(),
+});
+export type IdempotencyItem = z.infer<typeof IdempotencyItem>;
+
+/** A tenant's model usage on one UTC day (`T#<tenant>#DAY#<day>`), counting up. */
+export const TenantDayItem = z.object({
+  ...key,
+  entity: z.literal('tenant-day'),
+  tenantId: z.string(),
+  day: z.string(),
+  callsUsed: count,
+  costUsed: count,
+  ttl: z.int(),
+});
+export type TenantDayItem = z.infer<typeof TenantDayItem>;
+
+/**
+ * Parses a stored item with its schema, turning a mismatch into `CorruptItem`.
+ *
+ * @example
+ * const sub = parseItem(SubtaskItem, output.Attributes, { runId });
+ */
+export const parseItem = <Schema extends z.ZodType>(schema: Schema, item: unknown, context: LedgerErrorContext): z.infer<Schema> => {
+  const result = schema.safeParse(item);
+  if (result.success) return result.data;
+  const sk = typeof item === 'object' && item !== null && 'sk' in item ? String((item as { sk: unknown }).sk) : '(no key)';
+  throw new CorruptItem({ ...context, key: sk, issues: result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`) }, { cause: result.error });
+};

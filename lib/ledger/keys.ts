@@ -1,0 +1,87 @@
+/**
+ * Key layout of the ledger's single table. Every key starts with the tenant, so a run id is only
+ * ever looked up inside its own tenant: another tenant's run is not forbidden, it is absent.
+ *
+ * Caller-supplied parts (tenant, run id, idempotency key) are percent-encoded so that a `#` in a
+ * tenant claim cannot forge another key; subtask ids cannot contain `#` (contract regex).
+ */
+
+const part = (value: string): string => encodeURIComponent(value);
+
+/** Sort-key values and prefixes inside a run's partition. */
+export const SORT_KEYS = {
+  /** Run control: status, budget counters, round commit markers, answer. Small and hot. */
+  run: 'RUN',
+  /** Run description: goal, universe and the whole request. Written once. */
+  meta: 'META',
+  subtaskPrefix: 'SUB#',
+  latePrefix: 'LATE#',
+  /** The single item of an idempotency-key or tenant-day partition. */
+  idempotency: 'IDEM',
+  day: 'DAY',
+} as const;
+
+/** A primary key of the ledger table. */
+export interface LedgerKey {
+  readonly pk: string;
+  readonly sk: string;
+}
+
+/**
+ * Partition key of one run: `T#<tenant>#R#<runId>`.
+ *
+ * @example
+ * runPartition('acme', 'r-1') // 'T#acme#R#r-1'
+ */
+export const runPartition = (tenantId: string, runId: string): string => `T#${part(tenantId)}#R#${part(runId)}`;
+
+/** @example runKey('acme', 'r-1') // { pk: 'T#acme#R#r-1', sk: 'RUN' } */
+export const runKey = (tenantId: string, runId: string): LedgerKey => ({ pk: runPartition(tenantId, runId), sk: SORT_KEYS.run });
+
+/** @example metaKey('acme', 'r-1').sk // 'META' */
+export const metaKey = (tenantId: string, runId: string): LedgerKey => ({ pk: runPartition(tenantId, runId), sk: SORT_KEYS.meta });
+
+/** @example subtaskKey('acme', 'r-1', 'B').sk // 'SUB#B' */
+export const subtaskKey = (tenantId: string, runId: string, subtaskId: string): LedgerKey => ({
+  pk: runPartition(tenantId, runId),
+  sk: `${SORT_KEYS.subtaskPrefix}${subtaskId}`,
+});
+
+/**
+ * Late evidence of one generation of one subtask. The generation is zero-padded so that a
+ * subtask's late items sort by generation.
+ *
+ * @example
+ * lateKey('acme', 'r-1', 'B', 2).sk // 'LATE#B#000002'
+ */
+export const lateKey = (tenantId: string, runId: string, subtaskId: string, generation: number): LedgerKey => ({
+  pk: runPartition(tenantId, runId),
+  sk: `${SORT_KEYS.latePrefix}${subtaskId}#${String(generation).padStart(6, '0')}`,
+});
+
+/**
+ * The idempotency record of `POST /runs` with an `Idempotency-Key`: `T#<tenant>#IDEM#<key>`.
+ *
+ * @example
+ * idempotencyKey('acme', 'order 7').pk // 'T#acme#IDEM#order%207'
+ */
+export const idempotencyKey = (tenantId: string, key: string): LedgerKey => ({
+  pk: `T#${part(tenantId)}#IDEM#${part(key)}`,
+  sk: SORT_KEYS.idempotency,
+});
+
+/**
+ * The UTC calendar day of an instant, `YYYY-MM-DD`: the period of a tenant's daily allowance.
+ *
+ * @example
+ * utcDay(Date.UTC(2025, 5, 30, 23, 59)) // '2025-06-30'
+ */
+export const utcDay = (epochMs: number): string => new Date(epochMs).toISOString().slice(0, 10);
+
+/**
+ * A tenant's usage counters for one UTC day: `T#<tenant>#DAY#<yyyy-mm-dd>`.
+ *
+ * @example
+ * tenantDayKey('acme', '2025-06-30').pk // 'T#acme#DAY#2025-06-30'
+ */
+export const tenantDayKey = (tenantId: string, day: string): LedgerKey => ({ pk: `T#${part(tenantId)}#DAY#${day}`, sk: SORT_KEYS.day });

@@ -1,0 +1,170 @@
+/**
+ * The run ledger: tessera's durable state on DynamoDB, spoken in the domain's words. See
+ * docs/ledger.md for the table layout, the access patterns and the cost of each operation.
+ */
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { OutcomeInput } from '../contract';
+import { appendRound, type AppendedRound } from './rounds';
+import { reserveBudget, tenantUsage, type Reservation, type TenantUsage } from './budget';
+import { claimSubtask, getSubtask, recordDeliveryFailure, registerWaiter, releaseClaim, sealTimedOut, type SealResult, type WaiterRegistration } from './claims';
+import { cancelRun, finishRun, type ClosedRun } from './closing';
+import { LedgerConfigurationError } from './errors';
+import { DEFAULT_CONFLICT_RETRY, type ConflictRetry } from './failures';
+import type { AppendRoundInput, Claim, ClaimInput, CreateRunInput, DeliveryFailureInput, FinishRunInput, SubtaskRef, WaiterInput } from './inputs';
+import { RunRef, parseInput } from './inputs';
+import { contextDefaults, type DailyAllowance, type LedgerContext } from './io';
+import type { SubtaskItem } from './items';
+import { recordOutcome, type RecordedOutcome } from './outcomes';
+import { createRun, loadRun, readManifest, type CreatedRun, type ManifestRead } from './runs';
+import type { RunRecord } from './view';
+
+/** How to build a ledger. */
+export interface LedgerOptions {
+  /** A document client made with `marshallOptions: { removeUndefinedValues: true }`. */
+  readonly client: DynamoDBDocumentClient;
+  readonly tableName: string;
+  /**
+   * Clock in epoch milliseconds; leases, deadlines and the tenant's UTC day are judged by it.
+   * @default Date.now
+   */
+  readonly now?: () => number;
+  /**
+   * The tenant's allowance per UTC day across all runs. Without one, daily usage is still counted
+   * but never refused.
+   * @default undefined
+   */
+  readonly dailyAllowance?: DailyAllowance;
+  /**
+   * Retries of writes that lose a race with a concurrent transaction.
+   * @default DEFAULT_CONFLICT_RETRY (8 attempts, full jitter from 20 ms, 1 s cap)
+   */
+  readonly conflictRetry?: ConflictRetry;
+}
+
+/** The ledger's operations. Every refusal is a `LedgerError` subclass (see errors.ts). */
+export interface Ledger {
+  /**
+   * Creates a run idempotently (same key + same request → the existing run, `created: false`;
+   * same key + other request → `IdempotencyConflict`).
+   * @example const { run, created } = await ledger.createRun({ tenantId, runId, idempotencyKey, request });
+   */
+  createRun(input: CreateRunInput): Promise<CreatedRun>;
+  /**
+   * Everything stored about a run, or `undefined` (also for another tenant's run). Map it with `toRunResource`.
+   * @example const record = await ledger.getRun(tenantId, runId);
+   */
+  getRun(tenantId: string, runId: string): Promise<RunRecord | undefined>;
+  /**
+   * The committed manifest and the outcomes of ended subtasks, for reconcile.
+   * @example const { manifest, outcomes, unfinished } = await ledger.readManifest(tenantId, runId);
+   */
+  readManifest(tenantId: string, runId: string): Promise<ManifestRead>;
+  /**
+   * Writes a round's subtasks (chunked) and commits the round. Idempotent per round.
+   * @example await ledger.appendRound({ tenantId, runId, round: 1, subtasks, dispatchedAt });
+   */
+  appendRound(input: AppendRoundInput): Promise<AppendedRound>;
+  /**
+   * Claims a subtask for one delivery (lease + next generation).
+   * @example const claim = await ledger.claimSubtask({ tenantId, runId, subtaskId, workerId, leaseMs: 60_000 });
+   */
+  claimSubtask(input: ClaimInput): Promise<Claim>;
+  /**
+   * Gives a claim back early so the next delivery need not wait for the lease.
+   * @example await ledger.releaseClaim(claim);
+   */
+  releaseClaim(claim: Claim): Promise<void>;
+  /**
+   * Reserves one model/tool call on the subtask, run and tenant-day counters at once.
+   * @example await ledger.reserveBudget(claim); const reply = await model.call(prompt);
+   */
+  reserveBudget(claim: Claim): Promise<Reservation>;
+  /**
+   * The tenant's usage on a UTC day (default: today by the ledger's clock), across all its runs.
+   * @example const { modelCalls } = await ledger.tenantUsage(tenantId);
+   */
+  tenantUsage(tenantId: string, day?: string): Promise<TenantUsage>;
+  /**
+   * Records the claimed subtask's outcome; returns the waiter's task token, if any.
+   * @example const { taskToken } = await ledger.recordOutcome(claim, outcome);
+   */
+  recordOutcome(claim: Claim, outcome: OutcomeInput): Promise<RecordedOutcome>;
+  /**
+   * Remembers a failed delivery so the seal can explain it.
+   * @example await ledger.recordDeliveryFailure({ tenantId, runId, subtaskId, receiveCount: 3, errorName: 'WorkerCrashed', deadLettered: true });
+   */
+  recordDeliveryFailure(input: DeliveryFailureInput): Promise<{ readonly recorded: boolean; readonly state: SubtaskItem['state'] }>;
+  /**
+   * Stores the Map iteration's task token unless the subtask already ended.
+   * @example const registration = await ledger.registerWaiter({ tenantId, runId, subtaskId, taskToken });
+   */
+  registerWaiter(input: WaiterInput): Promise<WaiterRegistration>;
+  /**
+   * Seals a live subtask `timed_out` after its deadline.
+   * @example const { sealed, reason } = await ledger.sealTimedOut({ tenantId, runId, subtaskId });
+   */
+  sealTimedOut(input: SubtaskRef): Promise<SealResult>;
+  /**
+   * One subtask as stored, or `undefined`.
+   * @example const item = await ledger.getSubtask({ tenantId, runId, subtaskId });
+   */
+  getSubtask(input: SubtaskRef): Promise<SubtaskItem | undefined>;
+  /**
+   * Cancels a run and closes its unfinished subtasks. Idempotent.
+   * @example const { taskTokens } = await ledger.cancelRun(tenantId, runId);
+   */
+  cancelRun(tenantId: string, runId: string): Promise<ClosedRun>;
+  /**
+   * Ends a run with its answer and closes any unfinished subtask.
+   * @example await ledger.finishRun({ tenantId, runId, status: 'succeeded', answer });
+   */
+  finishRun(input: FinishRunInput): Promise<ClosedRun>;
+}
+
+const removesUndefined = (client: DynamoDBDocumentClient): boolean => client.config.translateConfig?.marshallOptions?.removeUndefinedValues === true;
+
+/**
+ * Builds the ledger over one table.
+ *
+ * @example
+ * const client = DynamoDBDocumentClient.from(new DynamoDBClient({}), { marshallOptions: { removeUndefinedValues: true } });
+ * const ledger = createLedger({ client, tableName: config.TABLE_NAME, dailyAllowance: { modelCalls: 1000, costLimit: 50_000 } });
+ * const claim = await ledger.claimSubtask({ tenantId, runId, subtaskId, workerId, leaseMs: 60_000 });
+ */
+export const createLedger = (options: LedgerOptions): Ledger => {
+  if (!removesUndefined(options.client)) {
+    throw new LedgerConfigurationError({ detail: 'createLedger needs a DynamoDBDocumentClient made with marshallOptions.removeUndefinedValues: true' });
+  }
+  const ctx: LedgerContext = {
+    client: options.client,
+    tableName: options.tableName,
+    now: options.now ?? contextDefaults.now,
+    dailyAllowance: options.dailyAllowance,
+    conflictRetry: options.conflictRetry ?? DEFAULT_CONFLICT_RETRY,
+    newId: contextDefaults.newId,
+  };
+  const ref = (tenantId: string, runId: string, operation: string) => parseInput(RunRef, { tenantId, runId }, operation);
+  return {
+    createRun: (input) => createRun(ctx, input),
+    getRun: (tenantId, runId) => {
+      const valid = ref(tenantId, runId, 'getRun');
+      return loadRun(ctx, valid.tenantId, valid.runId);
+    },
+    readManifest: (tenantId, runId) => {
+      const valid = ref(tenantId, runId, 'readManifest');
+      return readManifest(ctx, valid.tenantId, valid.runId);
+    },
+    appendRound: (input) => appendRound(ctx, input),
+    claimSubtask: (input) => claimSubtask(ctx, input),
+    releaseClaim: (claim) => releaseClaim(ctx, claim),
+    reserveBudget: (claim) => reserveBudget(ctx, claim),
+    tenantUsage: (tenantId, day) => tenantUsage(ctx, tenantId, day),
+    recordOutcome: (claim, outcome) => recordOutcome(ctx, claim, outcome),
+    recordDeliveryFailure: (input) => recordDeliveryFailure(ctx, input),
+    registerWaiter: (input) => registerWaiter(ctx, input),
+    sealTimedOut: (input) => sealTimedOut(ctx, input),
+    getSubtask: (input) => getSubtask(ctx, input),
+    cancelRun: (tenantId, runId) => cancelRun(ctx, tenantId, runId),
+    finishRun: (input) => finishRun(ctx, input),
+  };
+};

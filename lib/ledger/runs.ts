@@ -1,0 +1,206 @@
+/**
+ * Runs: idempotent creation, the full read behind `GET /runs/{runId}`, and the manifest read
+ * that reconcile trusts.
+ */
+import { RunRequest, type Manifest, type Outcome, type RunRequestInput } from '../contract';
+import { contentHash } from './canonical';
+import { IdempotencyConflict, ImmutableAssignment, ManifestIncomplete, RunNotFound, type LedgerErrorContext } from './errors';
+import { CreateRunInput, parseInput } from './inputs';
+import { getItem, iso, queryPartition, transact, type LedgerContext, type LedgerTransactItem } from './io';
+import { IdempotencyItem, LateItem, MetaItem, parseItem, RunItem, SubtaskItem } from './items';
+import { cancellationReasons, conditionFailed, type CancellationReason } from './failures';
+import { idempotencyKey, metaKey, runKey, runPartition, SORT_KEYS } from './keys';
+import { dispatchedSubtasks, isTerminal, toOutcome, type RunRecord } from './view';
+
+/** How long an `Idempotency-Key` is remembered. */
+export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
+
+/**
+ * The hash that decides "same request": canonical JSON of the request after its defaults are
+ * applied, so key order, whitespace and spelled-out defaults do not make a retry conflict.
+ *
+ * @example
+ * hashRequest(body) === hashRequest(JSON.parse(JSON.stringify(body))) // true
+ */
+export const hashRequest = (request: RunRequestInput | RunRequest): string => contentHash(RunRequest.parse(request));
+
+/** Result of `createRun`: the run (new or the one the key already named) and whether this call created it. */
+export interface CreatedRun {
+  readonly run: RunItem;
+  readonly created: boolean;
+}
+
+const newRunItems = (ctx: LedgerContext, input: ReturnType<typeof CreateRunInput.parse>, requestHash: string): { run: RunItem; meta: MetaItem } => {
+  const { tenantId, runId, request } = input;
+  const createdAt = input.createdAt === undefined ? iso(ctx.now()) : iso(Date.parse(input.createdAt));
+  const run: RunItem = {
+    ...runKey(tenantId, runId),
+    entity: 'run',
+    tenantId,
+    runId,
+    status: 'running',
+    requestHash,
+    ...(input.idempotencyKey === undefined ? {} : { idempotencyKey: input.idempotencyKey }),
+    createdAt,
+    updatedAt: createdAt,
+    callsLimit: request.budget.modelCalls,
+    costLimit: request.budget.costLimit,
+    callsLeft: request.budget.modelCalls,
+    costLeft: request.budget.costLimit,
+    round: 0,
+    roundSizes: [],
+  };
+  const meta: MetaItem = { ...metaKey(tenantId, runId), entity: 'meta', goal: request.goal, universe: request.universe, request, createdAt };
+  return { run, meta };
+};
+
+const idempotencyPut = (ctx: LedgerContext, input: ReturnType<typeof CreateRunInput.parse>, key: string, requestHash: string): LedgerTransactItem => {
+  const nowSeconds = Math.floor(ctx.now() / 1000);
+  const item: IdempotencyItem = {
+    ...idempotencyKey(input.tenantId, key),
+    entity: 'idempotency',
+    runId: input.runId,
+    requestHash,
+    createdAt: iso(ctx.now()),
+    ttl: nowSeconds + IDEMPOTENCY_TTL_SECONDS,
+  };
+  // TTL deletion lags (up to days), so an expired record counts as absent.
+  return { kind: 'put', item, condition: 'attribute_not_exists(#pk) OR #ttl < :nowSeconds', values: { ':nowSeconds': nowSeconds } };
+};
+
+/**
+ * Creates a run, idempotently. The run control item, its description and the idempotency record
+ * are written in one transaction; if the key (or the run id) is already taken, the stored
+ * request hash decides: the same request returns the existing run (`created: false`), another
+ * request throws `IdempotencyConflict`.
+ */
+export const createRun = async (ctx: LedgerContext, raw: CreateRunInput): Promise<CreatedRun> => {
+  const input = parseInput(CreateRunInput, raw, 'createRun');
+  const requestHash = input.requestHash ?? contentHash(input.request);
+  const { run, meta } = newRunItems(ctx, input, requestHash);
+  const items: LedgerTransactItem[] = [
+    { kind: 'put', item: run, condition: 'attribute_not_exists(#pk)' },
+    { kind: 'put', item: meta, condition: 'attribute_not_exists(#pk)' },
+  ];
+  if (input.idempotencyKey !== undefined) items.push(idempotencyPut(ctx, input, input.idempotencyKey, requestHash));
+  const context = { tenantId: input.tenantId, runId: input.runId };
+  try {
+    await transact(ctx, { operation: 'createRun', ...context }, items);
+    return { run, created: true };
+  } catch (error) {
+    const reasons = cancellationReasons(error);
+    if (reasons === undefined) throw error;
+    return existingRun(ctx, { ...context, idempotencyKey: input.idempotencyKey, requestHash }, reasons, error);
+  }
+};
+
+interface Attempt {
+  readonly tenantId: string;
+  readonly runId: string;
+  readonly idempotencyKey: string | undefined;
+  readonly requestHash: string;
+}
+
+/** A create that found its key or run id taken: the stored request hash decides between "same run" and conflict. */
+const existingRun = async (ctx: LedgerContext, attempt: Attempt, reasons: readonly CancellationReason[], error: unknown): Promise<CreatedRun> => {
+  const [runReason, , keyReason] = reasons;
+  const context = { tenantId: attempt.tenantId, runId: attempt.runId };
+  if (conditionFailed(keyReason)) {
+    const record = parseItem(IdempotencyItem, keyReason.item, context);
+    if (record.requestHash !== attempt.requestHash) {
+      throw new IdempotencyConflict({ ...context, idempotencyKey: attempt.idempotencyKey, existingRunId: record.runId }, { cause: error });
+    }
+    const stored = await getItem(ctx, runKey(attempt.tenantId, record.runId));
+    if (stored === undefined) throw new RunNotFound({ tenantId: attempt.tenantId, runId: record.runId }, { cause: error });
+    return { run: parseItem(RunItem, stored, context), created: false };
+  }
+  if (conditionFailed(runReason)) {
+    const stored = parseItem(RunItem, runReason.item, context);
+    if (stored.requestHash !== attempt.requestHash) {
+      throw new IdempotencyConflict({ ...context, idempotencyKey: undefined, existingRunId: stored.runId }, { cause: error });
+    }
+    return { run: stored, created: false };
+  }
+  throw error;
+};
+
+const byDispatchOrder = (a: SubtaskItem, b: SubtaskItem): number => a.round - b.round || a.position - b.position;
+
+/**
+ * Everything stored about a run, or `undefined` when this tenant has no such run. One strongly
+ * consistent Query of the run's partition; subtasks of a round that is not committed yet are
+ * returned apart (`uncommitted`) and never mixed into the manifest.
+ */
+export const loadRun = async (ctx: LedgerContext, tenantId: string, runId: string): Promise<RunRecord | undefined> => {
+  const context = { tenantId, runId };
+  const items = await queryPartition(ctx, runPartition(tenantId, runId));
+  const runImage = items.find((item) => item.sk === SORT_KEYS.run);
+  if (runImage === undefined) return undefined;
+  const run = parseItem(RunItem, runImage, context);
+  const meta = parseItem(MetaItem, items.find((item) => item.sk === SORT_KEYS.meta), context);
+  const all = items
+    .filter((item) => String(item.sk).startsWith(SORT_KEYS.subtaskPrefix))
+    .map((item) => parseItem(SubtaskItem, item, context))
+    .sort(byDispatchOrder);
+  const late = items.filter((item) => String(item.sk).startsWith(SORT_KEYS.latePrefix)).map((item) => parseItem(LateItem, item, context));
+  return {
+    run,
+    meta,
+    subtasks: all.filter((item) => item.round <= run.round),
+    late,
+    uncommitted: all.filter((item) => item.round > run.round),
+  };
+};
+
+/** What reconcile reads: the manifest of committed rounds and the outcomes of ended subtasks. */
+export interface ManifestRead {
+  readonly run: RunItem;
+  readonly manifest: Manifest;
+  readonly subtasks: readonly SubtaskItem[];
+  /** One per ended subtask, in dispatch order. Equal in length to `manifest.subtasks` once `unfinished` is empty. */
+  readonly outcomes: readonly Outcome[];
+  /** Committed subtasks not yet ended. */
+  readonly unfinished: readonly string[];
+  /** Subtasks written by a round whose commit marker is missing (a dispatch in progress or crashed). */
+  readonly uncommitted: readonly string[];
+}
+
+const verifyManifest = (record: RunRecord, context: LedgerErrorContext): void => {
+  record.run.roundSizes.forEach((expected, index) => {
+    const round = index + 1;
+    const found = record.subtasks.filter((item) => item.round === round).length;
+    if (found !== expected) throw new ManifestIncomplete({ ...context, round, expected, found });
+  });
+  for (const item of record.subtasks) {
+    if (contentHash(item.assignment) !== item.assignmentHash) {
+      throw new ImmutableAssignment({ ...context, subtaskId: item.subtaskId, detail: 'the stored assignment no longer matches the hash written at dispatch' });
+    }
+  }
+};
+
+/**
+ * The manifest as dispatched, for reconcile. Only rounds whose commit marker is written are
+ * included, each must have exactly the number of subtasks its marker counts
+ * (`ManifestIncomplete` otherwise), and each assignment must still match its hash
+ * (`ImmutableAssignment` otherwise).
+ */
+export const readManifest = async (ctx: LedgerContext, tenantId: string, runId: string): Promise<ManifestRead> => {
+  const context = { tenantId, runId };
+  const record = await loadRun(ctx, tenantId, runId);
+  if (record === undefined) throw new RunNotFound(context);
+  verifyManifest(record, context);
+  const { request } = record.meta;
+  return {
+    run: record.run,
+    manifest: {
+      universe: record.meta.universe,
+      subtasks: dispatchedSubtasks(record.subtasks),
+      policy: request.policy,
+      ...(request.questions === undefined ? {} : { questions: request.questions }),
+    },
+    subtasks: record.subtasks,
+    outcomes: record.subtasks.map(toOutcome).filter((outcome): outcome is Outcome => outcome !== undefined),
+    unfinished: record.subtasks.filter((item) => !isTerminal(item.state)).map((item) => item.subtaskId),
+    uncommitted: record.uncommitted.map((item) => item.subtaskId),
+  };
+};

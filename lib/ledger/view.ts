@@ -1,0 +1,150 @@
+/**
+ * Pure mappers from stored items to the public contract: the outcome of a subtask as reconcile
+ * reads it, and the run resource of `GET /runs/{runId}`. No I/O here, so these are unit-tested
+ * with authored items.
+ */
+import {
+  RunResource,
+  SubtaskState,
+  TerminalState,
+  type DispatchedSubtask,
+  type LateEvidence,
+  type Outcome,
+  type SubtaskView,
+  type Usage,
+} from '../contract';
+import type { LateItem, MetaItem, RunItem, SubtaskItem } from './items';
+import { describeSubtask } from './reason';
+
+/** Everything stored about one run: what `getRun` returns and `toRunResource` maps. */
+export interface RunRecord {
+  readonly run: RunItem;
+  readonly meta: MetaItem;
+  /** Subtasks of committed rounds, in dispatch order. */
+  readonly subtasks: readonly SubtaskItem[];
+  /** Results refused after a seal or cancellation, in key order (subtask, then generation). */
+  readonly late: readonly LateItem[];
+  /** Subtask items of a round whose commit marker is not written yet: not part of the manifest. */
+  readonly uncommitted: readonly SubtaskItem[];
+}
+
+/**
+ * Usage of a subtask, read from its counters: what was reserved, whether or not the calls succeeded.
+ *
+ * @example
+ * subtaskUsage({ ...item, callsLimit: 4, callsLeft: 1, costLimit: 28, costLeft: 7 }) // { modelCalls: 3, estimatedCost: 21 }
+ */
+export const subtaskUsage = (item: Pick<SubtaskItem, 'callsLimit' | 'callsLeft' | 'costLimit' | 'costLeft'>): Usage => ({
+  modelCalls: item.callsLimit - item.callsLeft,
+  estimatedCost: item.costLimit - item.costLeft,
+});
+
+/** Usage of a whole run, read from the run budget counters. Same arithmetic as {@link subtaskUsage}. */
+export const runUsage = (run: Pick<RunItem, 'callsLimit' | 'callsLeft' | 'costLimit' | 'costLeft'>): Usage => subtaskUsage(run);
+
+const TERMINAL = new Set<string>(TerminalState.options);
+
+/** True for the five states a subtask ends in. @example isTerminal('timed_out') // true */
+export const isTerminal = (state: string): state is TerminalState => TERMINAL.has(state);
+
+/**
+ * The outcome of a terminal subtask as reconcile consumes it; `undefined` while it is live.
+ * Sealed and cancelled subtasks get an outcome too (no observation, usage from the counters),
+ * so the outcome list always matches the dispatched list once everything has ended.
+ *
+ * @example
+ * toOutcome(sealedItem) // { subtaskId: 'C', state: 'timed_out', observed: null, reason: 'deadline … passed; never claimed…', … }
+ */
+export const toOutcome = (item: SubtaskItem): Outcome | undefined => {
+  if (!isTerminal(item.state)) return undefined;
+  const stored = item.outcome;
+  const reason = describeSubtask(item);
+  return {
+    subtaskId: item.subtaskId,
+    state: item.state,
+    observed: stored?.observed ?? null,
+    sources: stored?.sources ?? [],
+    sourcesReached: stored?.sourcesReached ?? 0,
+    ...(stored?.findings === undefined ? {} : { findings: stored.findings }),
+    usage: subtaskUsage(item),
+    ...(reason === undefined ? {} : { reason }),
+    refusals: stored?.refusals ?? [],
+    ...(stored?.baseline === undefined ? {} : { baseline: stored.baseline }),
+  };
+};
+
+const lateEvidence = (item: LateItem): LateEvidence => ({
+  receivedAt: item.receivedAt,
+  generation: item.generation,
+  refusedBecause: item.refusedBecause,
+  outcome: item.outcome,
+});
+
+/**
+ * One subtask as the run resource shows it (the worker input is left out: it can be large and
+ * is the worker's business).
+ *
+ * @example
+ * toSubtaskView(item, []).state // 'running'
+ */
+export const toSubtaskView = (item: SubtaskItem, late: readonly LateItem[]): SubtaskView => {
+  const { input: _input, ...assignment } = item.assignment;
+  const stored = item.outcome;
+  const reason = describeSubtask(item);
+  const sourcesReached = stored?.sourcesReached ?? 0;
+  return {
+    ...assignment,
+    state: item.state,
+    observed: stored?.observed ?? null,
+    sources: stored?.sources ?? [],
+    sourcesReached,
+    usage: subtaskUsage(item),
+    ...(reason === undefined ? {} : { reason }),
+    refusals: stored?.refusals ?? [],
+    ...(stored?.baseline === undefined ? {} : { baseline: stored.baseline }),
+    ...(item.state === 'empty' && sourcesReached === 0 ? { sourceUnreachable: true } : {}),
+    ...(late.length === 0 ? {} : { late: late.map(lateEvidence) }),
+  };
+};
+
+const countByState = (subtasks: readonly SubtaskItem[]): Record<string, number> => {
+  const counts = Object.fromEntries(SubtaskState.options.flatMap((option) => option.options).map((state) => [state, 0]));
+  for (const item of subtasks) counts[item.state] = (counts[item.state] ?? 0) + 1;
+  return counts;
+};
+
+/**
+ * Maps a stored run to `GET /runs/{runId}`'s body, validated against the contract schema.
+ * Only committed rounds appear; progress counts every state; usage is the run's counters.
+ *
+ * @example
+ * const record = await ledger.getRun(tenantId, runId);
+ * return record ? ok(toRunResource(record)) : notFound();
+ */
+export const toRunResource = (record: RunRecord): RunResource => {
+  const { run, meta, subtasks } = record;
+  const lateBySubtask = new Map<string, LateItem[]>();
+  for (const item of record.late) lateBySubtask.set(item.subtaskId, [...(lateBySubtask.get(item.subtaskId) ?? []), item]);
+  return RunResource.parse({
+    runId: run.runId,
+    status: run.status,
+    goal: meta.goal,
+    createdAt: run.createdAt,
+    updatedAt: run.updatedAt,
+    universe: meta.universe,
+    round: run.round,
+    progress: {
+      dispatched: subtasks.length,
+      terminal: subtasks.filter((item) => isTerminal(item.state)).length,
+      byState: countByState(subtasks),
+    },
+    budget: { modelCalls: run.callsLimit, costLimit: run.costLimit },
+    usage: runUsage(run),
+    subtasks: subtasks.map((item) => toSubtaskView(item, lateBySubtask.get(item.subtaskId) ?? [])),
+    answer: run.answer ?? null,
+    ...(run.error === undefined ? {} : { error: run.error }),
+  });
+};
+
+/** The manifest's subtasks in dispatch order, as the domain's reconcile reads them. */
+export const dispatchedSubtasks = (subtasks: readonly SubtaskItem[]): DispatchedSubtask[] => subtasks.map((item) => item.assignment);

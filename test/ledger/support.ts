@@ -1,0 +1,148 @@
+/**
+ * Shared setup of the ledger's integration tests: a fresh table per file in the DynamoDB Local
+ * started by the global setup, a clock the test moves by hand, and authored request fixtures.
+ */
+import { UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { beforeAll, beforeEach } from 'vitest';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DispatchedSubtask, RunRequestInput } from '../../lib/contract';
+import { createLedger, LEDGER_TABLE, ledgerTableDefinition, type DailyAllowance, type Ledger } from '../../lib/ledger';
+import { createTable, documentClient, dynamoClient, uniqueName } from '../support/aws';
+
+/** Creates this file's own ledger table (keys and TTL as `LEDGER_TABLE` declares them). */
+export const createLedgerTable = async (prefix: string): Promise<string> => {
+  const tableName = uniqueName(prefix);
+  const client = dynamoClient();
+  await createTable(client, ledgerTableDefinition(tableName));
+  await client.send(
+    new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: LEDGER_TABLE.timeToLiveAttribute, Enabled: true } }),
+  );
+  return tableName;
+};
+
+/**
+ * A clock the test advances explicitly, so leases and deadlines expire without sleeping.
+ *
+ * Tests start it in 2040: the tables have TTL enabled, as in AWS, and DynamoDB Local's TTL
+ * sweeper deletes by the wall clock, so records stamped by a clock in the past (idempotency
+ * keys, tenant days) would vanish mid-test.
+ */
+export interface TestClock {
+  now(): number;
+  advance(ms: number): void;
+  set(instant: string): void;
+}
+
+export const testClock = (start: string): TestClock => {
+  let current = Date.parse(start);
+  return {
+    now: () => current,
+    advance: (ms) => {
+      current += ms;
+    },
+    set: (instant) => {
+      current = Date.parse(instant);
+    },
+  };
+};
+
+export interface LedgerSetup {
+  readonly tableName: string;
+  readonly clock: TestClock;
+  readonly dailyAllowance?: DailyAllowance;
+  readonly client?: DynamoDBDocumentClient;
+}
+
+/** Where every test clock starts. */
+export const T0 = '2040-06-01T12:00:00.000Z';
+
+/** A test file's table, clock and ledger: the table is created once, the clock reset to {@link T0} before each test. */
+export interface LedgerTestTable {
+  readonly clock: TestClock;
+  readonly tableName: string;
+  readonly ledger: Ledger;
+}
+
+export const ledgerTestTable = (prefix: string, options: { dailyAllowance?: DailyAllowance } = {}): LedgerTestTable => {
+  const clock = testClock(T0);
+  const state = { tableName: '', ledger: undefined as Ledger | undefined };
+  beforeAll(async () => {
+    state.tableName = await createLedgerTable(prefix);
+    state.ledger = ledgerFor({ tableName: state.tableName, clock, ...options });
+  });
+  beforeEach(() => clock.set(T0));
+  return {
+    clock,
+    get tableName() {
+      return state.tableName;
+    },
+    get ledger() {
+      if (state.ledger === undefined) throw new Error('the ledger is created in beforeAll');
+      return state.ledger;
+    },
+  };
+};
+
+export const ledgerFor = (setup: LedgerSetup): Ledger =>
+  createLedger({
+    client: setup.client ?? documentClient(),
+    tableName: setup.tableName,
+    now: setup.clock.now,
+    ...(setup.dailyAllowance === undefined ? {} : { dailyAllowance: setup.dailyAllowance }),
+  });
+
+/** The tax-year request of DESIGN.md, quarters A–D, each 4 calls at 7 per call; run budget 40 calls / 500. */
+const QUARTER_STARTS = ['2025-01-01', '2025-04-01', '2025-07-01', '2025-10-01', '2026-01-01'] as const;
+const QUARTER_TERMS = { worker: 'tax-statements', questionIds: ['q1'], required: true, justification: 'the total needs every quarter', deadlineSeconds: 60 };
+
+export const taxYearRequest = (overrides: Partial<RunRequestInput> = {}): RunRequestInput => ({
+  goal: 'Total deductible household expenses for tax year 2025',
+  universe: { dimension: 'time', from: '2025-01-01', toExclusive: '2026-01-01' },
+  subtasks: ['A', 'B', 'C', 'D'].map((id, index) => ({
+    ...QUARTER_TERMS,
+    id,
+    scope: { from: QUARTER_STARTS[index]!, toExclusive: QUARTER_STARTS[index + 1]! },
+    budget: { modelCalls: 4, estimatedCostPerCall: 7 },
+  })),
+  budget: { modelCalls: 40, costLimit: 500 },
+  ...overrides,
+});
+
+/** One dispatched subtask of round 1 with an absolute deadline. */
+export const dispatched = (id: string, from: string, toExclusive: string, overrides: Partial<DispatchedSubtask> = {}): DispatchedSubtask => ({
+  ...QUARTER_TERMS,
+  id,
+  round: 1,
+  deadlineSeconds: undefined,
+  assigned: { from, toExclusive },
+  deadline: '2040-06-01T12:01:00.000Z',
+  budget: { modelCalls: 4, estimatedCostPerCall: 7 },
+  ...overrides,
+});
+
+/** An `ok` outcome with a time observation, as a worker SDK would report it. */
+export const okOutcome = (subtaskId: string, minDate: string, maxDate: string, recordCount: number) => ({
+  subtaskId,
+  state: 'ok' as const,
+  observed: { minDate, maxDate, recordCount },
+  sources: [`stmt-${minDate.slice(0, 7)}`],
+  sourcesReached: 1,
+  findings: { totalDeductible: 3880 },
+});
+
+/** Starts a run, dispatches `subtasks` as round 1 and returns the ledger with the run id. */
+export const startRun = async (ledger: Ledger, tenantId: string, subtasks: readonly DispatchedSubtask[], request: RunRequestInput = taxYearRequest()) => {
+  const runId = uniqueName('run');
+  await ledger.createRun({ tenantId, runId, request });
+  await ledger.appendRound({ tenantId, runId, round: 1, subtasks: [...subtasks] });
+  return runId;
+};
+
+/** Settles all promises and sorts them into values and errors. */
+export const settle = async <T>(promises: readonly Promise<T>[]): Promise<{ values: T[]; errors: unknown[] }> => {
+  const results = await Promise.allSettled(promises);
+  return {
+    values: results.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : [])),
+    errors: results.flatMap((result) => (result.status === 'rejected' ? [result.reason as unknown] : [])),
+  };
+};
