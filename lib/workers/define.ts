@@ -1,0 +1,233 @@
+import { z } from 'zod';
+import { SourceLabel, WorkerKind as WorkerKindName, type Dimension } from '../contract';
+import type { Assignment } from './assignment';
+import { WorkerDefinitionError } from './errors';
+import type { WorkerModel } from './model';
+import type { OfflineScript } from './models/offline';
+import type { DataSource, ToolBinding } from './sources';
+
+/**
+ * The data sources of a kind, keyed by the name of the tool each becomes.
+ *
+ * @example
+ * const sources = { statements: statementsSource } satisfies SourcesOf<'time'>;
+ */
+export type SourcesOf<D extends Dimension> = Readonly<Record<string, DataSource<D, unknown>>>;
+
+/**
+ * The tools a worker receives for its declared sources.
+ *
+ * @example
+ * type Tools = ToolsOf<{ statements: typeof statementsSource }>; // { statements: TimeSeriesTool<StatementTransaction> }
+ */
+export type ToolsOf<S> = { readonly [K in keyof S]: S[K] extends DataSource<Dimension, infer Tool> ? Tool : never };
+
+/**
+ * What `run` receives. There is no way to write an observed block from here: coverage is what
+ * the tools returned.
+ *
+ * @example
+ * run: async (ctx) => {
+ *   const rows = await ctx.tools.statements();          // recorded by the tool layer
+ *   if (ctx.remainingMs() < 1_000) throw ctx.signal.reason;
+ *   return summarise(rows);
+ * }
+ */
+export interface WorkerContext<D extends Dimension, Input, Tools> {
+  /** Deeply frozen: scope, input, deadline and allowance, the same for every generation. */
+  readonly assignment: Assignment<D, Input>;
+  /** Scoped tools built from the kind's sources. */
+  readonly tools: Tools;
+  /** The model, each call reserved against the durable allowance first. */
+  readonly model: WorkerModel;
+  /** Fires at the absolute deadline, on cancellation, or when the SDK must stop the worker. */
+  readonly signal: AbortSignal;
+  /** Milliseconds left before the deadline. */
+  remainingMs(): number;
+}
+
+/** Tool names double as model tool names, so they follow Bedrock's rule. */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * A worker kind as a product team writes it. `input` and `output` are zod schemas; everything
+ * else is typed from them.
+ *
+ * @example
+ * defineWorker({ kind, dimension: 'time', label, recordNoun, input, output, sources, merge, run } satisfies WorkerDefinition<…>);
+ */
+export interface WorkerDefinition<
+  D extends Dimension,
+  I extends z.ZodType,
+  O extends z.ZodType,
+  S extends SourcesOf<D>,
+  R extends Record<string, unknown>,
+> {
+  /** `tax-statements`: lower-case letters, digits and `-`. */
+  readonly kind: string;
+  readonly dimension: D;
+  /** How reports name the source: `monthly statements`. */
+  readonly label: string;
+  /** How reports name its records: `transactions`. */
+  readonly recordNoun: string;
+  /** The kind that re-checks this kind's observed gaps; it must share this kind's `output` schema. */
+  readonly alternateSource?: string;
+  /** Schema of the subtask's `input` (the inquiry). Use `z.strictObject({})` when there is none. */
+  readonly input: I;
+  /** Schema of the findings `run` returns. Output that fails it makes the outcome `invalid`. */
+  readonly output: O;
+  readonly sources: S;
+  readonly run: (ctx: WorkerContext<D, z.output<I>, ToolsOf<S>>) => Promise<z.input<O>>;
+  /**
+   * Folds the findings of the `ok` outcomes into the answer's `result`. Kinds that share an
+   * `output` schema (a source and its alternate) must share this function too.
+   */
+  readonly merge: (findings: readonly z.output<O>[]) => R;
+  /** One sentence for `answer.text` from the merged result. */
+  readonly summarize?: (result: R) => string;
+  /**
+   * A deterministic function that computes the same findings without a model (seed 003). The
+   * outcome then records whether the worker matched it and the model calls of each path.
+   */
+  readonly baseline?: (input: z.output<I>) => z.input<O> | Promise<z.input<O>>;
+  /** Scripted answers of the offline model for the `task`s this kind's model calls name. */
+  readonly offlineScripts?: Readonly<Record<string, OfflineScript>>;
+}
+
+/**
+ * What the SDK needs from one run of a kind: the pieces the generic types were closed over.
+ *
+ * @example
+ * await kind.execute({ assignment, model, signal, remainingMs, binding: (tool) => bindingFor(run, tool) });
+ */
+export interface WorkerRunParts<D extends Dimension> {
+  readonly assignment: Assignment<D, unknown>;
+  readonly model: WorkerModel;
+  readonly signal: AbortSignal;
+  remainingMs(): number;
+  /** Builds the binding of one tool; the SDK supplies scope, recorder, refusals and signal. */
+  binding(tool: string): ToolBinding<D>;
+}
+
+/**
+ * A defined worker kind with its generics erased, so a registry can hold many. Values cross
+ * this interface as `unknown` and are validated by the kind's own schemas on the way in.
+ *
+ * @example
+ * const kind: DefinedWorker = defineWorker({ … });
+ * kind.parseInput({ sku: 'SKU-VANILLA', guests: 0 }) // { ok: false, issues: [{ path: 'guests', … }] }
+ */
+export interface DefinedWorker {
+  readonly kind: string;
+  readonly dimension: Dimension;
+  readonly label: string;
+  readonly recordNoun: string;
+  readonly alternateSource?: string;
+  /** Identity of the findings shape; kinds with the same one are merged together. */
+  readonly output: z.ZodType;
+  readonly merge: (findings: readonly unknown[]) => Record<string, unknown>;
+  readonly summarize?: (result: Record<string, unknown>) => string;
+  /** The `merge` and `summarize` functions as declared, compared by identity across kinds. */
+  readonly declared: { readonly merge: unknown; readonly summarize: unknown };
+  readonly offlineScripts: Readonly<Record<string, OfflineScript>>;
+  readonly hasBaseline: boolean;
+  parseInput(input: unknown): { ok: true; input: unknown } | { ok: false; issues: { path: string; message: string }[] };
+  /** Runs the kind's `run` with tools bound to `parts`; resolves with its raw, unvalidated output. */
+  execute(parts: WorkerRunParts<Dimension>): Promise<unknown>;
+  /** The baseline's findings for a validated input, or `undefined` when the kind has none. */
+  baseline(input: unknown): Promise<unknown>;
+  /** The label reports use (`SourceLabel` of the manifest). */
+  sourceLabel(): SourceLabel;
+}
+
+/** The parts of a definition that can be checked without its generics. */
+interface DeclaredShape {
+  readonly kind: string;
+  readonly dimension: Dimension;
+  readonly label: string;
+  readonly recordNoun: string;
+  readonly alternateSource?: string;
+  readonly sources: Readonly<Record<string, { readonly dimension: Dimension }>>;
+}
+
+const checkDefinition = (definition: DeclaredShape): void => {
+  const problem = (text: string) => new WorkerDefinitionError(definition.kind, text);
+  if (!WorkerKindName.safeParse(definition.kind).success) throw problem('the kind must be lower-case letters, digits and "-", starting with a letter');
+  if (!SourceLabel.safeParse({ label: definition.label, recordNoun: definition.recordNoun, alternateSource: definition.alternateSource }).success) {
+    throw problem('label and recordNoun must be non-empty and alternateSource a valid kind name');
+  }
+  if (definition.alternateSource === definition.kind) throw problem('a kind cannot be its own alternate source');
+  for (const [tool, source] of Object.entries(definition.sources)) {
+    if (!TOOL_NAME.test(tool)) throw problem(`tool name "${tool}" must be 1-64 letters, digits, "_" or "-"`);
+    if (source.dimension !== definition.dimension) {
+      throw problem(`source "${tool}" works in the ${source.dimension} dimension but the kind works in ${definition.dimension}`);
+    }
+  }
+};
+
+const issuePath = (path: readonly PropertyKey[]): string => path.map(String).join('.');
+
+/** Builds the tools of one run from the declared sources. */
+const bindTools = <D extends Dimension, S extends SourcesOf<D>>(sources: S, parts: WorkerRunParts<D>): ToolsOf<S> => {
+  const tools: Record<string, unknown> = {};
+  for (const [name, source] of Object.entries(sources)) tools[name] = source.bind(parts.binding(name));
+  // Object.entries loses the key-to-tool correspondence that ToolsOf<S> states; the loop keeps it.
+  return Object.freeze(tools) as ToolsOf<S>;
+};
+
+/**
+ * Declares a worker kind.
+ *
+ * @example
+ * export const cateringQuote = defineWorker({
+ *   kind: 'catering-quote', dimension: 'ids', label: 'catalogue', recordNoun: 'quotes',
+ *   input: CateringInquiry, output: CateringQuote,
+ *   sources: { catering_quote: quoteSource },
+ *   baseline: quote,
+ *   merge: (quotes) => ({ quotes }),
+ *   run: async (ctx) => (await ctx.tools.catering_quote(ctx.assignment.input))[0],
+ * });
+ */
+export const defineWorker = <
+  D extends Dimension,
+  I extends z.ZodType,
+  O extends z.ZodType,
+  S extends SourcesOf<D>,
+  R extends Record<string, unknown>,
+>(
+  definition: WorkerDefinition<D, I, O, S, R>,
+): DefinedWorker => {
+  checkDefinition(definition);
+  const { summarize, baseline } = definition;
+  return Object.freeze({
+    kind: definition.kind,
+    dimension: definition.dimension,
+    label: definition.label,
+    recordNoun: definition.recordNoun,
+    ...(definition.alternateSource === undefined ? {} : { alternateSource: definition.alternateSource }),
+    output: definition.output,
+    merge: (findings: readonly unknown[]) => definition.merge(findings.map((item) => definition.output.parse(item))),
+    ...(summarize === undefined ? {} : { summarize: (result: Record<string, unknown>) => summarize(result as R) }),
+    declared: { merge: definition.merge, summarize },
+    offlineScripts: Object.freeze({ ...definition.offlineScripts }),
+    hasBaseline: baseline !== undefined,
+    parseInput: (input: unknown) => {
+      const parsed = definition.input.safeParse(input ?? {});
+      return parsed.success
+        ? { ok: true as const, input: parsed.data }
+        : { ok: false as const, issues: parsed.error.issues.map((issue) => ({ path: issuePath(issue.path), message: issue.message })) };
+    },
+    execute: async (parts: WorkerRunParts<Dimension>) => {
+      const typed = parts as WorkerRunParts<D>;
+      return definition.run({
+        assignment: typed.assignment as Assignment<D, z.output<I>>,
+        tools: bindTools(definition.sources, typed),
+        model: parts.model,
+        signal: parts.signal,
+        remainingMs: parts.remainingMs,
+      });
+    },
+    baseline: async (input: unknown) => (baseline === undefined ? undefined : baseline(definition.input.parse(input))),
+    sourceLabel: () => SourceLabel.parse({ label: definition.label, recordNoun: definition.recordNoun, alternateSource: definition.alternateSource }),
+  });
+};

@@ -1,0 +1,303 @@
+/**
+ * Errors of the worker SDK, its model adapters and its reference worker kinds.
+ *
+ * Three families, because callers treat them differently:
+ * - stop reasons (`DeadlineExceeded`, `SubtaskCancelled`): why `ctx.signal` fired; the SDK turns
+ *   them into `timed_out` / `cancelled` outcomes;
+ * - refusals and worker-level failures (`ScopeViolation`, `EstimateMismatch`, `ModelCallFailed`…):
+ *   a worker may catch them; if one escapes `run`, the outcome is `invalid` naming the error;
+ * - programming and deployment errors (`InvalidAssignment`, `UnknownWorkerKind`,
+ *   `WorkerDefinitionError`, `ModelConfigError`…): thrown to the caller, never hidden in an outcome.
+ *
+ * @example
+ * if (error instanceof WorkerError) logger.warn(error.name);
+ */
+
+export class WorkerError extends Error {
+  override readonly name: string = 'WorkerError';
+}
+
+/**
+ * The absolute deadline of the subtask passed. The reason `ctx.signal` carries when it fires then.
+ *
+ * @example
+ * ctx.signal.reason instanceof DeadlineExceeded // true once the deadline has passed
+ */
+export class DeadlineExceeded extends WorkerError {
+  override readonly name = 'DeadlineExceeded';
+  constructor(readonly deadline: string) {
+    super(`the subtask's deadline ${deadline} passed`);
+  }
+}
+
+/**
+ * Someone outside the worker cancelled the subtask (the run was cancelled).
+ *
+ * @example
+ * ctx.signal.reason instanceof SubtaskCancelled // true after the run was cancelled
+ */
+export class SubtaskCancelled extends WorkerError {
+  override readonly name = 'SubtaskCancelled';
+  constructor(options?: { cause?: unknown }) {
+    super('the subtask was cancelled', options);
+  }
+}
+
+/**
+ * A scoped tool refused a request outside the assignment: a date range beyond the assigned
+ * one, an id that was not assigned, another SKU or guest count than the inquiry. The refusal is
+ * also recorded in the outcome's `refusals`, whether or not the worker catches this error.
+ *
+ * @example
+ * try { await ctx.tools.statements({ from: '2025-03-01', toExclusive: '2025-07-01' }); }
+ * catch (error) { if (!(error instanceof ScopeViolation)) throw error; } // already in outcome.refusals
+ */
+export class ScopeViolation extends WorkerError {
+  override readonly name = 'ScopeViolation';
+  constructor(
+    readonly tool: string,
+    /** What was asked for, summarised (never a payload). */
+    readonly requested: string,
+    readonly reason: string,
+  ) {
+    super(`${tool} refused ${requested}: ${reason}`);
+  }
+}
+
+/**
+ * A model call declared a cost estimate other than the one fixed in the assignment.
+ *
+ * @example
+ * await ctx.model.call({ messages, estimatedCost: 3 }); // EstimateMismatch when the assignment fixes 7
+ */
+export class EstimateMismatch extends WorkerError {
+  override readonly name = 'EstimateMismatch';
+  constructor(
+    readonly expected: number,
+    readonly requested: number,
+  ) {
+    super(`a model call must be estimated at ${expected} as the assignment fixes, not ${requested}`);
+  }
+}
+
+/**
+ * A data source returned a record the tool layer cannot observe (its date does not parse, …).
+ *
+ * @example
+ * new SourceDataError('statements', 'stmt-2025-06', 'postedDate "2025-06-31" is not an ISO date or instant')
+ */
+export class SourceDataError extends WorkerError {
+  override readonly name = 'SourceDataError';
+  constructor(
+    readonly tool: string,
+    readonly source: string,
+    readonly detail: string,
+  ) {
+    super(`${tool}: source ${source} returned an unusable record: ${detail}`);
+  }
+}
+
+/**
+ * A data source could not be reached. The tool records nothing for it.
+ *
+ * @example
+ * if (!account) throw new SourceUnavailable('crm:vantage'); // the tool records nothing for it
+ */
+export class SourceUnavailable extends WorkerError {
+  override readonly name = 'SourceUnavailable';
+  constructor(
+    readonly source: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`source ${source} is not available`, options);
+  }
+}
+
+/**
+ * The model adapter failed to answer (throttled, denied, network…). The reservation stays charged.
+ *
+ * @example
+ * if (error instanceof ModelCallFailed && error.errorName === 'ThrottlingException') retryLater(); // the call stays charged
+ */
+export class ModelCallFailed extends WorkerError {
+  override readonly name = 'ModelCallFailed';
+  constructor(
+    readonly adapter: string,
+    readonly model: string,
+    /** The provider's error name, such as `ThrottlingException`. */
+    readonly errorName: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${adapter} model ${model} failed: ${errorName}`, options);
+  }
+}
+
+/**
+ * The model answered with something the adapter cannot read as a reply.
+ *
+ * @example
+ * new ModelReplyInvalid('bedrock', ['output.message.content: Invalid input: expected array'])
+ */
+export class ModelReplyInvalid extends WorkerError {
+  override readonly name = 'ModelReplyInvalid';
+  constructor(
+    readonly adapter: string,
+    readonly issues: readonly string[],
+  ) {
+    super(`${adapter} reply could not be read: ${issues.slice(0, 3).join('; ')}`);
+  }
+}
+
+/**
+ * The offline model has no script for a request (a free-text question it cannot answer).
+ *
+ * @example
+ * await createOfflineModel().converse({ messages: [userText('write a poem')] }); // OfflineScriptMissing
+ */
+export class OfflineScriptMissing extends WorkerError {
+  override readonly name = 'OfflineScriptMissing';
+  constructor(readonly task: string | undefined) {
+    super(
+      task === undefined
+        ? 'the offline model answers tool-use conversations and named tasks; this request offered no tools and named no task'
+        : `the offline model has no script for task "${task}" and the request offered no tools`,
+    );
+  }
+}
+
+/**
+ * A subtask asked for a model this deployment does not allow.
+ *
+ * @example
+ * models.select({ model: 'meta.llama3-70b-instruct-v1:0' }); // ModelNotAllowed unless configured
+ */
+export class ModelNotAllowed extends WorkerError {
+  override readonly name = 'ModelNotAllowed';
+  constructor(
+    readonly model: string,
+    readonly allowed: readonly string[],
+  ) {
+    super(`model "${model}" is not allowed here (allowed: ${allowed.join(', ') || 'none'})`);
+  }
+}
+
+/**
+ * The model configuration in the environment is missing or malformed.
+ *
+ * @example
+ * parseModelConfig({ MODEL_PROVIDER: 'bedrock' }); // ModelConfigError: BEDROCK_MODEL_ID is required when MODEL_PROVIDER is bedrock
+ */
+export class ModelConfigError extends WorkerError {
+  override readonly name = 'ModelConfigError';
+  constructor(readonly problems: readonly string[]) {
+    super(`model configuration: ${problems.join('; ')}`);
+  }
+}
+
+/**
+ * The subtask handed to `runSubtask` lacks what the SDK needs (a deadline, a budget). A bug upstream.
+ *
+ * @example
+ * await runSubtask({ subtask: { ...subtask, deadline: undefined }, … }); // InvalidAssignment
+ */
+export class InvalidAssignment extends WorkerError {
+  override readonly name = 'InvalidAssignment';
+  constructor(
+    readonly subtaskId: string | undefined,
+    readonly issues: readonly string[],
+  ) {
+    super(`subtask ${subtaskId ?? '(unknown)'} cannot be run: ${issues.slice(0, 5).join('; ')}`);
+  }
+}
+
+/**
+ * No worker kind of that name is registered.
+ *
+ * @example
+ * registry.get('tax-statment'); // UnknownWorkerKind, listing the known kinds
+ */
+export class UnknownWorkerKind extends WorkerError {
+  override readonly name = 'UnknownWorkerKind';
+  constructor(
+    readonly kind: string,
+    readonly known: readonly string[],
+  ) {
+    super(`unknown worker kind "${kind}" (known: ${known.join(', ') || 'none'})`);
+  }
+}
+
+/**
+ * A worker kind or a registry is declared inconsistently. Raised when it is defined, not when it runs.
+ *
+ * @example
+ * defineWorker({ kind: 'Tax', … }); // WorkerDefinitionError: the kind must be lower-case …
+ */
+export class WorkerDefinitionError extends WorkerError {
+  override readonly name = 'WorkerDefinitionError';
+  constructor(
+    readonly kind: string,
+    readonly problem: string,
+  ) {
+    super(`worker kind "${kind}": ${problem}`);
+  }
+}
+
+/**
+ * Two groups of findings tried to write the same key of the answer's `result`.
+ *
+ * @example
+ * registry.merge(items); // MergeConflict when two kinds of findings both write `total`
+ */
+export class MergeConflict extends WorkerError {
+  override readonly name = 'MergeConflict';
+  constructor(
+    readonly key: string,
+    readonly kinds: readonly string[],
+  ) {
+    super(`result key "${key}" is produced by more than one kind of findings (${kinds.join(', ')})`);
+  }
+}
+
+// ---------------------------------------------------------------- reference worker kinds
+
+/**
+ * The catalogue has no product with that SKU.
+ *
+ * @example
+ * quote({ sku: 'SKU-PISTACHIO', guests: 10 }); // UnknownProduct
+ */
+export class UnknownProduct extends WorkerError {
+  override readonly name = 'UnknownProduct';
+  constructor(readonly sku: string) {
+    super(`the catalogue has no product ${sku}`);
+  }
+}
+
+/**
+ * The catering conversation ended without a quote from the scoped tool.
+ *
+ * @example
+ * if (!obtained) throw new NoQuoteProduced(conversation.turns);
+ */
+export class NoQuoteProduced extends WorkerError {
+  override readonly name = 'NoQuoteProduced';
+  constructor(readonly turns: number) {
+    super(`the model finished after ${turns} turn(s) without a quote from catering_quote`);
+  }
+}
+
+/**
+ * The model's classification of a statement could not be used.
+ *
+ * @example
+ * throw new ClassificationInvalid('stmt-2025-06', 'the model did not call record_deductible with a list of ids');
+ */
+export class ClassificationInvalid extends WorkerError {
+  override readonly name = 'ClassificationInvalid';
+  constructor(
+    readonly statement: string,
+    readonly problem: string,
+  ) {
+    super(`classification of ${statement} is unusable: ${problem}`);
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The worker SDK: define worker kinds, run subtasks with scoped tools whose observations become
+ * the outcome's coverage, and reach models through one metered interface.
+ * See docs/workers.md for a walk-through.
+ */
+export { buildAssignment, parseRunnableSubtask, RunnableSubtask, type Assignment, type ScopeByDimension } from './assignment';
+export { defineWorker, type SourcesOf, type ToolsOf, type WorkerContext, type WorkerDefinition, type DefinedWorker } from './define';
+export * from './errors';
+export {
+  assistantTurn,
+  ConverseRequest,
+  ConverseResult,
+  ModelMessage,
+  toolResultsTurn,
+  ToolSpec,
+  toolSpec,
+  userText,
+  type BudgetPort,
+  type ModelAdapter,
+  type ModelCallRequest,
+  type ToolCall,
+  type WorkerModel,
+} from './model';
+export { createBedrockAdapter, fromConverseOutput, toConverseInput, type BedrockAdapterOptions } from './models/bedrock';
+export {
+  createOfflineModel,
+  OFFLINE_VARIANTS,
+  parseOfflineModelId,
+  promptJson,
+  toolThenFinish,
+  type OfflineModelOptions,
+  type OfflineReply,
+  type OfflineScript,
+  type OfflineVariant,
+} from './models/offline';
+export {
+  createModelProvider,
+  ModelEnvironment,
+  parseModelConfig,
+  type ModelConfig,
+  type ModelProvider,
+  type ModelProviderOptions,
+  type ModelSelection,
+} from './models/provider';
+export { idsRecorder, mergeRanges, pathsRecorder, timeRecorder } from './observation';
+export { createRegistry, type MergedAnswer, type MergeItem, type WorkerRegistry } from './registry';
+export { runSubtask, type RunSubtaskOptions } from './run-subtask';
+export {
+  fileSource,
+  keyedSource,
+  timeSeriesSource,
+  type DataSource,
+  type FileRequest,
+  type FileTool,
+  type KeyedTool,
+  type LoadOptions,
+  type SourceBatch,
+  type TimeRangeRequest,
+  type TimeSeriesTool,
+} from './sources';
+export { converseWithTools, type ToolLoopOptions, type ToolLoopResult } from './tool-loop';

@@ -1,0 +1,172 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { TimePoint } from '../../contract';
+import { defineWorker, type DefinedWorker } from '../define';
+import { SourceUnavailable } from '../errors';
+import { keyedSource, type LoadOptions } from '../sources';
+import scoutFile from './fixtures/scout-sources.json' with { type: 'json' };
+
+/**
+ * Seed 001's Scout: five research workers on the ids dimension, one source id each (pricing
+ * page, packaging page, review site, CRM notes, news). The CRM search is slow in proportion to
+ * the notes on the account, like the endpoint whose tail ran past its deadline on accounts with
+ * more than about 400 notes.
+ */
+
+const ScoutRecord = z.object({ id: z.string().min(1), date: TimePoint, text: z.string().min(1) });
+/**
+ * @example
+ * const record: ScoutRecord = { id: 'note-118', date: '2025-05-20', text: 'Acme renewal …' };
+ */
+export type ScoutRecord = z.infer<typeof ScoutRecord>;
+
+const ScoutSources = z.record(
+  z.string(),
+  z.object({
+    /** Notes on the account that a CRM search has to scan (only CRM accounts have it). */
+    noteCount: z.int().min(0).optional(),
+    records: z.array(ScoutRecord),
+  }),
+);
+
+/** The committed research sources, parsed once at import. */
+const sources = ScoutSources.parse(scoutFile);
+
+const Finding = z.object({
+  questionIds: z.array(z.string()),
+  source: z.string().min(1),
+  statement: z.string().min(1),
+  /** Ids of the records the statement rests on. */
+  evidence: z.array(z.string()).min(1),
+});
+
+/**
+ * Findings of every scout kind: one schema, so they merge into one answer.
+ *
+ * @example
+ * ScoutFindings.parse({ findings: [{ questionIds: ['q3'], source: 'crm:vantage', statement: '…', evidence: ['note-118'] }] });
+ */
+export const ScoutFindings = z.object({ findings: z.array(Finding) });
+export type ScoutFindings = z.infer<typeof ScoutFindings>;
+
+/** Questions a finding was not assigned to are collected under this key. */
+const UNASSIGNED = 'unassigned';
+
+const collectByQuestion = (all: readonly ScoutFindings[]) => {
+  const byQuestion: Record<string, { source: string; statement: string; evidence: string[] }[]> = {};
+  for (const { questionIds, source, statement, evidence } of all.flatMap((item) => item.findings)) {
+    for (const question of questionIds.length > 0 ? questionIds : [UNASSIGNED]) {
+      (byQuestion[question] ??= []).push({ source, statement, evidence });
+    }
+  }
+  return { findings: byQuestion };
+};
+
+const describeFindings = ({ findings }: ReturnType<typeof collectByQuestion>): string => {
+  const questions = Object.keys(findings).sort();
+  const reached = new Set(Object.values(findings).flatMap((items) => items.map((item) => item.source)));
+  return `Findings on ${questions.length} question${questions.length === 1 ? '' : 's'} (${questions.join(', ')}) from ${reached.size} source${reached.size === 1 ? '' : 's'}.`;
+};
+
+/**
+ * The simulated CRM search: it scans every note on the account, so it takes `noteCount ×
+ * msPerNote`, and it stops at once when the signal fires.
+ *
+ * @example
+ * await searchAccount('crm:vantage', { signal, msPerNote: 60 }); // 450 notes: 27 s unless aborted sooner
+ */
+export const searchAccount = async (accountId: string, options: LoadOptions & { readonly msPerNote: number }): Promise<readonly ScoutRecord[]> => {
+  const account = sources[accountId];
+  if (!account) throw new SourceUnavailable(accountId);
+  await sleep((account.noteCount ?? 0) * options.msPerNote, undefined, { signal: options.signal });
+  return account.records;
+};
+
+interface ScoutSpec {
+  readonly kind: string;
+  readonly label: string;
+  readonly recordNoun: string;
+  /** The source ids this kind can read start with this (`web:pricing`, `crm:`). */
+  readonly family: string;
+  /** Reads one source; the default returns its records at once. */
+  readonly read?: (sourceId: string, options: LoadOptions) => Promise<readonly ScoutRecord[]>;
+}
+
+const readAtOnce = async (sourceId: string): Promise<readonly ScoutRecord[]> => {
+  const source = sources[sourceId];
+  if (!source) throw new SourceUnavailable(sourceId);
+  return source.records;
+};
+
+const scoutKind = (spec: ScoutSpec): DefinedWorker =>
+  defineWorker({
+    kind: spec.kind,
+    dimension: 'ids',
+    label: spec.label,
+    recordNoun: spec.recordNoun,
+    input: z.strictObject({}),
+    output: ScoutFindings,
+    sources: {
+      read_source: keyedSource({
+        description: `Read one assigned ${spec.label} source`,
+        args: z.strictObject({ sourceId: z.string().min(1) }),
+        idOf: (args) => args.sourceId,
+        load: async ({ sourceId }, options) => {
+          if (!sourceId.startsWith(spec.family)) throw new SourceUnavailable(sourceId);
+          return { source: sourceId, rows: await (spec.read ?? readAtOnce)(sourceId, options) };
+        },
+      }),
+    },
+    merge: collectByQuestion,
+    summarize: describeFindings,
+    run: async (ctx) => {
+      const findings: z.input<typeof Finding>[] = [];
+      for (const sourceId of ctx.assignment.scope.ids) {
+        let records: readonly ScoutRecord[];
+        try {
+          records = (await ctx.tools.read_source({ sourceId })).map((row) => ScoutRecord.parse(row));
+        } catch (error) {
+          // An unreachable source is not an error of the worker: the outcome shows it as not reached.
+          if (error instanceof SourceUnavailable) continue;
+          throw error;
+        }
+        findings.push(...records.map((record) => ({ questionIds: [...ctx.assignment.questionIds], source: sourceId, statement: record.text, evidence: [record.id] })));
+      }
+      return { findings };
+    },
+  });
+
+/**
+ * @example
+ * createScoutKinds({ crmMsPerNote: 2 }); // 450 notes: 900 ms
+ */
+export interface ScoutOptions {
+  /**
+   * Simulated CRM search time per note on the account. At 60 ms, an account with 450 notes takes
+   * 27 s, past Scout's 25 s deadline, while one with 400 takes 24 s. @default 60
+   */
+  readonly crmMsPerNote?: number;
+}
+
+/**
+ * The five Scout kinds.
+ *
+ * @example
+ * const [pricing, packaging, reviews, crm, news] = createScoutKinds({ crmMsPerNote: 1 });
+ */
+export const createScoutKinds = (options: ScoutOptions = {}): DefinedWorker[] => {
+  const msPerNote = options.crmMsPerNote ?? 60;
+  return [
+    scoutKind({ kind: 'scout-pricing', label: 'pricing pages', recordNoun: 'facts', family: 'web:pricing' }),
+    scoutKind({ kind: 'scout-packaging', label: 'packaging pages', recordNoun: 'facts', family: 'web:packaging' }),
+    scoutKind({ kind: 'scout-reviews', label: 'review sites', recordNoun: 'reviews', family: 'reviews:' }),
+    scoutKind({
+      kind: 'scout-crm',
+      label: 'CRM notes',
+      recordNoun: 'notes',
+      family: 'crm:',
+      read: (accountId, { signal }) => searchAccount(accountId, { signal, msPerNote }),
+    }),
+    scoutKind({ kind: 'scout-news', label: 'news', recordNoun: 'articles', family: 'news:' }),
+  ];
+};

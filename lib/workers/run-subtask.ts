@@ -1,0 +1,208 @@
+import type { z } from 'zod';
+import type { DispatchedSubtask, OutcomeInput, TerminalState } from '../contract';
+import { classifyOutcome } from '../domain/outcome';
+import { buildAssignment, deadlineMsOf, parseRunnableSubtask, scopeFor, type Assignment, type RunnableSubtask } from './assignment';
+import type { DefinedWorker } from './define';
+import { DeadlineExceeded, ModelNotAllowed, ScopeViolation, SubtaskCancelled } from './errors';
+import { meterModel, type MeteredModel, type PortFailures } from './metered-model';
+import type { BudgetPort, ModelAdapter } from './model';
+import type { ModelProvider } from './models/provider';
+import { openEvidence, type Evidence } from './observation';
+import type { WorkerRegistry } from './registry';
+import { openSession, raceAbort, type Session } from './session';
+import { sameJson, type ToolBinding } from './sources';
+
+/**
+ * What `runSubtask` needs: the claimed subtask and the ports it runs against.
+ *
+ * @example
+ * await runSubtask({ subtask: claim.subtask, registry, models, budget: { reserve: () => ledger.reserveBudget(claim) } });
+ */
+export interface RunSubtaskOptions {
+  /** The dispatched subtask as claimed: absolute `deadline`, `assigned` scope, `budget`, `input`, `model`. */
+  readonly subtask: z.input<typeof DispatchedSubtask>;
+  readonly registry: WorkerRegistry;
+  /** Reserves each model call durably (the ledger). */
+  readonly budget: BudgetPort;
+  readonly models: ModelProvider;
+  /** Clock in epoch milliseconds. @default Date.now */
+  readonly now?: () => number;
+  /** Cancellation from outside: the outcome becomes `cancelled`. */
+  readonly signal?: AbortSignal;
+}
+
+/** Reasons are for people and stored in the ledger; the contract caps them at 500 characters. */
+const REASON_LIMIT = 500;
+const cap = (reason: string | undefined): string | undefined =>
+  reason === undefined || reason.length <= REASON_LIMIT ? reason : `${reason.slice(0, REASON_LIMIT - 3)}...`;
+
+const errorName = (error: unknown): string => (error instanceof Error ? error.name : typeof error);
+
+const notRun = (subtaskId: string, state: TerminalState, reason: string): OutcomeInput => ({
+  subtaskId,
+  state,
+  observed: null,
+  sources: [],
+  sourcesReached: 0,
+  usage: { modelCalls: 0, estimatedCost: 0 },
+  reason: cap(reason),
+  refusals: [],
+});
+
+interface Prepared {
+  readonly kind: DefinedWorker;
+  readonly assignment: Assignment;
+  readonly adapter: ModelAdapter;
+}
+
+/** Everything that can be decided before the worker starts; an outcome when it must not start. */
+const prepare = (subtask: RunnableSubtask, kind: DefinedWorker, options: RunSubtaskOptions, now: () => number): Prepared | OutcomeInput => {
+  if (now() >= deadlineMsOf(subtask.deadline)) return notRun(subtask.id, 'timed_out', `the deadline ${subtask.deadline} passed before the worker started`);
+  if (options.signal?.aborted) return notRun(subtask.id, 'cancelled', 'the run was cancelled before the worker started');
+  const scope = scopeFor(kind.dimension, subtask.assigned);
+  if (!scope.ok) return notRun(subtask.id, 'invalid', scope.problem);
+  const input = kind.parseInput(subtask.input);
+  if (!input.ok) return notRun(subtask.id, 'invalid', `input failed its schema: ${input.issues.map((i) => `${i.path || '(input)'} ${i.message}`).join('; ')}`);
+  try {
+    const adapter = options.models.select({ model: subtask.model, offlineScripts: kind.offlineScripts });
+    return { kind, assignment: buildAssignment(subtask, kind.dimension, scope.scope, input.input), adapter };
+  } catch (error) {
+    if (error instanceof ModelNotAllowed) return notRun(subtask.id, 'invalid', error.message);
+    throw error;
+  }
+};
+
+/** One running subtask: its stop switch, its evidence, its metered model. */
+interface Run {
+  readonly prepared: Prepared;
+  readonly session: Session;
+  readonly evidence: Evidence;
+  readonly model: MeteredModel;
+  readonly failures: PortFailures;
+  readonly now: () => number;
+}
+
+const bindingFor = (run: Run, tool: string): ToolBinding<DefinedWorker['dimension']> => ({
+  tool,
+  scope: run.prepared.assignment.scope,
+  input: run.prepared.assignment.input,
+  recorder: run.evidence.recorder,
+  signal: run.session.signal,
+  reach: run.evidence.reach,
+  refuse: (requested, reason) => {
+    run.evidence.refuse({ tool, reason, requested });
+    return new ScopeViolation(tool, requested, reason);
+  },
+  guard: run.session.guard,
+});
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+const settle = (work: Promise<unknown>): Promise<Settled> =>
+  work.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+
+/** The baseline comparison of seed 003: the direct function uses no model calls by construction. */
+const compareBaseline = async (run: Run, findings: unknown) => {
+  const { kind, assignment } = run.prepared;
+  if (!kind.hasBaseline) return {};
+  let matched = false;
+  try {
+    const expected = kind.output.safeParse(await kind.baseline(assignment.input));
+    matched = expected.success && sameJson(expected.data, findings);
+  } catch {
+    // A baseline that cannot compute the answer does not match it; the worker's outcome stands.
+    matched = false;
+  }
+  return { baseline: { matched, workerModelCalls: run.model.usage().modelCalls, baselineModelCalls: 0 } };
+};
+
+/** Turns what happened into the outcome, by seed 001's rules (lib/domain/outcome.ts). */
+const conclude = async (run: Run, settled: Settled, settledAt: number): Promise<OutcomeInput> => {
+  const { kind, assignment } = run.prepared;
+  const observed = run.evidence.recorder.observed();
+  const sources = run.evidence.sources();
+  const finish = (state: TerminalState, reason: string | undefined, extra: Partial<OutcomeInput> = {}): OutcomeInput => ({
+    subtaskId: assignment.subtaskId,
+    state,
+    ...(reason === undefined ? {} : { reason: cap(reason) }),
+    observed,
+    sources,
+    sourcesReached: sources.length,
+    usage: run.model.usage(),
+    refusals: run.evidence.refusals(),
+    ...extra,
+  });
+  const classify = (extra: { cancelled?: boolean; outputValid: boolean; outputIssues?: string[] }) =>
+    classifyOutcome({ dimension: kind.dimension, observed, sourcesReached: sources.length, ...extra });
+
+  const halted = run.session.haltReason;
+  if (halted instanceof SubtaskCancelled) return finish('cancelled', classify({ cancelled: true, outputValid: false }).reason);
+  if (halted instanceof DeadlineExceeded || settledAt >= assignment.deadlineMs) {
+    return finish('timed_out', `the deadline ${assignment.deadline} passed before the worker finished`);
+  }
+  const output = settled.ok ? kind.output.safeParse(settled.value) : undefined;
+  if (!output?.success) {
+    // Exhaustion explains a failure better than the error it caused; a valid result still stands.
+    const reason = run.failures.exhausted?.reason ?? (settled.ok ? undefined : `worker threw ${errorName(settled.error)}`);
+    if (reason !== undefined) return finish('invalid', reason);
+    const outputIssues = output?.error.issues.map((issue) => `${issue.path.join('.') || '(output)'} ${issue.message}`) ?? [];
+    const classification = classify({ outputValid: false, outputIssues });
+    return finish(classification.state, classification.reason);
+  }
+  const classification = classify({ outputValid: true });
+  return finish(classification.state, classification.reason, { findings: output.data, ...(await compareBaseline(run, output.data)) });
+};
+
+/**
+ * Runs one subtask with its worker kind and returns the outcome the SDK classified.
+ *
+ * It never throws because of the worker: a worker that throws, returns output that fails its
+ * schema, or exhausts its allowance gives an `invalid` outcome; the deadline gives `timed_out`;
+ * outside cancellation gives `cancelled`. It throws for what the caller must decide on: an
+ * assignment it cannot run (`InvalidAssignment`), an unknown kind, and infrastructure errors of
+ * the budget port such as `LeaseLost` or `RunCancelled`.
+ *
+ * @example
+ * const outcome = await runSubtask({ subtask: claim.subtask, registry: referenceRegistry, models,
+ *   budget: { reserve: () => ledger.reserveBudget(claim) } });
+ * await ledger.recordOutcome(claim, outcome);
+ */
+export const runSubtask = async (options: RunSubtaskOptions): Promise<OutcomeInput> => {
+  const subtask = parseRunnableSubtask(options.subtask);
+  const kind = options.registry.get(subtask.worker);
+  const now = options.now ?? Date.now;
+  const prepared = prepare(subtask, kind, options, now);
+  if (!('assignment' in prepared)) return prepared;
+  const { assignment } = prepared;
+  const session = openSession({ deadlineMs: assignment.deadlineMs, deadline: assignment.deadline, now, outside: options.signal });
+  const evidence = openEvidence(kind.dimension);
+  const failures: PortFailures = {};
+  const model = meterModel({
+    adapter: prepared.adapter,
+    budget: options.budget,
+    estimatedCostPerCall: assignment.allowance.estimatedCostPerCall,
+    deadline: assignment.deadline,
+    session,
+    failures,
+    refuse: evidence.refuse,
+  });
+  const run: Run = { prepared, session, evidence, model, failures, now };
+  try {
+    // Only a halt (deadline, cancellation, lost lease) stops the wait; after a mere stop
+    // (allowance exhausted) the worker may still return what it has.
+    const settled = await settle(
+      raceAbort(
+        session.halted,
+        kind.execute({ assignment, model, signal: session.signal, remainingMs: session.remainingMs, binding: (tool) => bindingFor(run, tool) }),
+      ),
+    );
+    const settledAt = now();
+    if (failures.fatal !== undefined) throw failures.fatal;
+    return await conclude(run, settled, settledAt);
+  } finally {
+    session.close();
+  }
+};

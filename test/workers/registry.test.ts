@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { createRegistry, defineWorker, MergeConflict, UnknownWorkerKind, WorkerDefinitionError, type DefinedWorker } from '../../lib/workers';
+import { referenceCatalog, referenceRegistry, transactionFeedSource } from '../../lib/workers/reference';
+
+const Total = z.object({ total: z.int() });
+const sumTotals = (items: readonly { total: number }[]) => ({ total: items.reduce((sum, item) => sum + item.total, 0) });
+const describeTotal = ({ total }: { total: number }) => `Total ${total}.`;
+
+const totalKind = (kind: string, extra: { alternateSource?: string; merge?: typeof sumTotals; output?: z.ZodType<{ total: number }> } = {}): DefinedWorker =>
+  defineWorker({
+    kind,
+    dimension: 'time',
+    label: `${kind} label`,
+    recordNoun: 'rows',
+    ...(extra.alternateSource === undefined ? {} : { alternateSource: extra.alternateSource }),
+    input: z.strictObject({}),
+    output: extra.output ?? Total,
+    sources: {},
+    merge: extra.merge ?? sumTotals,
+    summarize: describeTotal,
+    run: async () => ({ total: 0 }),
+  });
+
+describe('the reference catalog', () => {
+  it('lists every reference kind with its dimension', () => {
+    expect(referenceCatalog.kinds()).toEqual([
+      'tax-statements',
+      'transaction-feed',
+      'scout-pricing',
+      'scout-packaging',
+      'scout-reviews',
+      'scout-crm',
+      'scout-news',
+      'catering-quote',
+    ]);
+    expect(referenceCatalog.kinds().map((kind) => referenceCatalog.get(kind)?.dimension)).toEqual(['time', 'time', 'ids', 'ids', 'ids', 'ids', 'ids', 'ids']);
+    expect(referenceCatalog.get('nobody')).toBeUndefined();
+  });
+
+  it('gives the manifest its source labels', () => {
+    expect(referenceRegistry.sources()['tax-statements']).toEqual({ label: 'monthly statements', recordNoun: 'transactions', alternateSource: 'transaction-feed' });
+    expect(referenceRegistry.sources()['scout-crm']).toEqual({ label: 'CRM notes', recordNoun: 'notes' });
+  });
+});
+
+describe('createRegistry checks the kinds against each other', () => {
+  it('refuses a kind registered twice', () => {
+    expect(() => createRegistry([totalKind('a'), totalKind('a')])).toThrow(new WorkerDefinitionError('a', 'is registered twice'));
+  });
+
+  it('refuses an alternate source that is not registered', () => {
+    expect(() => createRegistry([totalKind('a', { alternateSource: 'b' })])).toThrow(new WorkerDefinitionError('a', 'alternate source "b" is not registered'));
+  });
+
+  it('refuses an alternate source whose findings could not merge with the primary', () => {
+    const other = z.object({ total: z.int() });
+    expect(() => createRegistry([totalKind('a', { alternateSource: 'b' }), totalKind('b', { output: other })])).toThrow(/must use the same output schema/);
+  });
+
+  it('refuses kinds that share findings but not the merge', () => {
+    expect(() => createRegistry([totalKind('a'), totalKind('b', { merge: (items) => sumTotals(items) })])).toThrow(/must share its merge and summarize/);
+  });
+
+  it('throws UnknownWorkerKind for get and answers undefined for find', () => {
+    const registry = createRegistry([totalKind('a')]);
+    expect(() => registry.get('b')).toThrow(new UnknownWorkerKind('b', ['a']));
+    expect(registry.find('b')).toBeUndefined();
+  });
+});
+
+describe('defineWorker checks a kind on its own', () => {
+  it.each([
+    ['a kind name with capitals', { kind: 'Tax' }, 'Tax', 'the kind must be lower-case letters, digits and "-", starting with a letter'],
+    ['an empty label', { label: '' }, 'k', 'label and recordNoun must be non-empty and alternateSource a valid kind name'],
+    ['itself as alternate', { alternateSource: 'k' }, 'k', 'a kind cannot be its own alternate source'],
+  ])('refuses %s', (_, change, kind, problem) => {
+    expect(() =>
+      defineWorker({
+        kind: 'k',
+        dimension: 'time',
+        label: 'rows',
+        recordNoun: 'rows',
+        input: z.strictObject({}),
+        output: Total,
+        sources: {},
+        merge: sumTotals,
+        run: async () => ({ total: 0 }),
+        ...change,
+      }),
+    ).toThrow(new WorkerDefinitionError(kind, problem));
+  });
+
+  it('refuses a source of another dimension', () => {
+    expect(() =>
+      defineWorker({
+        kind: 'k',
+        dimension: 'ids',
+        label: 'rows',
+        recordNoun: 'rows',
+        input: z.strictObject({}),
+        output: Total,
+        // @ts-expect-error a time source cannot serve an ids kind; the types say so, and so does the runtime check
+        sources: { feed: transactionFeedSource },
+        merge: sumTotals,
+        run: async () => ({ total: 0 }),
+      }),
+    ).toThrow(new WorkerDefinitionError('k', 'source "feed" works in the time dimension but the kind works in ids'));
+  });
+});
+
+describe('merge', () => {
+  it("folds an alternate source's re-check into the primary's total", () => {
+    const registry = createRegistry([totalKind('primary', { alternateSource: 'alternate' }), totalKind('alternate')]);
+    const merged = registry.merge([
+      { worker: 'primary', findings: { total: 30 } },
+      { worker: 'alternate', findings: { total: 12 } },
+      { worker: 'primary', findings: { total: 8 } },
+    ]);
+    expect(merged).toEqual({ result: { total: 50 }, text: 'Total 50.' });
+  });
+
+  it('refuses two groups of findings writing the same result key', () => {
+    const registry = createRegistry([totalKind('a'), totalKind('b', { output: z.object({ total: z.int() }) })]);
+    expect(() => registry.merge([{ worker: 'a', findings: { total: 1 } }, { worker: 'b', findings: { total: 2 } }])).toThrow(new MergeConflict('total', ['a', 'b']));
+  });
+
+  it('returns an empty result when nothing was ok', () => {
+    expect(referenceRegistry.merge([])).toEqual({ result: {}, text: '' });
+  });
+
+  it('validates stored findings against the kind schema before merging', () => {
+    expect(() => referenceRegistry.merge([{ worker: 'tax-statements', findings: { totalDeductiblePence: 'lots' } }])).toThrow(z.ZodError);
+  });
+});
