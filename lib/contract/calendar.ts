@@ -29,6 +29,13 @@ export const daysInMonth = (year: number, month: number): number => {
   return [4, 6, 9, 11].includes(month) ? 30 : 31;
 };
 
+/** `Date.UTC` maps years 0-99 to 1900-1999; setting the full year afterwards keeps them as written. */
+const utc = (year: number, month: number, day: number, hours = 0, minutes = 0, seconds = 0, millis = 0): number => {
+  const date = new Date(Date.UTC(2000, month - 1, day, hours, minutes, seconds, millis));
+  date.setUTCFullYear(year, month - 1, day);
+  return date.getTime();
+};
+
 const validDate = (year: number, month: number, day: number): boolean =>
   month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
 
@@ -45,7 +52,7 @@ export const parseTimePoint = (value: string): ParsedTimePoint | undefined => {
   if (date) {
     const [y, m, d] = [Number(date[1]), Number(date[2]), Number(date[3])];
     if (!validDate(y, m, d)) return undefined;
-    return { ms: Date.UTC(y, m - 1, d), form: 'date', offsetMinutes: 0 };
+    return { ms: utc(y, m, d), form: 'date', offsetMinutes: 0 };
   }
   const instant = INSTANT.exec(value);
   if (!instant) return undefined;
@@ -62,6 +69,6 @@ export const parseTimePoint = (value: string): ParsedTimePoint | undefined => {
     if (oh > 14 || om > 59) return undefined;
     offsetMinutes = sign * (oh * 60 + om);
   }
-  const ms = Date.UTC(y, m - 1, d, hh, mm, ss, millis) - offsetMinutes * 60_000;
+  const ms = utc(y, m, d, hh, mm, ss, millis) - offsetMinutes * 60_000;
   return { ms, form: 'instant', offsetMinutes };
 };

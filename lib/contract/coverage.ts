@@ -15,6 +15,8 @@ const regionFields = {
 };
 
 export const ProblemCode = z.enum([
+  // a field of the request fails its schema (wrong type, missing, out of range)
+  'invalid_request',
   // plan problems: a request with any of these is rejected before anything is written
   'assignment_gap',
   'assignment_overlap',

@@ -1,4 +1,5 @@
-import { parseTimePoint, type Dimension, type Observed, type TerminalState } from '../contract';
+import type { Dimension, Observed, Problem, TerminalState } from '../contract';
+import { pointMs } from './time-point';
 
 /** What is known about a subtask's result when it is classified. */
 export interface ClassificationInput {
@@ -22,6 +23,15 @@ export interface Classification {
   readonly sourceUnreachable?: boolean;
 }
 
+/** Options of {@link observationIssues}. */
+export interface ObservationCheckOptions {
+  /**
+   * Look for repeated observed ids (default true). Reconcile turns this off because it finds
+   * repeats during its own pass over the ids, without building a second set of a million.
+   */
+  readonly checkDuplicateIds?: boolean;
+}
+
 /**
  * Problems that make an observed block unusable as evidence. An observation that contradicts
  * itself cannot be reconciled, so the outcome is `invalid` rather than trusted.
@@ -30,7 +40,7 @@ export interface Classification {
  * observationIssues('time', { minDate: '2025-06-27', maxDate: '2025-04-01', recordCount: 3 })
  * // ['minDate 2025-06-27 is after maxDate 2025-04-01']
  */
-export const observationIssues = (dimension: Dimension, observed: Observed): string[] => {
+export const observationIssues = (dimension: Dimension, observed: Observed, options: ObservationCheckOptions = {}): string[] => {
   const issues: string[] = [];
   if (dimension === 'time') {
     if (!('minDate' in observed)) return ['observed block is not a time observation (minDate, maxDate, recordCount)'];
@@ -38,13 +48,12 @@ export const observationIssues = (dimension: Dimension, observed: Observed): str
     if (recordCount === 0 && (minDate !== null || maxDate !== null)) issues.push('recordCount is 0 but minDate/maxDate are set');
     if (recordCount > 0 && (minDate === null || maxDate === null)) issues.push(`recordCount is ${recordCount} but minDate/maxDate are missing`);
     if (minDate !== null && maxDate !== null) {
-      const min = parseTimePoint(minDate);
-      const max = parseTimePoint(maxDate);
-      if (min && max && min.ms > max.ms) issues.push(`minDate ${minDate} is after maxDate ${maxDate}`);
+      // pointMs is the allocation-free reader: reconcile runs this for every ok outcome.
+      if (pointMs(minDate) > pointMs(maxDate)) issues.push(`minDate ${minDate} is after maxDate ${maxDate}`);
     }
   } else if (dimension === 'ids') {
     if (!('ids' in observed)) return ['observed block is not an ids observation (ids, recordCount)'];
-    if (new Set(observed.ids).size !== observed.ids.length) issues.push('observed ids contain duplicates');
+    if (options.checkDuplicateIds !== false && new Set(observed.ids).size !== observed.ids.length) issues.push('observed ids contain duplicates');
     if (observed.recordCount < observed.ids.length) issues.push(`recordCount ${observed.recordCount} is less than the ${observed.ids.length} ids observed`);
   } else {
     if (!('files' in observed)) return ['observed block is not a paths observation (files, recordCount)'];
@@ -52,6 +61,17 @@ export const observationIssues = (dimension: Dimension, observed: Observed): str
   }
   return issues;
 };
+
+/**
+ * {@link observationIssues} as contract problems (`inconsistent_observation`), the form
+ * docs/architecture.md names `checkObservation`. Any problem makes the outcome `invalid`.
+ *
+ * @example
+ * checkObservation('ids', { ids: ['a', 'a'], recordCount: 2 })
+ * // [{ code: 'inconsistent_observation', message: 'observed ids contain duplicates' }]
+ */
+export const checkObservation = (dimension: Dimension, observed: Observed): Problem[] =>
+  observationIssues(dimension, observed).map((message) => ({ code: 'inconsistent_observation', message }));
 
 const recordCount = (observed: Observed): number => observed.recordCount;
 

@@ -1,0 +1,21 @@
+import { referenceCatalog } from '../workers/reference';
+import { createPlanCommand } from './plan';
+import { reconcileCommand } from './reconcile';
+import { processIo, runCli, type CliIo, type CommandTable } from './router';
+
+/**
+ * Every `tessera` command. Add a command by writing it as its own module (a `Command`) and
+ * registering it here; `run` and `serve` will join `plan` and `reconcile` this way.
+ */
+export const commands: CommandTable = {
+  plan: createPlanCommand({ catalog: referenceCatalog }),
+  reconcile: reconcileCommand,
+};
+
+/**
+ * The `tessera` entry point: bin/tessera.mjs calls it with `process.argv.slice(2)`.
+ *
+ * @example
+ * process.exitCode = await main(['plan', 'examples/tax.json']);
+ */
+export const main = (argv: readonly string[], io: CliIo = processIo()): Promise<number> => runCli(argv, commands, io);

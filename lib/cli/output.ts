@@ -1,0 +1,77 @@
+import type { Coverage, CoverageGap, DispatchedSubtask, Problem, Universe } from '../contract';
+import { describeScope, hasRegion, regionOf, type RequestProblem } from '../domain';
+
+/**
+ * Pads columns so rows line up.
+ *
+ * @example
+ * table([['A', 'tax-statements'], ['B.g1', 'transaction-feed']]) // ['A     tax-statements', 'B.g1  transaction-feed']
+ */
+export const table = (rows: readonly (readonly string[])[]): string[] => {
+  const widths = rows.reduce<number[]>((w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), []);
+  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '));
+};
+
+const indent = (lines: readonly string[]): string[] => lines.map((line) => `  ${line}`);
+
+const subtaskRow = (universe: Universe, subtask: DispatchedSubtask): string[] => [
+  subtask.id,
+  subtask.worker,
+  describeScope(universe.dimension, subtask.assigned, 'exact'),
+  subtask.required ? 'required' : 'optional',
+  subtask.deadlineSeconds === undefined ? '' : `${subtask.deadlineSeconds}s`,
+  subtask.questionIds.join(','),
+];
+
+/**
+ * The generated tiling for people: one row per subtask.
+ *
+ * @example
+ * formatPlan(universe, subtasks)
+ * // 'Plan: 4 subtasks tile 2025-01-01 to 2025-12-31\n  A  tax-statements  2025-01-01..2025-04-01  required  60s  q1\n…'
+ */
+export const formatPlan = (universe: Universe, subtasks: readonly DispatchedSubtask[]): string => {
+  const header = `Plan: ${subtasks.length} subtask${subtasks.length === 1 ? '' : 's'} tile ${describeScope(universe.dimension, universe)}`;
+  return [header, ...indent(table(subtasks.map((s) => subtaskRow(universe, s))))].join('\n');
+};
+
+/**
+ * Every problem, one per row: where, what, and the precise message.
+ *
+ * @example
+ * formatProblems('The plan was rejected', problems)
+ */
+export const formatProblems = (title: string, problems: readonly (Problem | RequestProblem)[]): string =>
+  [`${title} (${problems.length} problem${problems.length === 1 ? '' : 's'}):`, ...indent(table(problems.map((p) => [p.path ?? '', p.code, p.message])))].join('\n');
+
+const gapRow = (dimension: Universe['dimension'], gap: CoverageGap): string[] => {
+  const region = hasRegion(gap) ? describeScope(dimension, regionOf(gap), 'exact') : '';
+  const origin = gap.kind === 'observed' ? `observed by ${gap.subtaskId ?? '?'}` : 'unassigned';
+  const recheck = gap.recheckSubtaskId ? `${gap.recheckSubtaskId} against ${gap.recheckedAgainst ?? '?'}` : '';
+  const records = gap.records === undefined ? '' : `${gap.records} records`;
+  return [region, origin, gap.status, recheck, records];
+};
+
+/**
+ * A coverage report for people: the statement first, then the structured fields behind it.
+ *
+ * @example
+ * formatCoverage(universe, coverage)
+ * // 'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. …\n\ncomplete: yes\n…'
+ */
+export const formatCoverage = (universe: Universe, coverage: Coverage): string => {
+  const lines = [
+    coverage.statement,
+    '',
+    `complete: ${coverage.complete ? 'yes' : 'no'}`,
+    `partitions: ${coverage.partitions}`,
+    `missing questions: ${coverage.missingQuestions.join(', ') || 'none'}`,
+    `degraded: ${coverage.degradedReason.join(', ') || 'none'}`,
+  ];
+  if (coverage.overlaps.length > 0) {
+    lines.push('overlaps:', ...indent(table(coverage.overlaps.map((o) => [describeScope(universe.dimension, regionOf(o), 'exact'), o.subtaskIds.join(', ')]))));
+  }
+  if (coverage.gaps.length > 0) lines.push('gaps:', ...indent(table(coverage.gaps.map((g) => gapRow(universe.dimension, g)))));
+  if (coverage.problems.length > 0) lines.push(formatProblems('reconcile found', coverage.problems));
+  return lines.join('\n');
+};

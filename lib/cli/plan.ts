@@ -1,0 +1,46 @@
+import { DEFAULT_MAX_DEADLINE_SECONDS, validateRunRequest, type WorkerCatalog } from '../domain';
+import { UsageError } from './errors';
+import { formatPlan, formatProblems } from './output';
+import { fileArgs, readJson, type Command } from './router';
+
+/** What the plan command checks requests against. */
+export interface PlanCommandOptions {
+  readonly catalog: WorkerCatalog;
+  /** Default horizon for `deadlineSeconds`; `--max-deadline-seconds` overrides it. */
+  readonly maxDeadlineSeconds?: number;
+}
+
+const USAGE = 'tessera plan FILE [--json] [--max-deadline-seconds N]';
+
+const horizon = (value: string | undefined, fallback: number): number => {
+  if (value === undefined) return fallback;
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds < 1) throw new UsageError({ command: 'plan', problem: `--max-deadline-seconds must be a positive whole number (got ${value})`, usage: USAGE });
+  return seconds;
+};
+
+/**
+ * `tessera plan FILE`: validates a run request and prints the tiling code generated for it
+ * (exit 0), or every problem that stops it (exit 1). `--json` prints
+ * `{ ok, subtasks }` or `{ ok, problems }`. The catalog is a parameter so tests and other
+ * deployments can pass their own worker kinds.
+ *
+ * @example
+ * const plan = createPlanCommand({ catalog: referenceCatalog });
+ * await plan.run(['examples/tax.json'], processIo()); // 0 when it tiles
+ */
+export const createPlanCommand = (options: PlanCommandOptions): Command => ({
+  summary: 'validate a run request and print the tiling it generates (exit 1 with every problem if it does not tile)',
+  usage: USAGE,
+  run: async (args, io) => {
+    const parsed = fileArgs('plan', USAGE, args, { flags: ['json'], options: ['max-deadline-seconds'] });
+    const maxDeadlineSeconds = horizon(parsed.values.get('max-deadline-seconds'), options.maxDeadlineSeconds ?? DEFAULT_MAX_DEADLINE_SECONDS);
+    const result = validateRunRequest(await readJson(io, parsed.file), options.catalog, { maxDeadlineSeconds });
+    if (parsed.flags.has('json')) {
+      io.out(JSON.stringify(result.ok ? { ok: true, subtasks: result.subtasks } : result, null, 2));
+    } else {
+      io.out(result.ok ? formatPlan(result.request.universe, result.subtasks) : formatProblems(`${parsed.file} was rejected`, result.problems));
+    }
+    return result.ok ? 0 : 1;
+  },
+});

@@ -1,0 +1,195 @@
+import type { Coverage, CoverageGap, CoverageOverlap, DispatchedSubtask, Manifest, Outcome, Problem, ProblemCode } from '../contract';
+import { hasRegion, regionOf } from './dimensions';
+import { recheckId, reportedState, type AttemptChain } from './lineage';
+import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
+import { renderStatement, type StatementFacts, type UncoveredWork } from './statement';
+
+/** Problems that mean the plan itself does not tile the universe. */
+export const PLAN_PROBLEM_CODES: ReadonlySet<ProblemCode> = new Set([
+  'assignment_gap',
+  'assignment_overlap',
+  'scope_outside_universe',
+  'dimension_mismatch',
+  'duplicate_universe_id',
+  'duplicate_subtask_id',
+]);
+
+/** Problems with what a worker reported about its data, other than gaps to re-check. */
+export const OBSERVATION_PROBLEM_CODES: ReadonlySet<ProblemCode> = new Set(['observed_outside_assignment', 'ids_unexpected', 'inconsistent_observation']);
+
+/** Gap states that leave nothing to doubt: confirmed empty by a re-check, or data found and folded in. */
+const RESOLVED = new Set(['confirmed_empty', 'data_found']);
+
+/** One observed gap with what its re-check (if any) concluded. */
+export interface ResolvedGap {
+  readonly gap: ObservedGap;
+  readonly coverage: CoverageGap;
+  /** The re-check's line of work, when one was dispatched. */
+  readonly recheck?: AttemptChain;
+}
+
+const resolution = (chain: AttemptChain | undefined): Pick<CoverageGap, 'status' | 'recheckedAgainst' | 'recheckSubtaskId' | 'records'> => {
+  if (!chain) return { status: 'unchecked' };
+  const base = { recheckedAgainst: chain.origin.worker, recheckSubtaskId: chain.latest.id };
+  if (chain.state === 'ok') return { ...base, status: 'data_found', records: chain.outcome?.observed?.recordCount ?? 0 };
+  if (chain.state !== 'empty') return { ...base, status: 'recheck_failed' };
+  return (chain.outcome?.sourcesReached ?? 0) > 0 ? { ...base, status: 'confirmed_empty', records: 0 } : { ...base, status: 'source_unreachable' };
+};
+
+/**
+ * Each observed gap with the outcome of its re-check (`<subtaskId>.g<n>` and its retries):
+ * `data_found` (re-check `ok`), `confirmed_empty` (`empty` with a source reached),
+ * `source_unreachable` (`empty`, none reached), `recheck_failed` (anything else) or
+ * `unchecked` (no re-check dispatched).
+ *
+ * @example
+ * resolveGaps(reconcile(manifest, outcomes))[0].coverage.status // 'confirmed_empty'
+ */
+export const resolveGaps = (reconciliation: Reconciliation): ResolvedGap[] => {
+  const rechecks = new Map(reconciliation.chains.rechecks.map((chain) => [chain.origin.id, chain]));
+  return reconciliation.observedGaps.map((gap) => {
+    const recheck = rechecks.get(recheckId(gap.subtaskId, gap.number));
+    const coverage: CoverageGap = { ...gap.region, kind: 'observed', subtaskId: gap.subtaskId, ...resolution(recheck) };
+    return recheck ? { gap, coverage, recheck } : { gap, coverage };
+  });
+};
+
+const sortedUnique = (values: Iterable<string>): string[] => [...new Set(values)].sort();
+
+/** Question ids of lines of work that did not end ok, plus declared questions nobody was given. */
+const missingQuestionsOf = (manifest: Manifest, reconciliation: Reconciliation): string[] => {
+  const { partitions } = reconciliation.chains;
+  const assigned = new Set(partitions.flatMap((c) => c.origin.questionIds));
+  const unassigned = (manifest.questions ?? []).map((q) => q.id).filter((id) => !assigned.has(id));
+  const failed = partitions.filter((c) => c.state !== 'ok').flatMap((c) => c.origin.questionIds);
+  return sortedUnique([...failed, ...unassigned]);
+};
+
+/**
+ * Who a plan problem is about, and what.
+ *
+ * @example
+ * planReason({ code: 'assignment_overlap', message: '…', subtaskIds: ['A', 'B'] }) // 'A+B:assignment_overlap'
+ */
+export const planReason = (problem: Problem): string => {
+  const ids = problem.subtaskIds ?? [];
+  const who = problem.code === 'assignment_gap' || ids.length === 0 ? 'universe' : ids.join('+');
+  return `${who}:${problem.code}`;
+};
+
+/**
+ * Why a gap is unresolved: the gap's subtask and code when never re-checked, else the failed re-check.
+ *
+ * @example
+ * gapReason(unchecked) // 'B:observed_ends_early'
+ * gapReason(timedOut)  // 'B.g1:timed_out'
+ */
+export const gapReason = (gap: ResolvedGap): string =>
+  gap.recheck ? `${gap.recheck.latest.id}:${reportedState(gap.recheck)}` : `${gap.gap.subtaskId}:${gap.gap.code}`;
+
+/**
+ * True when a re-check settled the gap: confirmed empty, or data found and folded in.
+ *
+ * @example
+ * resolveGaps(reconciliation).every(isResolved) // no gap left in doubt
+ */
+export const isResolved = (gap: ResolvedGap): boolean => RESOLVED.has(gap.coverage.status);
+
+/**
+ * `"<who>:<why>"` for everything that keeps coverage from being complete, in a stable order:
+ * plan problems, lines of work not ok (latest attempt), gaps left unresolved (the gap's
+ * subtask when never re-checked, else the failed re-check), observation problems, and
+ * outcomes that match no dispatched subtask.
+ */
+const degradedReasonsOf = (reconciliation: Reconciliation, gaps: readonly ResolvedGap[]): string[] => {
+  const { problems, chains } = reconciliation;
+  const first = (p: Problem): string => p.subtaskIds?.[0] ?? 'unknown';
+  const reasons = [
+    ...problems.filter((p) => PLAN_PROBLEM_CODES.has(p.code)).map(planReason),
+    ...chains.partitions.filter((c) => c.state !== 'ok').map((c) => `${c.latest.id}:${reportedState(c)}`),
+    ...problems.filter((p) => p.code === 'missing_outcome').map((p) => `${first(p)}:missing_outcome`),
+    ...gaps.filter((g) => !isResolved(g)).map(gapReason),
+    ...problems.filter((p) => OBSERVATION_PROBLEM_CODES.has(p.code)).map((p) => `${first(p)}:${p.code}`),
+    ...problems.filter((p) => p.code === 'unexpected_outcome').map((p) => `${first(p)}:unexpected_outcome`),
+  ];
+  return [...new Set(reasons)];
+};
+
+const overlapsOf = (problems: readonly Problem[]): CoverageOverlap[] =>
+  problems.filter((p) => p.code === 'assignment_overlap').map((p) => ({ ...regionOf(p), subtaskIds: p.subtaskIds ?? [] }));
+
+const assignmentGapsOf = (problems: readonly Problem[]): CoverageGap[] =>
+  problems.filter((p) => p.code === 'assignment_gap' && hasRegion(p)).map((p) => ({ ...regionOf(p), kind: 'assignment', status: 'unchecked' }));
+
+const uncoveredOf = (chains: readonly AttemptChain[]): UncoveredWork[] =>
+  chains
+    .filter((c) => c.state !== 'ok')
+    .map((c) => ({ subtaskId: c.latest.id, worker: c.latest.worker, state: reportedState(c), required: c.origin.required }));
+
+const observationProblemsOf = (problems: readonly Problem[]): StatementFacts['observationProblems'] =>
+  problems
+    .filter((p) => OBSERVATION_PROBLEM_CODES.has(p.code))
+    .map((p) => ({ subtaskId: p.subtaskIds?.[0] ?? 'unknown', code: p.code, ...(hasRegion(p) ? { region: regionOf(p) } : {}) }));
+
+/**
+ * The coverage of an answer, computed only from the manifest and the outcomes (never from
+ * model text). `complete` is true exactly when nothing is degraded and no question is left
+ * unanswered: the plan tiles, every line of work ended ok, every observed gap was re-checked
+ * and confirmed empty or found data, and no worker reported data it was not given.
+ *
+ * @example
+ * buildCoverage(taxManifest, outcomes).statement
+ * // 'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-06-28 to
+ * //  2025-06-30) re-checked against the transaction feed: zero transactions.'
+ */
+export const buildCoverage = (manifest: Manifest, outcomes: readonly Outcome[], reconciliation: Reconciliation = reconcile(manifest, outcomes)): Coverage => {
+  const { problems, chains } = reconciliation;
+  const resolved = resolveGaps(reconciliation);
+  const missingQuestions = missingQuestionsOf(manifest, reconciliation);
+  const degradedReason = degradedReasonsOf(reconciliation, resolved);
+  const overlaps = overlapsOf(problems);
+  const assignmentGaps = assignmentGapsOf(problems);
+  const facts: StatementFacts = {
+    universe: manifest.universe,
+    partitions: chains.partitions.length,
+    overlaps,
+    gaps: [
+      ...assignmentGaps,
+      ...resolved.map((g) => (g.recheck && g.coverage.status === 'recheck_failed' ? { ...g.coverage, recheckState: reportedState(g.recheck) } : g.coverage)),
+    ],
+    uncovered: uncoveredOf(chains.partitions),
+    missingQuestions,
+    observationProblems: observationProblemsOf(problems),
+    unexpectedOutcomes: sortedUnique(problems.filter((p) => p.code === 'unexpected_outcome').flatMap((p) => p.subtaskIds ?? [])),
+    ...(manifest.sources ? { sources: manifest.sources } : {}),
+  };
+  return {
+    complete: degradedReason.length === 0 && missingQuestions.length === 0,
+    missingQuestions,
+    degradedReason,
+    partitions: chains.partitions.length,
+    overlaps,
+    gaps: [...assignmentGaps, ...resolved.map((g) => g.coverage)],
+    problems,
+    statement: renderStatement(facts),
+  };
+};
+
+/** The subtask and outcome of each `ok` line of work, for synthesis. */
+export interface SynthesisInput {
+  readonly subtask: DispatchedSubtask;
+  readonly outcome: Outcome;
+}
+
+/**
+ * What synthesis may read: the latest attempt of every first-round line of work that ended
+ * `ok`, and every re-check that found data (folded into the answer). Never a `timed_out`,
+ * `invalid`, `empty` or `cancelled` outcome.
+ *
+ * @example
+ * synthesisInputs(reconcile(manifest, outcomes)).map((i) => i.subtask.id) // ['A', 'B', 'D', 'B.g1']
+ */
+export const synthesisInputs = (reconciliation: Reconciliation): SynthesisInput[] =>
+  [...reconciliation.chains.partitions, ...reconciliation.chains.rechecks].flatMap((chain) =>
+    chain.state === 'ok' && chain.outcome ? [{ subtask: chain.latest, outcome: chain.outcome }] : [],
+  );

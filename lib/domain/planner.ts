@@ -1,0 +1,252 @@
+import { RunRequest, type DispatchedSubtask, type Problem, type ProblemCode, type Scope, type SplitSpec, type SubtaskSpec, type Universe } from '../contract';
+import { boundaryProblems, splitByCalendar, splitAtBoundaries } from './calendar-split';
+import type { WorkerCatalog } from './catalog';
+import { ScopeError, SplitError } from './errors';
+import { chunkBySize, chunkEvenly, indexIds } from './ids';
+import { RESERVED_ID_SUFFIX } from './lineage';
+import { checkTiling, type Tile } from './tiling';
+import { readTimeRange, timeAlgebra } from './time';
+
+/** The deadline horizon when a deployment does not set `MAX_DEADLINE_SECONDS`. */
+export const DEFAULT_MAX_DEADLINE_SECONDS = 900;
+
+/** The most subtasks one plan may dispatch in its first round. */
+export const MAX_SUBTASKS = 1000;
+
+export interface PlanOptions {
+  /** Longest `deadlineSeconds` a subtask may ask for. */
+  readonly maxDeadlineSeconds: number;
+}
+
+/** Problem codes of a rejected request: the contract's, plus `invalid_request` for schema issues. */
+export type RequestProblemCode = ProblemCode | 'invalid_request';
+
+/** One precise reason a request is rejected, always with the field path it is about. */
+export type RequestProblem = Omit<Problem, 'code' | 'path'> & { readonly code: RequestProblemCode; readonly path: string };
+
+export type PlanResult = { readonly ok: true; readonly subtasks: DispatchedSubtask[] } | { readonly ok: false; readonly problems: RequestProblem[] };
+
+/** The delegation fields a subtask or a split carries. */
+type Delegation = Pick<SubtaskSpec, 'worker' | 'questionIds' | 'required' | 'justification' | 'deadlineSeconds' | 'budget' | 'input' | 'model'>;
+
+/** A subtask about to be dispatched, with the request paths its problems are reported at. */
+interface Draft {
+  readonly id: string;
+  readonly scope: Scope;
+  readonly delegation: Delegation;
+  /** Path of the scope in the request: `subtasks.1.scope`, `split` or `split.groups.2`. */
+  readonly scopePath: string;
+}
+
+/**
+ * Generated subtask ids: `A`…`Z`, `AA`, `AB`… (bijective base 26), or `prefix` + 1-based number.
+ *
+ * @example
+ * generatedId(27) // 'AB'
+ * generatedId(0, 'chunk-') // 'chunk-1'
+ */
+export const generatedId = (index: number, prefix?: string): string => {
+  if (prefix !== undefined) return `${prefix}${index + 1}`;
+  let id = '';
+  for (let n = index + 1; n > 0; n = Math.floor((n - 1) / 26)) id = String.fromCharCode(65 + ((n - 1) % 26)) + id;
+  return id;
+};
+
+/** Problems with a delegation's worker kind, input and deadline, at `path` (`subtasks.1` or `split`). */
+const delegationProblems = (delegation: Delegation, path: string, universe: Universe, catalog: WorkerCatalog, options: PlanOptions): RequestProblem[] => {
+  const problems: RequestProblem[] = [];
+  const info = catalog.get(delegation.worker);
+  if (!info) {
+    const known = catalog.kinds().join(', ');
+    problems.push({ code: 'unknown_worker', path: `${path}.worker`, message: `unknown worker kind ${delegation.worker} (known: ${known || 'none'})` });
+  } else {
+    if (info.dimension !== universe.dimension) {
+      problems.push({ code: 'dimension_mismatch', path: `${path}.worker`, message: `worker kind ${info.kind} works on ${info.dimension} scopes but the universe is ${universe.dimension}` });
+    }
+    for (const issue of info.validateInput(delegation.input)) {
+      problems.push({ code: 'invalid_input', path: issue.path ? `${path}.input.${issue.path}` : `${path}.input`, message: issue.message });
+    }
+  }
+  if (delegation.deadlineSeconds < 1 || delegation.deadlineSeconds > options.maxDeadlineSeconds) {
+    problems.push({
+      code: 'deadline_out_of_horizon',
+      path: `${path}.deadlineSeconds`,
+      message: `must be between 1 and ${options.maxDeadlineSeconds} seconds (got ${delegation.deadlineSeconds})`,
+    });
+  }
+  return problems;
+};
+
+const splitProblem = (error: SplitError | ScopeError): RequestProblem => ({
+  code: error instanceof SplitError ? error.code : 'invalid_request',
+  path: `split.${error.field}`,
+  message: error instanceof SplitError ? error.reason : error.message,
+});
+
+const timeScopes = (universe: Extract<Universe, { dimension: 'time' }>, split: SplitSpec): Scope[] => {
+  const whole = readTimeRange(universe);
+  const pieces =
+    split.parts !== undefined
+      ? timeAlgebra.split(whole, split.parts)
+      : split.by !== undefined
+        ? splitByCalendar(whole, split.by, MAX_SUBTASKS)
+        : splitAtBoundaries(whole, split.boundaries ?? []);
+  return pieces.flatMap((piece) => timeAlgebra.toScopes(piece));
+};
+
+const listScopes = <T>(items: readonly T[], split: SplitSpec, toScope: (chunk: T[]) => Scope): Scope[] => {
+  const chunks = split.parts !== undefined ? chunkEvenly(items, split.parts) : chunkBySize(items, split.chunkSize ?? items.length);
+  return chunks.map(toScope);
+};
+
+/** Fields of a split that do not apply to a dimension. */
+const INAPPLICABLE = { time: ['chunkSize', 'groups'], ids: ['by', 'boundaries', 'groups'], paths: ['by', 'boundaries'] } as const;
+
+/**
+ * The scopes a split decision generates: code, not a model, turns "four parts" or "by month"
+ * into intervals. Throws `SplitError` when the split cannot be made.
+ */
+const scopesOfSplit = (universe: Universe, split: SplitSpec): Scope[] => {
+  const wrong = INAPPLICABLE[universe.dimension].find((field) => split[field] !== undefined);
+  if (wrong) throw new SplitError({ code: 'dimension_mismatch', field: wrong, reason: `does not apply to a ${universe.dimension} universe` });
+  if (universe.dimension === 'time') return timeScopes(universe, split);
+  if (universe.dimension === 'ids') return listScopes(indexIds(universe.ids).ids, split, (ids) => ({ ids }));
+  if (split.groups !== undefined) return split.groups.map((files) => ({ files }));
+  return listScopes(universe.files, split, (files) => ({ files }));
+};
+
+const draftsOfSplit = (universe: Universe, split: SplitSpec): { drafts: Draft[]; problems: RequestProblem[] } => {
+  if (universe.dimension === 'time' && split.boundaries !== undefined) {
+    const errors = boundaryProblems(readTimeRange(universe), split.boundaries);
+    if (errors.length > 0) return { drafts: [], problems: errors.map(splitProblem) };
+  }
+  let scopes: Scope[];
+  try {
+    scopes = scopesOfSplit(universe, split);
+  } catch (error) {
+    if (error instanceof SplitError || error instanceof ScopeError) return { drafts: [], problems: [splitProblem(error)] };
+    throw error;
+  }
+  if (scopes.length > MAX_SUBTASKS) {
+    return { drafts: [], problems: [{ code: 'plan_too_large', path: 'split', message: `the split makes ${scopes.length} subtasks; at most ${MAX_SUBTASKS} are allowed` }] };
+  }
+  const drafts = scopes.map((scope, i) => ({
+    id: generatedId(i, split.idPrefix),
+    scope,
+    delegation: split,
+    scopePath: split.groups !== undefined ? `split.groups.${i}` : 'split',
+  }));
+  return { drafts, problems: [] };
+};
+
+const idProblems = (subtasks: readonly SubtaskSpec[]): RequestProblem[] => {
+  const seen = new Map<string, number>();
+  return subtasks.flatMap((subtask, i): RequestProblem[] => {
+    const path = `subtasks.${i}.id`;
+    const first = seen.get(subtask.id);
+    if (first === undefined) seen.set(subtask.id, i);
+    if (first !== undefined) {
+      return [{ code: 'duplicate_subtask_id', path, subtaskIds: [subtask.id], message: `subtask id ${subtask.id} is already used by subtasks.${first}` }];
+    }
+    if (RESERVED_ID_SUFFIX.test(subtask.id)) {
+      return [{ code: 'invalid_request', path, subtaskIds: [subtask.id], message: `subtask id ${subtask.id} must not end in .r<n> or .g<n>: those name retries and re-checks` }];
+    }
+    return [];
+  });
+};
+
+/** Declared questions that no subtask was given. */
+const questionProblems = (request: RunRequest, drafts: readonly Draft[]): RequestProblem[] => {
+  const assigned = new Set(drafts.flatMap((d) => d.delegation.questionIds));
+  return (request.questions ?? []).flatMap((question, i): RequestProblem[] =>
+    assigned.has(question.id) ? [] : [{ code: 'unassigned_question', path: `questions.${i}.id`, message: `question ${question.id} is not assigned to any subtask` }],
+  );
+};
+
+/** Tiling problems at request paths; a group's scope is the group itself, not a `files` field. */
+const tilingProblems = (universe: Universe, drafts: readonly Draft[]): RequestProblem[] => {
+  const tiles: Tile[] = drafts.map((d) => ({ id: d.id, scope: d.scope, path: d.scopePath }));
+  return checkTiling(universe, tiles).map((problem) => {
+    const path = (problem.path ?? 'subtasks').replace(/^(split(?:\.groups\.\d+)?)\.(?:files|ids|from|toExclusive)$/, '$1');
+    return { ...problem, path };
+  });
+};
+
+const dispatched = (draft: Draft): DispatchedSubtask => {
+  const { worker, questionIds, required, justification, deadlineSeconds, budget, input, model } = draft.delegation;
+  return {
+    id: draft.id,
+    worker,
+    round: 1,
+    questionIds: [...questionIds],
+    required,
+    ...(justification === undefined ? {} : { justification }),
+    assigned: draft.scope,
+    deadlineSeconds,
+    budget: { ...budget },
+    ...(input === undefined ? {} : { input }),
+    ...(model === undefined ? {} : { model }),
+  };
+};
+
+/**
+ * Turns a validated run request into its first round of subtasks, or rejects it with every
+ * problem at once, each with its field path: a plan that does not tile (every gap and overlap
+ * with exact bounds and subtask ids), a scope of the wrong dimension or outside the universe,
+ * duplicate subtask or universe ids, an unknown worker kind or one of another dimension,
+ * invalid worker input, a deadline outside `1..maxDeadlineSeconds`, a declared question
+ * nobody was given, or more than {@link MAX_SUBTASKS} subtasks. Nothing is dispatched here.
+ *
+ * @example
+ * const plan = planRun(request, catalog, { maxDeadlineSeconds: 900 });
+ * if (!plan.ok) plan.problems[0]; // { code: 'assignment_overlap', path: 'subtasks.1.scope.from',
+ *                                 //   subtaskIds: ['A', 'B'], from: '2025-03-01', toExclusive: '2025-04-01', … }
+ */
+export const planRun = (request: RunRequest, catalog: WorkerCatalog, options: PlanOptions): PlanResult => {
+  const { universe } = request;
+  const fromSplit = request.split ? draftsOfSplit(universe, request.split) : { drafts: [], problems: [] };
+  const handWritten = (request.subtasks ?? []).map((s, i): Draft => ({ id: s.id, scope: s.scope, delegation: s, scopePath: `subtasks.${i}.scope` }));
+  const drafts = request.split ? fromSplit.drafts : handWritten;
+  const problems: RequestProblem[] = [
+    ...(request.split ? delegationProblems(request.split, 'split', universe, catalog, options) : []),
+    ...(request.subtasks ?? []).flatMap((s, i) => delegationProblems(s, `subtasks.${i}`, universe, catalog, options)),
+    ...idProblems(request.subtasks ?? []),
+    ...fromSplit.problems,
+    ...(drafts.length > 0 ? tilingProblems(universe, drafts) : []),
+    ...questionProblems(request, drafts),
+  ];
+  return problems.length > 0 ? { ok: false, problems } : { ok: true, subtasks: drafts.map(dispatched) };
+};
+
+export type ValidationResult =
+  | { readonly ok: true; readonly request: RunRequest; readonly subtasks: DispatchedSubtask[] }
+  | { readonly ok: false; readonly problems: RequestProblem[] };
+
+/** The value at a zod issue path in the raw body, for quoting it back. */
+const valueAt = (body: unknown, path: readonly PropertyKey[]): unknown =>
+  path.reduce<unknown>((current, key) => (typeof current === 'object' && current !== null ? Reflect.get(current, key) : undefined), body);
+
+const quoted = (value: unknown): string =>
+  typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? ` (got ${JSON.stringify(value)})` : '';
+
+/**
+ * The whole validation of a `POST /runs` body or a `tessera plan FILE`: the zod schema first
+ * (field-precise `invalid_request` problems, such as a required subtask without a
+ * justification or a budget that is not positive), then, for a well-formed request, the planner.
+ *
+ * @example
+ * const result = validateRunRequest(JSON.parse(body), catalog, { maxDeadlineSeconds: 900 });
+ * if (!result.ok) return badRequest(result.problems); // 400, nothing written or sent
+ */
+export const validateRunRequest = (body: unknown, catalog: WorkerCatalog, options: PlanOptions): ValidationResult => {
+  const parsed = RunRequest.safeParse(body);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue): RequestProblem => {
+      const message = issue.code === 'custom' || issue.code === 'invalid_format' ? `${issue.message}${quoted(valueAt(body, issue.path))}` : issue.message;
+      return { code: 'invalid_request', path: issue.path.map(String).join('.'), message };
+    });
+    return { ok: false, problems };
+  }
+  const plan = planRun(parsed.data, catalog, options);
+  return plan.ok ? { ok: true, request: parsed.data, subtasks: plan.subtasks } : plan;
+};

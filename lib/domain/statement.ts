@@ -1,0 +1,125 @@
+import type { CoverageGap, CoverageOverlap, Scope, SourceLabel, Universe } from '../contract';
+import { describeScope, regionOf } from './dimensions';
+import { capitalise, countOf, listWords, numberWord, plural } from './words';
+
+/** A line of work that did not end `ok`, as the statement names it. */
+export interface UncoveredWork {
+  readonly subtaskId: string;
+  readonly worker: string;
+  /** A terminal state, `source_unreachable` or `missing_outcome`. */
+  readonly state: string;
+  readonly required: boolean;
+}
+
+/** The structured facts a statement is rendered from; nothing else goes into it. */
+export interface StatementFacts {
+  readonly universe: Universe;
+  readonly partitions: number;
+  readonly overlaps: readonly CoverageOverlap[];
+  /** Coverage gaps, with the re-check's own state when the re-check failed. */
+  readonly gaps: ReadonlyArray<CoverageGap & { readonly recheckState?: string }>;
+  readonly uncovered: readonly UncoveredWork[];
+  readonly missingQuestions: readonly string[];
+  /** Observation problems: data outside assignments, unexpected ids, inconsistent observations. */
+  readonly observationProblems: ReadonlyArray<{ readonly subtaskId: string; readonly code: string; readonly region?: Scope }>;
+  readonly unexpectedOutcomes: readonly string[];
+  /** How to name worker kinds and their records (`transaction feed`, `transactions`). */
+  readonly sources?: Readonly<Record<string, SourceLabel>>;
+}
+
+const STATE_PHRASES: Readonly<Record<string, string>> = {
+  timed_out: 'timed out',
+  invalid: 'returned invalid output',
+  empty: 'found no records',
+  source_unreachable: 'could not reach its source',
+  cancelled: 'was cancelled',
+  missing_outcome: 'has no outcome',
+};
+const statePhrase = (state: string): string => STATE_PHRASES[state] ?? `ended ${state}`;
+
+/** A statement stays one readable line: lists show five items, then how many more. */
+const SHOWN = 5;
+const some = (items: readonly string[], separator: string): string =>
+  items.length <= SHOWN ? items.join(separator) : `${items.slice(0, SHOWN).join(separator)}${separator}and ${numberWord(items.length - SHOWN)} more`;
+
+const labelOf = (facts: StatementFacts, kind: string): string => facts.sources?.[kind]?.label ?? kind.replace(/-/g, ' ');
+const recordsOf = (facts: StatementFacts, kind: string): string => facts.sources?.[kind]?.recordNoun ?? 'records';
+
+const universeProse = (universe: Universe): string => {
+  if (universe.dimension === 'time') return describeScope('time', universe);
+  if (universe.dimension === 'ids') return countOf(new Set(universe.ids).size, plural(universe.noun ?? 'id'));
+  return countOf(new Set(universe.files.map((f) => f.path)).size, 'files');
+};
+
+const overlapsText = (facts: StatementFacts): string => {
+  if (facts.overlaps.length === 0) return 'no overlaps';
+  const each = facts.overlaps.map((o) => `${describeScope(facts.universe.dimension, regionOf(o))}: ${listWords(o.subtaskIds)}`);
+  return `${countOf(facts.overlaps.length, 'overlaps')} (${some(each, '; ')})`;
+};
+
+const gapPhrase = (facts: StatementFacts, gap: StatementFacts['gaps'][number]): string => {
+  if (gap.kind === 'assignment') return 'assigned to no subtask';
+  const kind = gap.recheckedAgainst;
+  if (gap.status === 'unchecked' || kind === undefined) return 'not re-checked';
+  const against = `against the ${labelOf(facts, kind)}`;
+  if (gap.status === 'confirmed_empty') return `re-checked ${against}: ${countOf(0, recordsOf(facts, kind))}`;
+  if (gap.status === 'data_found') return `re-checked ${against}: ${countOf(gap.records ?? 0, recordsOf(facts, kind))} found and included`;
+  if (gap.status === 'source_unreachable') return `re-checked ${against}: source unreachable`;
+  return `re-check ${against} ${statePhrase(gap.recheckState ?? 'failed')}`;
+};
+
+const gapsSentence = (facts: StatementFacts): string | undefined => {
+  const each = facts.gaps.map((gap) => ({ where: describeScope(facts.universe.dimension, regionOf(gap)), what: gapPhrase(facts, gap) }));
+  const [only] = each;
+  if (!only) return undefined;
+  if (each.length === 1) return `One gap (${only.where}) ${only.what}.`;
+  return `${capitalise(numberWord(each.length))} gaps: ${some(each.map((g) => `(${g.where}) ${g.what}`), '; ')}.`;
+};
+
+const uncoveredSentence = (facts: StatementFacts): string | undefined => {
+  if (facts.uncovered.length === 0) return undefined;
+  const each = facts.uncovered.map((w) => `${w.subtaskId} (${labelOf(facts, w.worker)}${w.required ? ', required' : ''}) ${statePhrase(w.state)}`);
+  return `Not covered: ${some(each, '; ')}.`;
+};
+
+const OBSERVATION_PHRASES: Readonly<Record<string, string>> = {
+  observed_outside_assignment: 'reported data outside its assignment',
+  ids_unexpected: 'reported ids it was not assigned',
+  inconsistent_observation: 'reported an inconsistent observation',
+};
+
+const observationSentence = (facts: StatementFacts): string | undefined => {
+  if (facts.observationProblems.length === 0) return undefined;
+  const each = facts.observationProblems.map((p) => {
+    const where = p.region ? ` (${describeScope(facts.universe.dimension, p.region)})` : '';
+    return `${p.subtaskId} ${OBSERVATION_PHRASES[p.code] ?? p.code}${where}`;
+  });
+  return `Observation problems: ${some(each, '; ')}.`;
+};
+
+const questionsSentence = (facts: StatementFacts): string | undefined => {
+  const n = facts.missingQuestions.length;
+  if (n === 0) return undefined;
+  return `${n === 1 ? 'Question' : 'Questions'} ${listWords(facts.missingQuestions)} unanswered.`;
+};
+
+const unexpectedSentence = (facts: StatementFacts): string | undefined => {
+  if (facts.unexpectedOutcomes.length === 0) return undefined;
+  return `Ignored outcomes for ${listWords(facts.unexpectedOutcomes)}, which ${facts.unexpectedOutcomes.length === 1 ? 'was' : 'were'} not dispatched as such.`;
+};
+
+/**
+ * The one-line coverage statement, in the style of seed 000's final line, rendered only from
+ * structured facts. Dates are shown with inclusive ends for people (the JSON stays half-open);
+ * small counts are spelled out.
+ *
+ * @example
+ * renderStatement(facts)
+ * // 'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-06-28 to
+ * //  2025-06-30) re-checked against the transaction feed: zero transactions.'
+ */
+export const renderStatement = (facts: StatementFacts): string => {
+  const opening = `Coverage: ${universeProse(facts.universe)}, ${countOf(facts.partitions, 'partitions')}, ${overlapsText(facts)}${facts.gaps.length === 0 ? ', no gaps' : ''}.`;
+  const rest = [gapsSentence(facts), uncoveredSentence(facts), observationSentence(facts), questionsSentence(facts), unexpectedSentence(facts)];
+  return [opening, ...rest.filter((s): s is string => s !== undefined)].join(' ');
+};
