@@ -1,4 +1,97 @@
-/** Placeholder until the handler lands; the CDK construct needs the entry file to exist. */
-export const handler = async (): Promise<never> => {
-  throw new Error('functions/dispatch.ts is not implemented yet');
+import { z } from 'zod';
+import type { DispatchedSubtask } from '../lib/contract';
+import { planNextRound, planRun, type WorkerCatalog } from '../lib/domain';
+import { RunCancelled, type Ledger } from '../lib/ledger';
+import type { SubtaskQueue } from '../lib/queue/subtask-queue';
+import { ledgerFor, queueFor } from '../lib/runtime/aws';
+import { intVariable, jsonVariable, parseConfig, parseInput } from '../lib/runtime/config';
+import { PlanRejected } from '../lib/runtime/errors';
+import { createLogger, onColdStart } from '../lib/runtime/lambda';
+import { referenceRegistry } from '../lib/workers/reference';
+import type { SourceLabel } from '../lib/contract';
+
+const Config = z.object({
+  TABLE_NAME: z.string().min(1),
+  QUEUE_URLS: jsonVariable(z.record(z.string(), z.string().min(1))),
+  MAX_DEADLINE_SECONDS: intVariable(900),
+});
+
+/** Task input: the execution input for round 1, the reconcile output for later rounds. */
+const DispatchInput = z.object({ runId: z.string().min(1), tenantId: z.string().min(1), round: z.int().min(1) });
+
+export interface DispatchDeps {
+  readonly ledger: Ledger;
+  readonly queue: SubtaskQueue;
+  readonly catalog: WorkerCatalog;
+  readonly sources: Record<string, SourceLabel>;
+  readonly maxDeadlineSeconds: number;
+  readonly now: () => number;
+  readonly logger: ReturnType<typeof createLogger>;
+}
+
+export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): DispatchDeps => {
+  const config = parseConfig(Config, env);
+  return {
+    ledger: ledgerFor(config.TABLE_NAME),
+    queue: queueFor(config.QUEUE_URLS),
+    catalog: referenceRegistry.catalog(),
+    sources: referenceRegistry.sources(),
+    maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
+    now: Date.now,
+    logger: createLogger('dispatch', env),
+  };
 };
+
+type DispatchInput = z.infer<typeof DispatchInput>;
+type RunRecord = NonNullable<Awaited<ReturnType<Ledger['getRun']>>>;
+
+/** The subtasks of a round: the plan for round 1, follow-ups (retries, gap re-checks) after. */
+const planRound = async (deps: DispatchDeps, input: DispatchInput, record: RunRecord): Promise<DispatchedSubtask[]> => {
+  if (input.round === 1) {
+    const plan = planRun(record.meta.request, deps.catalog, { maxDeadlineSeconds: deps.maxDeadlineSeconds });
+    if (!plan.ok) throw new PlanRejected(input.runId, plan.problems.map((p) => `${p.path}: ${p.message}`));
+    return plan.subtasks;
+  }
+  const { manifest, outcomes } = await deps.ledger.readManifest(input.tenantId, input.runId);
+  return planNextRound({ ...manifest, sources: deps.sources }, outcomes);
+};
+
+/**
+ * When this round was first dispatched. A retried Dispatch must fix the same absolute deadlines,
+ * so it recovers the instant from any subtask an earlier attempt already wrote.
+ */
+const dispatchedAt = (deps: DispatchDeps, input: DispatchInput, record: RunRecord): string => {
+  const earlier = [...record.subtasks, ...record.uncommitted].find((item) => item.assignment.round === input.round);
+  const seconds = earlier?.assignment.deadlineSeconds;
+  return new Date(earlier && seconds !== undefined ? earlier.deadlineMs - seconds * 1000 : deps.now()).toISOString();
+};
+
+/**
+ * Dispatch: plan the round → write it to the manifest → enqueue its subtasks. Returns the items
+ * the Map awaits, each with its absolute deadline. A cancelled run gets no new round.
+ */
+export const createHandler = (deps: DispatchDeps) => async (event: unknown) => {
+  const input = parseInput('Dispatch', DispatchInput, event);
+  deps.logger.appendKeys({ runId: input.runId, tenantId: input.tenantId, round: input.round });
+  const record = await deps.ledger.getRun(input.tenantId, input.runId);
+  if (!record) throw new PlanRejected(input.runId, ['the run does not exist']);
+  if (record.run.status !== 'running') return { ...input, items: [] };
+  const subtasks = await planRound(deps, input, record);
+  let appended;
+  try {
+    appended = await deps.ledger.appendRound({ ...input, subtasks, dispatchedAt: dispatchedAt(deps, input, record) });
+  } catch (error) {
+    if (error instanceof RunCancelled) return { ...input, items: [] };
+    throw error;
+  }
+  await deps.queue.enqueue(
+    appended.subtasks.map((s) => ({ worker: s.worker, message: { v: 1 as const, tenantId: input.tenantId, runId: input.runId, subtaskId: s.id } })),
+  );
+  deps.logger.info('round dispatched', { subtasks: appended.subtasks.length, written: appended.written });
+  return {
+    ...input,
+    items: appended.subtasks.map((s) => ({ runId: input.runId, tenantId: input.tenantId, subtaskId: s.id, deadline: s.deadline })),
+  };
+};
+
+export const handler = onColdStart(() => createHandler(depsFromEnv(process.env)));

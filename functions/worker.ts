@@ -1,4 +1,136 @@
-/** Placeholder until the handler lands; the CDK construct needs the entry file to exist. */
-export const handler = async (): Promise<never> => {
-  throw new Error('functions/worker.ts is not implemented yet');
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
+import { z } from 'zod';
+import { AlreadySealed, AlreadyTerminal, ClaimHeld, DeadlinePassed, LeaseLost, RunCancelled, RunEnded, type Claim, type Ledger } from '../lib/ledger';
+import { METRICS } from '../lib/observability/metrics';
+import type { RunExecutions } from '../lib/orchestration/run-execution';
+import { SubtaskMessage } from '../lib/queue/message';
+import { executionsFor, ledgerFor } from '../lib/runtime/aws';
+import { intVariable, parseConfig } from '../lib/runtime/config';
+import { createLogger, createMetrics, onColdStart, publishMetrics } from '../lib/runtime/lambda';
+import { createModelProvider, parseModelConfig, runSubtask, type ModelProvider, type WorkerRegistry } from '../lib/workers';
+import { referenceRegistry } from '../lib/workers/reference';
+
+const Config = z.object({
+  TABLE_NAME: z.string().min(1),
+  LEASE_SECONDS: intVariable(),
+  MAX_RECEIVE_COUNT: intVariable(3),
+  TENANT_DAILY_MODEL_CALLS: intVariable(),
+  TENANT_DAILY_COST_LIMIT: intVariable(),
+});
+
+export interface WorkerDeps {
+  readonly ledger: Ledger;
+  readonly executions: RunExecutions;
+  readonly registry: WorkerRegistry;
+  readonly models: ModelProvider;
+  readonly leaseMs: number;
+  readonly maxReceiveCount: number;
+  readonly logger: ReturnType<typeof createLogger>;
+  readonly metrics: Metrics;
+}
+
+export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): WorkerDeps => {
+  const config = parseConfig(Config, env);
+  return {
+    ledger: ledgerFor(config.TABLE_NAME, { modelCalls: config.TENANT_DAILY_MODEL_CALLS, costLimit: config.TENANT_DAILY_COST_LIMIT }),
+    executions: executionsFor(),
+    registry: referenceRegistry,
+    models: createModelProvider({ config: parseModelConfig(env) }),
+    leaseMs: config.LEASE_SECONDS * 1000,
+    maxReceiveCount: config.MAX_RECEIVE_COUNT,
+    logger: createLogger('worker', env),
+    metrics: createMetrics(env),
+  };
 };
+
+/** Another delivery already owns the subtask, or it already ended: this delivery has nothing to do. */
+const NOTHING_TO_DO = [ClaimHeld, AlreadyTerminal, RunCancelled, RunEnded];
+/** The result was refused but kept by the ledger as late evidence; the sealed state stands. */
+const KEPT_LATE = [AlreadySealed, DeadlinePassed, RunCancelled, RunEnded];
+const isOneOf = (error: unknown, classes: readonly (abstract new (...args: never[]) => Error)[]) => classes.some((c) => error instanceof c);
+
+const parseBody = (body: string): SubtaskMessage | undefined => {
+  try {
+    const parsed = SubtaskMessage.safeParse(JSON.parse(body));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** claim → run the worker kind → record the outcome → let the waiting Map iteration go on. */
+const work = async (deps: WorkerDeps, claim: Claim): Promise<void> => {
+  const outcome = await runSubtask({
+    subtask: claim.subtask,
+    registry: deps.registry,
+    models: deps.models,
+    budget: { reserve: () => deps.ledger.reserveBudget(claim) },
+  });
+  if (outcome.state === 'timed_out') {
+    // The worker stopped at its deadline: the state machine seals the subtask at that same
+    // instant, and a timed-out report would only repeat it as "late evidence".
+    deps.logger.info('worker stopped at its deadline', { deadline: claim.deadline });
+    return;
+  }
+  try {
+    const { taskToken } = await deps.ledger.recordOutcome(claim, outcome);
+    deps.logger.info('outcome recorded', { state: outcome.state });
+    if (taskToken) await deps.executions.release(taskToken, { subtaskId: claim.subtaskId, state: outcome.state });
+  } catch (error) {
+    if (!isOneOf(error, KEPT_LATE)) throw error;
+    deps.logger.warn('result arrived after the subtask ended; kept as late evidence', { refusedBy: (error as Error).name });
+    deps.metrics.addMetric(METRICS.lateResults, MetricUnit.Count, 1);
+  }
+};
+
+/** One message. Returns false when it must be delivered again (and, after the last try, dead-lettered). */
+const processRecord = async (deps: WorkerDeps, record: SQSRecord, requestId: string): Promise<boolean> => {
+  const message = parseBody(record.body);
+  if (!message) {
+    deps.logger.error('unreadable subtask message', { messageId: record.messageId });
+    return false;
+  }
+  const ref = { tenantId: message.tenantId, runId: message.runId, subtaskId: message.subtaskId };
+  const log = deps.logger.createChild({ persistentKeys: ref });
+  let claim: Claim;
+  try {
+    claim = await deps.ledger.claimSubtask({ ...ref, workerId: requestId, leaseMs: deps.leaseMs });
+  } catch (error) {
+    if (isOneOf(error, NOTHING_TO_DO)) return true;
+    throw error;
+  }
+  try {
+    await work({ ...deps, logger: log }, claim);
+    return true;
+  } catch (error) {
+    // Replaced by a newer generation, or the run ended while the worker ran: not a delivery failure.
+    if (error instanceof LeaseLost || isOneOf(error, NOTHING_TO_DO)) return true;
+    const receiveCount = Number(record.attributes.ApproximateReceiveCount);
+    const deadLettered = receiveCount >= deps.maxReceiveCount;
+    log.error('delivery failed', { errorName: (error as Error).name, receiveCount, deadLettered });
+    await deps.ledger.recordDeliveryFailure({ ...ref, receiveCount, errorName: (error as Error).name, deadLettered });
+    await deps.ledger.releaseClaim(claim).catch(() => undefined);
+    return false;
+  }
+};
+
+/**
+ * Worker: handles each message on its own and reports only the failed ones
+ * (`ReportBatchItemFailures`), so one bad message never fails its siblings.
+ */
+export const createHandler = (deps: WorkerDeps) => async (event: SQSEvent, context?: unknown): Promise<SQSBatchResponse> => {
+  const requestId = (context as { awsRequestId?: string } | undefined)?.awsRequestId ?? 'local';
+  const results = await Promise.all(
+    event.Records.map((record) =>
+      processRecord(deps, record, requestId).catch((error: unknown) => {
+        deps.logger.error('message failed', { messageId: record.messageId, errorName: (error as Error).name });
+        return false;
+      }),
+    ),
+  );
+  publishMetrics(deps.metrics);
+  return { batchItemFailures: event.Records.filter((_, i) => !results[i]).map((r) => ({ itemIdentifier: r.messageId })) };
+};
+
+export const handler = onColdStart(() => createHandler(depsFromEnv(process.env)));

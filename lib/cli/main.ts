@@ -1,15 +1,20 @@
 import { referenceCatalog } from '../workers/reference';
 import { createPlanCommand } from './plan';
+import { startLocalForRun } from './local';
 import { reconcileCommand } from './reconcile';
+import { createRunCommand } from './run';
+import { serveCommand } from './serve';
 import { processIo, runCli, type CliIo, type CommandTable } from './router';
 
 /**
  * Every `tessera` command. Add a command by writing it as its own module (a `Command`) and
- * registering it here; `run` and `serve` will join `plan` and `reconcile` this way.
+ * registering it here.
  */
 export const commands: CommandTable = {
   plan: createPlanCommand({ catalog: referenceCatalog }),
   reconcile: reconcileCommand,
+  run: createRunCommand({ startLocal: startLocalForRun }),
+  serve: serveCommand,
 };
 
 /**

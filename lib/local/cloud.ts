@@ -53,6 +53,11 @@ export interface LocalCloudOptions {
   /** The local JWT issuer. The issuer defaults to the API's URL; the audience to `tessera-local`. */
   readonly jwt?: { readonly issuer?: string; readonly audience?: readonly string[]; readonly tenantClaim?: string };
   readonly log?: LocalLog;
+  /**
+   * Set in every function's environment over the template's, as `sam local --env-vars` does:
+   * for local-only choices such as `POWERTOOLS_LOG_LEVEL`. The SDK endpoints always win.
+   */
+  readonly functionEnvironment?: Readonly<Record<string, string>>;
 }
 
 /** The URLs of the local services, as `AWS_ENDPOINT_URL_*` and the CLI need them. */
@@ -216,7 +221,7 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   // The SDK reads these when a client is created, so they are set before any handler is built.
   const environment = sdkEnvironment({ region, ports, dynamodb: emulators.dynamodb, sqs });
   cleanups.push(applyEnvironment(environment));
-  const functions = await loadFunctions({ resolver, repoRoot: options.repoRoot, runtimeEnvironment: environment });
+  const functions = await loadFunctions({ resolver, repoRoot: options.repoRoot, runtimeEnvironment: { ...options.functionEnvironment, ...environment } });
   const lambdaEndpoint: LambdaEndpoint = await startLambdaEndpoint({ functions, port: ports.lambda, log });
   cleanups.push(() => lambdaEndpoint.stop());
   const lambda = createLambdaInvoker({ endpoint: lambdaEndpoint.url, region });

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type MessageAttributeValue, type SQSClient } from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSMessageAttribute, SQSRecord } from 'aws-lambda';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -258,6 +259,9 @@ export const startEventSourceMappings = (options: {
   log?: LocalLog;
 }): EventSourceMappings => {
   const controller = new AbortController();
+  // Every poller's in-flight long poll listens on this one signal, so more than Node's default
+  // of ten listeners is expected; each request removes its listener when it settles.
+  setMaxListeners(0, controller.signal);
   const counts = new Map<string, number>();
   const pollers: Promise<void>[] = [];
   for (const mapping of options.mappings.filter((candidate) => candidate.enabled)) {

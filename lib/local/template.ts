@@ -201,6 +201,17 @@ const httpApiPhysical = (ctx: PhysicalContext): PhysicalResource => ({
   attributes: { ApiId: apiId(ctx.logicalId), ...(ctx.env.httpApiUrl ? { ApiEndpoint: ctx.env.httpApiUrl } : {}) },
 });
 
+/**
+ * Resources with no local behaviour whose names a template still passes around: a state
+ * machine's log group and role, say. They resolve to plausible identifiers and nothing else.
+ */
+const inertPhysical =
+  (service: string, resourcePrefix: string) =>
+  (ctx: PhysicalContext): PhysicalResource => {
+    const id = `${ctx.env.namePrefix}${ctx.logicalId}`;
+    return { ref: id, attributes: { Arn: arn(ctx.env, service, `${resourcePrefix}${id}`) } };
+  };
+
 /** Routes, integrations, authorizers and stages are only linked to each other by ID locally. */
 const idOnlyPhysical = (ctx: PhysicalContext): PhysicalResource => ({ ref: ctx.logicalId, attributes: {} });
 
@@ -215,6 +226,10 @@ const PHYSICAL: Readonly<Record<string, (ctx: PhysicalContext) => PhysicalResour
   [RESOURCE_TYPES.integration]: idOnlyPhysical,
   [RESOURCE_TYPES.authorizer]: idOnlyPhysical,
   [RESOURCE_TYPES.stage]: idOnlyPhysical,
+  'AWS::Logs::LogGroup': inertPhysical('logs', 'log-group:'),
+  'AWS::IAM::Role': inertPhysical('iam', 'role/'),
+  'AWS::KMS::Key': inertPhysical('kms', 'key/'),
+  'AWS::SNS::Topic': inertPhysical('sns', ''),
 };
 
 type Intrinsic = (argument: unknown, path: string) => unknown;

@@ -19,3 +19,22 @@ export class InvalidTaskInput extends RuntimeError {
     super(`invalid input for ${task}: ${issues.join('; ')}`);
   }
 }
+
+/** The stored request no longer plans (it did when the API accepted it): a deployment changed under the run. */
+export class PlanRejected extends RuntimeError {
+  override readonly name = 'PlanRejected';
+  constructor(readonly runId: string, readonly problems: readonly string[]) {
+    super(`run ${runId} cannot be planned: ${problems.slice(0, 5).join('; ')}`);
+  }
+}
+
+/**
+ * Await ran after its subtask's deadline (a retried Await, say). Not retryable: the state
+ * machine catches it, waits for the deadline, and seals.
+ */
+export class AwaitTooLate extends RuntimeError {
+  override readonly name = 'AwaitTooLate';
+  constructor(readonly subtaskId: string, readonly deadline: string) {
+    super(`subtask ${subtaskId}: the deadline ${deadline} has passed; nothing left to await`);
+  }
+}

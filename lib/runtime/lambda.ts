@@ -1,4 +1,6 @@
 import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import { METRICS } from '../observability/metrics';
 
 /**
  * Builds a handler on its first invocation and reuses it afterwards, so configuration is parsed
@@ -18,10 +20,24 @@ export const onColdStart = <E, R>(build: () => (event: E, context?: unknown) => 
 
 /**
  * A structured JSON logger. Log keys are identifiers only (tenant, run, subtask); requests,
- * findings, tokens and model text are never logged.
+ * findings, tokens and model text are never logged. The level comes from the function's
+ * `POWERTOOLS_LOG_LEVEL`, else from the process's (which is how the local cloud quiets it).
  */
-export const createLogger = (serviceName: string, env: Readonly<Record<string, string | undefined>> = {}): Logger =>
+export const createLogger = (component: string, env: Readonly<Record<string, string | undefined>> = {}): Logger =>
   new Logger({
-    serviceName,
-    logLevel: (env.POWERTOOLS_LOG_LEVEL ?? 'INFO') as 'INFO',
+    serviceName: env.POWERTOOLS_SERVICE_NAME ?? 'tessera',
+    persistentKeys: { component },
+    ...(env.POWERTOOLS_LOG_LEVEL ? { logLevel: env.POWERTOOLS_LOG_LEVEL as 'INFO' } : {}),
   });
+
+/**
+ * Run-level metrics (CloudWatch EMF). The service name is a dimension of every metric, and the
+ * construct's alarms read it, so it comes from the same `POWERTOOLS_SERVICE_NAME`.
+ */
+export const createMetrics = (env: Readonly<Record<string, string | undefined>> = {}): Metrics =>
+  new Metrics({ namespace: METRICS.namespace, serviceName: env.POWERTOOLS_SERVICE_NAME ?? 'tessera' });
+
+/** Publishes the metrics a handler added, if any (an empty publish only logs a warning). */
+export const publishMetrics = (metrics: { hasStoredMetrics(): boolean; publishStoredMetrics(): void }): void => {
+  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+};

@@ -1,19 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { App, Aspects, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
-import { z } from 'zod';
 import type { AslStateMachine } from '../../lib/infra/asl';
 import { stateMachineDefinition } from '../../lib/infra/synthesized';
 import { TesseraStack, type TesseraStackProps } from '../../lib/infra/stack';
-import { REPO_ROOT } from '../../lib/infra/tessera-function';
+import { cdkJsonContext } from '../../lib/infra/cdk-context';
 
-const CdkJson = z.object({ app: z.string(), context: z.record(z.string(), z.unknown()) });
-
-/** The context `npx cdk synth` uses (cdk.json), so tests synthesize what a deployment would. */
-export const cdkJsonContext = (): Record<string, unknown> =>
-  CdkJson.parse(JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8'))).context;
+export { cdkJsonContext };
 
 /** An app whose stacks skip esbuild: the assets become placeholders, so a synth costs no bundling. */
 export const unbundledApp = (extraContext: Record<string, unknown> = {}): App =>

@@ -3,6 +3,8 @@ import { z } from 'zod';
 import { TimePoint } from '../../contract';
 import { defineWorker, type DefinedWorker } from '../define';
 import { SourceUnavailable } from '../errors';
+import { userText, type WorkerModel } from '../model';
+import { promptJson, type OfflineScript } from '../models/offline';
 import { keyedSource, type LoadOptions } from '../sources';
 import scoutFile from './fixtures/scout-sources.json' with { type: 'json' };
 
@@ -98,6 +100,26 @@ const readAtOnce = async (sourceId: string): Promise<readonly ScoutRecord[]> => 
   return source.records;
 };
 
+const PLAN_SYSTEM = 'You plan research. Given a source and the questions it should answer, reply with the search terms to use, one line.';
+
+/**
+ * The offline model's search plan: the question ids themselves, so examples stay deterministic.
+ *
+ * @example
+ * planSearchOffline(request, turn) // { text: 'q3' }
+ */
+export const planSearchOffline: OfflineScript = (request) => {
+  const parsed = z.object({ questionIds: z.array(z.string()) }).safeParse(promptJson(request));
+  return { text: parsed.success ? parsed.data.questionIds.join(' ') : '' };
+};
+
+/**
+ * One model call per source, before reading it: what to search for. A research worker spends
+ * its allowance up front, so a run cancelled during a slow search still shows that usage.
+ */
+const planSearch = (model: WorkerModel, sourceId: string, questionIds: readonly string[]) =>
+  model.call({ task: 'plan-search', system: PLAN_SYSTEM, messages: [userText(JSON.stringify({ sourceId, questionIds }))] });
+
 const scoutKind = (spec: ScoutSpec): DefinedWorker =>
   defineWorker({
     kind: spec.kind,
@@ -119,10 +141,12 @@ const scoutKind = (spec: ScoutSpec): DefinedWorker =>
     },
     merge: collectByQuestion,
     summarize: describeFindings,
+    offlineScripts: { 'plan-search': planSearchOffline },
     run: async (ctx) => {
       const findings: z.input<typeof Finding>[] = [];
       for (const sourceId of ctx.assignment.scope.ids) {
         let records: readonly ScoutRecord[];
+        await planSearch(ctx.model, sourceId, ctx.assignment.questionIds);
         try {
           records = (await ctx.tools.read_source({ sourceId })).map((row) => ScoutRecord.parse(row));
         } catch (error) {

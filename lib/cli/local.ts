@@ -1,0 +1,60 @@
+import type { LocalCloud, LocalCloudPorts } from '../local/cloud';
+import type { LocalLogEntry } from '../local/log';
+import type { CliIo } from './router';
+import type { RunTarget } from './run';
+
+/** The tenant the local cloud's demo token belongs to. */
+export const DEMO_TENANT = 'demo';
+
+export interface LocalCloudSession {
+  readonly cloud: LocalCloud;
+  readonly token: string;
+}
+
+/**
+ * Starts the whole pipeline in this process. The CDK and emulator modules are imported here,
+ * on demand, so `tessera run --api …` against a deployed stack never loads them.
+ */
+export const startLocalSession = async (
+  io: CliIo,
+  options: { ports?: LocalCloudPorts; verbose?: boolean; quiet?: boolean } = {},
+): Promise<LocalCloudSession> => {
+  const { startTesseraCloud } = await import('../local/tessera-cloud');
+  const log = options.verbose ? (entry: LocalLogEntry) => io.err(`[${entry.component}] ${entry.message}`) : undefined;
+  const cloud = await startTesseraCloud({
+    ...(options.ports ? { ports: options.ports } : {}),
+    ...(log ? { log } : {}),
+    functionLogLevel: options.verbose ? 'INFO' : options.quiet ? 'ERROR' : 'WARN',
+  });
+  const token = await cloud.mintToken({ tenant: DEMO_TENANT, subject: 'local-user', expiresIn: '12h' });
+  return { cloud, token };
+};
+
+/** Stops the cloud on Ctrl-C too, so no emulator outlives the command. */
+export const stopOnSignals = (stop: () => Promise<void>): (() => void) => {
+  const onSignal = (signal: NodeJS.Signals) => {
+    void stop().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+};
+
+/** What `tessera run` uses when no local cloud is running: one of its own, for this run only. */
+export const startLocalForRun = async (io: CliIo): Promise<RunTarget> => {
+  io.err('No local cloud is running; starting one in this process (DynamoDB Local, SQS emulator, Step Functions, Lambda, API)…');
+  const { cloud, token } = await startLocalSession(io, { quiet: true });
+  const release = stopOnSignals(() => cloud.stop());
+  return {
+    apiUrl: cloud.apiUrl ?? '',
+    token,
+    description: 'an in-process local cloud',
+    stop: async () => {
+      release();
+      await cloud.stop();
+    },
+  };
+};

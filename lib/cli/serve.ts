@@ -1,0 +1,99 @@
+import { parseArgs } from 'node:util';
+import { relative } from 'node:path';
+import { createTesseraClient } from '../client';
+import { REPO_ROOT } from '../infra/tessera-function';
+import { UsageError } from './errors';
+import { DEMO_TENANT, startLocalSession, stopOnSignals } from './local';
+import { LOCAL_STATE_FILE, removeLocalState, writeLocalState } from './local-state';
+import { readJson, type CliIo, type Command } from './router';
+import { submitAndReport } from './run';
+
+const USAGE = 'tessera serve [--port N] [--run FILE] [--verbose] [--lambda-port N] [--sfn-port N] [--dynamodb-port N] [--sqs-port N]';
+const DEFAULT_API_PORT = 7700;
+
+const port = (name: string, value: string | undefined): number | undefined => {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new UsageError({ command: 'serve', problem: `--${name} must be a port number (got ${value})`, usage: USAGE });
+  return n;
+};
+
+const OPTIONS = {
+  port: { type: 'string' },
+  run: { type: 'string' },
+  'lambda-port': { type: 'string' },
+  'sfn-port': { type: 'string' },
+  'dynamodb-port': { type: 'string' },
+  'sqs-port': { type: 'string' },
+  verbose: { type: 'boolean' },
+} as const;
+
+const parseServeArgs = (args: readonly string[]) => {
+  try {
+    return parseArgs({ args: [...args], options: OPTIONS, strict: true }).values;
+  } catch (error) {
+    throw new UsageError({ command: 'serve', problem: (error as Error).message, usage: USAGE }, { cause: error });
+  }
+};
+
+const banner = (apiUrl: string, token: string, endpoints: Record<string, string | undefined>): string =>
+  [
+    'tessera local cloud is running on 127.0.0.1 (Ctrl-C stops everything it started)',
+    `  API             ${apiUrl}`,
+    `  Step Functions  ${endpoints.stepFunctions}`,
+    `  Lambda          ${endpoints.lambda}`,
+    `  DynamoDB Local  ${endpoints.dynamodb}`,
+    `  SQS (fauxqs)    ${endpoints.sqs}`,
+    '',
+    `A token for tenant "${DEMO_TENANT}" (valid 12 h) is in ${relative(process.cwd(), LOCAL_STATE_FILE) || LOCAL_STATE_FILE}.`,
+    'Try, in another terminal:',
+    '  npx tessera run examples/tax-2025.json',
+    `  TOKEN=${token}`,
+    `  curl -s -X POST ${apiUrl}/runs -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' --data @examples/tax-2025.json`,
+    `  curl -s ${apiUrl}/runs/RUN_ID -H "authorization: Bearer $TOKEN"`,
+    `Example requests: ${relative(process.cwd(), `${REPO_ROOT}/examples`) || 'examples'}/`,
+  ].join('\n');
+
+/**
+ * `tessera serve` (`npm start`): the local cloud, until Ctrl-C. With `--run FILE` it first runs
+ * that request and prints its answer and coverage, then keeps serving.
+ *
+ * @example
+ * await serveCommand.run(['--run', 'examples/tax-2025.json'], processIo());
+ */
+export const serveCommand: Command = {
+  summary: 'start the local cloud (DynamoDB Local, SQS, Step Functions, Lambda, HTTP API) until Ctrl-C',
+  usage: USAGE,
+  run: async (args: readonly string[], io: CliIo) => {
+    const values = parseServeArgs(args);
+    const ports = {
+      api: port('port', values.port) ?? DEFAULT_API_PORT,
+      lambda: port('lambda-port', values['lambda-port']),
+      stepFunctions: port('sfn-port', values['sfn-port']),
+      dynamodb: port('dynamodb-port', values['dynamodb-port']),
+      sqs: port('sqs-port', values['sqs-port']),
+    };
+    const example = values.run;
+    const body = example === undefined ? undefined : await readJson(io, example);
+    io.err('Starting the local cloud…');
+    const { cloud, token } = await startLocalSession(io, { ports, verbose: values.verbose === true });
+    const apiUrl = cloud.apiUrl ?? '';
+    await writeLocalState({ apiUrl, token, tenant: DEMO_TENANT, pid: process.pid, startedAt: new Date().toISOString() });
+    const stopped = new Promise<void>((resolve) => {
+      stopOnSignals(async () => {
+        io.err('\nStopping the local cloud…');
+        await removeLocalState();
+        await cloud.stop();
+        resolve();
+      });
+    });
+    io.out(banner(apiUrl, token, { ...cloud.endpoints }));
+    if (body !== undefined) {
+      io.out(`\nRunning ${example}:`);
+      await submitAndReport(io, createTesseraClient({ apiUrl, token }), body, { json: false });
+      io.out('\nThe local cloud is still running. Ctrl-C stops it.');
+    }
+    await stopped;
+    return 0;
+  },
+};
