@@ -10,7 +10,7 @@ import { intVariable, jsonVariable, parseConfig } from '../lib/runtime/config';
 import { errorResponse, json } from '../lib/runtime/http';
 import { toHttpError } from '../lib/runtime/http-errors';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
-import { referenceRegistry } from '../lib/workers/reference';
+import { registryFromEnv } from '../lib/workers/reference';
 
 const Config = z.object({
   TABLE_NAME: z.string().min(1),
@@ -42,7 +42,7 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): 
   return {
     ledger: ledgerFor(config.TABLE_NAME),
     executions: executionsFor(config.STATE_MACHINE_ARN),
-    catalog: deployedCatalog(referenceRegistry.catalog(), config.WORKER_KINDS),
+    catalog: deployedCatalog(registryFromEnv(env).catalog(), config.WORKER_KINDS),
     maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
     tenantClaim: config.TENANT_CLAIM,
     newRunId: randomUUID,

@@ -7,7 +7,7 @@ import { ledgerFor, queueFor } from '../lib/runtime/aws';
 import { intVariable, jsonVariable, parseConfig, parseInput } from '../lib/runtime/config';
 import { PlanRejected } from '../lib/runtime/errors';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
-import { referenceRegistry } from '../lib/workers/reference';
+import { registryFromEnv } from '../lib/workers/reference';
 import type { SourceLabel } from '../lib/contract';
 
 const Config = z.object({
@@ -34,8 +34,8 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): 
   return {
     ledger: ledgerFor(config.TABLE_NAME),
     queue: queueFor(config.QUEUE_URLS),
-    catalog: referenceRegistry.catalog(),
-    sources: referenceRegistry.sources(),
+    catalog: registryFromEnv(env).catalog(),
+    sources: registryFromEnv(env).sources(),
     maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
     now: Date.now,
     logger: createLogger('dispatch', env),

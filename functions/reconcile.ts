@@ -8,7 +8,7 @@ import { ledgerFor } from '../lib/runtime/aws';
 import { parseConfig, parseInput } from '../lib/runtime/config';
 import { createLogger, createMetrics, onColdStart, publishMetrics } from '../lib/runtime/lambda';
 import type { WorkerRegistry } from '../lib/workers';
-import { referenceRegistry } from '../lib/workers/reference';
+import { registryFromEnv } from '../lib/workers/reference';
 
 const Config = z.object({ TABLE_NAME: z.string().min(1) });
 
@@ -32,8 +32,8 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): 
   const config = parseConfig(Config, env);
   return {
     ledger: ledgerFor(config.TABLE_NAME),
-    registry: referenceRegistry,
-    sources: referenceRegistry.sources(),
+    registry: registryFromEnv(env),
+    sources: registryFromEnv(env).sources(),
     logger: createLogger('reconcile', env),
     metrics: createMetrics(env),
   };

@@ -5,11 +5,12 @@ import { AlreadySealed, AlreadyTerminal, ClaimHeld, DeadlinePassed, LeaseLost, R
 import { METRICS } from '../lib/observability/metrics';
 import type { RunExecutions } from '../lib/orchestration/run-execution';
 import { SubtaskMessage } from '../lib/queue/message';
-import { executionsFor, ledgerFor } from '../lib/runtime/aws';
+import { backoffSeconds, type Redelivery } from '../lib/queue/redelivery';
+import { executionsFor, ledgerFor, redeliveryFor } from '../lib/runtime/aws';
 import { intVariable, parseConfig } from '../lib/runtime/config';
 import { createLogger, createMetrics, onColdStart, publishMetrics } from '../lib/runtime/lambda';
 import { createModelProvider, parseModelConfig, runSubtask, type ModelProvider, type WorkerRegistry } from '../lib/workers';
-import { referenceRegistry } from '../lib/workers/reference';
+import { registryFromEnv } from '../lib/workers/reference';
 
 const Config = z.object({
   TABLE_NAME: z.string().min(1),
@@ -21,6 +22,7 @@ const Config = z.object({
 
 export interface WorkerDeps {
   readonly ledger: Ledger;
+  readonly redelivery: Redelivery;
   readonly executions: RunExecutions;
   readonly registry: WorkerRegistry;
   readonly models: ModelProvider;
@@ -35,7 +37,8 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): 
   return {
     ledger: ledgerFor(config.TABLE_NAME, { modelCalls: config.TENANT_DAILY_MODEL_CALLS, costLimit: config.TENANT_DAILY_COST_LIMIT }),
     executions: executionsFor(),
-    registry: referenceRegistry,
+    redelivery: redeliveryFor(),
+    registry: registryFromEnv(env),
     models: createModelProvider({ config: parseModelConfig(env) }),
     leaseMs: config.LEASE_SECONDS * 1000,
     maxReceiveCount: config.MAX_RECEIVE_COUNT,
@@ -43,6 +46,13 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): 
     metrics: createMetrics(env),
   };
 };
+
+/**
+ * How long a worker that ignored its deadline may still hand in a result. The ledger refuses it
+ * (the subtask is sealed at the deadline) and keeps it as late evidence; the worker's timeout
+ * (LEASE_SECONDS, 2 min by default) leaves room for it.
+ */
+const LATE_GRACE_MS = 5_000;
 
 /** Another delivery already owns the subtask, or it already ended: this delivery has nothing to do. */
 const NOTHING_TO_DO = [ClaimHeld, AlreadyTerminal, RunCancelled, RunEnded];
@@ -66,6 +76,7 @@ const work = async (deps: WorkerDeps, claim: Claim): Promise<void> => {
     registry: deps.registry,
     models: deps.models,
     budget: { reserve: () => deps.ledger.reserveBudget(claim) },
+    lateGraceMs: LATE_GRACE_MS,
   });
   if (outcome.state === 'timed_out') {
     // The worker stopped at its deadline: the state machine seals the subtask at that same
@@ -88,7 +99,9 @@ const work = async (deps: WorkerDeps, claim: Claim): Promise<void> => {
 const processRecord = async (deps: WorkerDeps, record: SQSRecord, requestId: string): Promise<boolean> => {
   const message = parseBody(record.body);
   if (!message) {
+    // No retry can fix a body that does not parse: let it reach the dead-letter queue quickly.
     deps.logger.error('unreadable subtask message', { messageId: record.messageId });
+    await deps.redelivery.retryIn(record.eventSourceARN, record.receiptHandle, 1).catch(() => undefined);
     return false;
   }
   const ref = { tenantId: message.tenantId, runId: message.runId, subtaskId: message.subtaskId };
@@ -111,6 +124,8 @@ const processRecord = async (deps: WorkerDeps, record: SQSRecord, requestId: str
     log.error('delivery failed', { errorName: (error as Error).name, receiveCount, deadLettered });
     await deps.ledger.recordDeliveryFailure({ ...ref, receiveCount, errorName: (error as Error).name, deadLettered });
     await deps.ledger.releaseClaim(claim).catch(() => undefined);
+    // Deliver again after a short backoff, not after the queue's long visibility timeout.
+    if (!deadLettered) await deps.redelivery.retryIn(record.eventSourceARN, record.receiptHandle, backoffSeconds(receiveCount)).catch(() => undefined);
     return false;
   }
 };

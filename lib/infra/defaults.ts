@@ -35,6 +35,15 @@ export const REFERENCE_WORKER_KINDS: readonly WorkerKindConfig[] = [
   { kind: 'catering-quote' },
 ];
 
+/** The fault-injection kind `faultInjection: true` adds (lib/workers/reference/chaos.ts). */
+export const FAULT_INJECTION_KIND: WorkerKindConfig = { kind: 'chaos' };
+
+/**
+ * The variable that registers the fault-injection kind in every function. The worker registry
+ * reads it (lib/workers/reference `registryFromEnv`), so both sides import this name.
+ */
+export { FAULT_INJECTION_ENV } from '../workers/reference/fault-injection';
+
 /**
  * Ledger attributes that hold what a worker observed or produced. Only the worker (and the
  * deadline seal) may write them; the API role gets an explicit Deny on writes naming any of

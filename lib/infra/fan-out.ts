@@ -9,6 +9,8 @@ import { Construct } from 'constructs';
 import { LEDGER_TABLE } from '../ledger/table';
 import {
   FAN_OUT_DEFAULTS,
+  FAULT_INJECTION_ENV,
+  FAULT_INJECTION_KIND,
   MAX_RECEIVE_COUNT,
   MAX_ROUNDS,
   OUTCOME_ATTRIBUTES,
@@ -70,6 +72,12 @@ export interface TesseraFanOutProps {
   readonly degradedRunRateThreshold?: number;
   /** Powertools service name of every function, and the `service` dimension of run metrics. @default 'tessera' */
   readonly serviceName?: string;
+  /**
+   * Registers the `chaos` worker kind (and its queue) used by the fault-injection tests: a worker
+   * that fails transiently, ignores its deadline or returns malformed findings on request. Turn
+   * it on only for a stack that runs the end-to-end suite. @default false
+   */
+  readonly faultInjection?: boolean;
 }
 
 /** The five Lambda functions of a fan-out. */
@@ -122,7 +130,7 @@ export class TesseraFanOut extends Construct {
     });
     this.queues = subtaskQueues.queues;
     this.deadLetterQueue = subtaskQueues.deadLetterQueue;
-    this.functions = this.createFunctions(this.settings.model, logRetention, removalPolicy);
+    this.functions = this.createFunctions(this.settings.model, logRetention, removalPolicy, props.faultInjection ?? false);
     subtaskQueues.grantSend(this.functions.dispatch);
     subtaskQueues.attachWorker(this.functions.worker.function, { batchSize: FAN_OUT_DEFAULTS.workerBatchSize });
     this.functions.dispatch.function.addEnvironment('QUEUE_URLS', subtaskQueues.queueUrlsJson());
@@ -171,8 +179,9 @@ export class TesseraFanOut extends Construct {
     });
   }
 
-  private createFunctions(model: ModelConfig, logRetention: logs.RetentionDays, removalPolicy: RemovalPolicy): FanOutFunctions {
+  private createFunctions(model: ModelConfig, logRetention: logs.RetentionDays, removalPolicy: RemovalPolicy, faultInjection: boolean): FanOutFunctions {
     const { settings } = this;
+    const faultInjectionEnv: Record<string, string> = faultInjection ? { [FAULT_INJECTION_ENV]: 'true' } : {};
     const modelEnv: Record<string, string> =
       model.provider === 'bedrock' ? { MODEL_PROVIDER: 'bedrock', BEDROCK_MODEL_ID: model.modelId } : { MODEL_PROVIDER: 'offline' };
     const make = (id: string, props: Omit<TesseraFunctionProps, 'serviceName' | 'logRetention' | 'logRemovalPolicy'>) =>
@@ -181,7 +190,7 @@ export class TesseraFanOut extends Construct {
         serviceName: settings.serviceName,
         logRetention,
         logRemovalPolicy: removalPolicy,
-        environment: { TABLE_NAME: this.table.tableName, ...props.environment },
+        environment: { TABLE_NAME: this.table.tableName, ...faultInjectionEnv, ...props.environment },
       });
     const maxDeadline = { MAX_DEADLINE_SECONDS: String(settings.maxDeadlineSeconds) };
     const functions: FanOutFunctions = {
@@ -289,7 +298,7 @@ const settingsInput = (props: TesseraFanOutProps) => ({
   },
   corsAllowedOrigins: [...(props.corsAllowedOrigins ?? [])],
   throttle: props.throttle ?? FAN_OUT_DEFAULTS.throttle,
-  workerKinds: (props.workerKinds ?? REFERENCE_WORKER_KINDS).map((k) => ({ ...k })),
+  workerKinds: [...(props.workerKinds ?? REFERENCE_WORKER_KINDS), ...(props.faultInjection ? [FAULT_INJECTION_KIND] : [])].map((k) => ({ ...k })),
   workerTimeoutSeconds: (props.workerTimeout ?? FAN_OUT_DEFAULTS.workerTimeout).toSeconds(),
   maxDeadlineSeconds: (props.maxDeadline ?? FAN_OUT_DEFAULTS.maxDeadline).toSeconds(),
   mapMaxConcurrency: props.mapMaxConcurrency ?? FAN_OUT_DEFAULTS.mapMaxConcurrency,

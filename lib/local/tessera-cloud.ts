@@ -29,6 +29,8 @@ export const synthesizeLocalTemplate = (region = 'us-east-1'): unknown => {
     auth: { issuer: LOCAL_AUTH.issuer, audiences: [LOCAL_AUTH.audience], tenantClaim: LOCAL_AUTH.tenantClaim },
     removalPolicy: RemovalPolicy.DESTROY,
     deletionProtection: false,
+    // The local cloud runs the fault-injection suite, so it registers the `chaos` kind.
+    faultInjection: true,
   });
   return app.synth().getStackByName(STACK).template;
 };

@@ -5,6 +5,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { createLedger, type DailyAllowance, type Ledger } from '../ledger';
 import { createRunExecutions, type RunExecutions } from '../orchestration/run-execution';
+import { createRedelivery, type Redelivery } from '../queue/redelivery';
 import { createSubtaskQueue, type SubtaskQueue } from '../queue/subtask-queue';
 
 /**
@@ -31,3 +32,6 @@ export const queueFor = (queueUrls: Readonly<Record<string, string>>): SubtaskQu
 /** Run executions on the function's state machine (`stateMachineArn` only matters for `start`). */
 export const executionsFor = (stateMachineArn = ''): RunExecutions =>
   createRunExecutions({ client: traced(new SFNClient({})), stateMachineArn });
+
+/** Early redelivery of failed subtask messages (the worker's consume grant covers it). */
+export const redeliveryFor = (): Redelivery => createRedelivery({ client: traced(new SQSClient({})) });

@@ -114,6 +114,26 @@ export class SourceUnavailable extends WorkerError {
 }
 
 /**
+ * A failure worth another delivery: a source throttled or briefly unavailable. Unlike other
+ * errors a worker throws, it is not turned into an `invalid` outcome: `runSubtask` rethrows it,
+ * the worker Lambda reports the message as failed, SQS delivers it again, and after the queue's
+ * `maxReceiveCount` it is dead-lettered and the subtask is sealed at its deadline with that reason.
+ *
+ * @example
+ * if (response.status === 503) throw new TransientFailure('crm:vantage', 'search answered 503');
+ */
+export class TransientFailure extends WorkerError {
+  override readonly name = 'TransientFailure';
+  constructor(
+    readonly source: string,
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${source}: ${detail}; worth another delivery`, options);
+  }
+}
+
+/**
  * The model adapter failed to answer (throttled, denied, network…). The reservation stays charged.
  *
  * @example

@@ -3,7 +3,7 @@ import type { DispatchedSubtask, OutcomeInput, TerminalState } from '../contract
 import { classifyOutcome } from '../domain/outcome';
 import { buildAssignment, deadlineMsOf, parseRunnableSubtask, scopeFor, type Assignment, type RunnableSubtask } from './assignment';
 import type { DefinedWorker } from './define';
-import { DeadlineExceeded, ModelNotAllowed, ScopeViolation, SubtaskCancelled } from './errors';
+import { DeadlineExceeded, ModelNotAllowed, ScopeViolation, SubtaskCancelled, TransientFailure } from './errors';
 import { meterModel, type MeteredModel, type PortFailures } from './metered-model';
 import type { BudgetPort, ModelAdapter } from './model';
 import type { ModelProvider } from './models/provider';
@@ -29,6 +29,13 @@ export interface RunSubtaskOptions {
   readonly now?: () => number;
   /** Cancellation from outside: the outcome becomes `cancelled`. */
   readonly signal?: AbortSignal;
+  /**
+   * How long to keep waiting for a worker that ignored its deadline. A result that arrives in
+   * this window is classified by its data like any other; the ledger then refuses it as late and
+   * keeps it as evidence, so nothing a worker produced is lost. `0` stops waiting at the deadline.
+   * @default 0
+   */
+  readonly lateGraceMs?: number;
 }
 
 /** Reasons are for people and stored in the ledger; the contract caps them at 500 characters. */
@@ -119,8 +126,17 @@ const compareBaseline = async (run: Run, findings: unknown) => {
   return { baseline: { matched, workerModelCalls: run.model.usage().modelCalls, baselineModelCalls: 0 } };
 };
 
+/** Settles with `work`, or with a timeout failure after `ms`. */
+const within = (work: Promise<unknown>, ms: number): Promise<Settled> => {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<Settled>((resolve) => {
+    timer = setTimeout(() => resolve({ ok: false, error: new Error('late grace elapsed') }), ms);
+  });
+  return Promise.race([settle(work), timeout]).finally(() => clearTimeout(timer));
+};
+
 /** Turns what happened into the outcome, by seed 001's rules (lib/domain/outcome.ts). */
-const conclude = async (run: Run, settled: Settled, settledAt: number): Promise<OutcomeInput> => {
+const conclude = async (run: Run, settled: Settled, settledAt: number, late = false): Promise<OutcomeInput> => {
   const { kind, assignment } = run.prepared;
   const observed = run.evidence.recorder.observed();
   const sources = run.evidence.sources();
@@ -140,7 +156,7 @@ const conclude = async (run: Run, settled: Settled, settledAt: number): Promise<
 
   const halted = run.session.haltReason;
   if (halted instanceof SubtaskCancelled) return finish('cancelled', classify({ cancelled: true, outputValid: false }).reason);
-  if (halted instanceof DeadlineExceeded || settledAt >= assignment.deadlineMs) {
+  if (!late && (halted instanceof DeadlineExceeded || settledAt >= assignment.deadlineMs)) {
     return finish('timed_out', `the deadline ${assignment.deadline} passed before the worker finished`);
   }
   const output = settled.ok ? kind.output.safeParse(settled.value) : undefined;
@@ -162,8 +178,8 @@ const conclude = async (run: Run, settled: Settled, settledAt: number): Promise<
  * It never throws because of the worker: a worker that throws, returns output that fails its
  * schema, or exhausts its allowance gives an `invalid` outcome; the deadline gives `timed_out`;
  * outside cancellation gives `cancelled`. It throws for what the caller must decide on: an
- * assignment it cannot run (`InvalidAssignment`), an unknown kind, and infrastructure errors of
- * the budget port such as `LeaseLost` or `RunCancelled`.
+ * assignment it cannot run (`InvalidAssignment`), an unknown kind, a `TransientFailure` (deliver
+ * again later), and infrastructure errors of the budget port such as `LeaseLost` or `RunCancelled`.
  *
  * @example
  * const outcome = await runSubtask({ subtask: claim.subtask, registry: referenceRegistry, models,
@@ -193,15 +209,18 @@ export const runSubtask = async (options: RunSubtaskOptions): Promise<OutcomeInp
   try {
     // Only a halt (deadline, cancellation, lost lease) stops the wait; after a mere stop
     // (allowance exhausted) the worker may still return what it has.
-    const settled = await settle(
-      raceAbort(
-        session.halted,
-        kind.execute({ assignment, model, signal: session.signal, remainingMs: session.remainingMs, binding: (tool) => bindingFor(run, tool) }),
-      ),
-    );
+    const execution = kind.execute({ assignment, model, signal: session.signal, remainingMs: session.remainingMs, binding: (tool) => bindingFor(run, tool) });
+    let settled = await settle(raceAbort(session.halted, execution));
+    let late = false;
+    const grace = options.lateGraceMs ?? 0;
+    if (!settled.ok && session.haltReason instanceof DeadlineExceeded && grace > 0) {
+      const after = await within(execution, grace);
+      if (after.ok) [settled, late] = [after, true];
+    }
     const settledAt = now();
     if (failures.fatal !== undefined) throw failures.fatal;
-    return await conclude(run, settled, settledAt);
+    if (!settled.ok && settled.error instanceof TransientFailure) throw settled.error;
+    return await conclude(run, settled, settledAt, late);
   } finally {
     session.close();
   }

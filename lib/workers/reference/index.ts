@@ -2,6 +2,8 @@ import type { WorkerCatalog } from '../../domain/catalog';
 import type { DefinedWorker } from '../define';
 import { createRegistry, type WorkerRegistry } from '../registry';
 import { cateringQuote } from './catering';
+import { chaosKind } from './chaos';
+import { FAULT_INJECTION_ENV } from './fault-injection';
 import { createScoutKinds, type ScoutOptions } from './scout';
 import { taxStatements, transactionFeed } from './tax';
 
@@ -44,6 +46,21 @@ export const referenceRegistry: WorkerRegistry = createRegistry(createReferenceK
  */
 export const referenceCatalog: WorkerCatalog = referenceRegistry.catalog();
 
+/** The reference kinds plus the fault-injection kind `chaos`, for stacks that run the fault suite. */
+export const faultInjectionRegistry: WorkerRegistry = createRegistry([...createReferenceKinds(), chaosKind]);
+
+/**
+ * The registry a function runs with: the reference kinds, plus `chaos` when the deployment set
+ * `TESSERA_FAULT_INJECTION=true` (the construct's `faultInjection` prop; the local cloud does).
+ *
+ * @example
+ * const registry = registryFromEnv(process.env);
+ */
+export const registryFromEnv = (env: Readonly<Record<string, string | undefined>>): WorkerRegistry =>
+  env[FAULT_INJECTION_ENV] === 'true' ? faultInjectionRegistry : referenceRegistry;
+
+export { chaosKind, ChaosInput } from './chaos';
+export { FAULT_INJECTION_ENV } from './fault-injection';
 export { cateringQuote, CateringInquiry, CateringQuote, PORTIONS_PER_TUB, quote, quoteSource } from './catering';
 export { createScoutKinds, ScoutFindings, searchAccount, type ScoutOptions } from './scout';
 export {
