@@ -6,12 +6,13 @@ import { defineConfig } from 'vitest/config';
  * - integration (`*.int.test.ts`): DynamoDB Local and the SQS emulator, started once per run.
  * - e2e (`*.e2e.test.ts`): the whole local cloud, or a deployed API when TESSERA_API_URL is set.
  */
+// Local development runs Node 20 on purpose (see README); the SDK's notice about its future
+// Node 22 requirement would otherwise print in every process, global setups included.
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
 export default defineConfig({
   test: {
     testTimeout: 30_000,
-    // Local development runs Node 20 on purpose (see README); the SDK's notice about its
-    // future Node 22 requirement would otherwise print once per test worker.
-    env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     hookTimeout: 120_000,
     projects: [
       {
@@ -28,6 +29,16 @@ export default defineConfig({
           name: 'integration',
           include: ['test/**/*.int.test.ts'],
           globalSetup: ['test/support/emulators.global.ts'],
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'e2e',
+          include: ['test/**/*.e2e.test.ts'],
+          globalSetup: ['test/e2e/global-setup.ts'],
+          // Runs wait on real deadlines (seconds each); the API under test may be remote.
+          testTimeout: 180_000,
         },
       },
     ],

@@ -124,8 +124,9 @@ const processRecord = async (deps: WorkerDeps, record: SQSRecord, requestId: str
     log.error('delivery failed', { errorName: (error as Error).name, receiveCount, deadLettered });
     await deps.ledger.recordDeliveryFailure({ ...ref, receiveCount, errorName: (error as Error).name, deadLettered });
     await deps.ledger.releaseClaim(claim).catch(() => undefined);
-    // Deliver again after a short backoff, not after the queue's long visibility timeout.
-    if (!deadLettered) await deps.redelivery.retryIn(record.eventSourceARN, record.receiptHandle, backoffSeconds(receiveCount)).catch(() => undefined);
+    // Deliver again after a short backoff, not after the queue's long visibility timeout; after
+    // the last try, the next receive moves the message to the dead-letter queue just as soon.
+    await deps.redelivery.retryIn(record.eventSourceARN, record.receiptHandle, backoffSeconds(receiveCount)).catch(() => undefined);
     return false;
   }
 };

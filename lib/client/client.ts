@@ -66,14 +66,17 @@ export const createTesseraClient = (options: TesseraClientOptions) => {
     async cancelRun(runId: string): Promise<RunResource> {
       return RunResource.parse(await call('POST /runs/{runId}/cancel', 'POST', `/runs/${encodeURIComponent(runId)}/cancel`));
     },
-    /** Polls until the run is no longer `running`. */
+    /**
+     * Polls until the run has ended and its answer is written. A cancelled run shows `cancelled`
+     * at once; its answer (with coverage) follows when the state machine has wound down.
+     */
     async waitForRun(runId: string, wait: WaitOptions = {}): Promise<RunResource> {
       const started = Date.now();
       const timeoutMs = wait.timeoutMs ?? 600_000;
       for (;;) {
         const run = await getRun(runId);
         wait.onProgress?.(run);
-        if (run.status !== 'running') return run;
+        if (run.status !== 'running' && run.answer !== null) return run;
         if (Date.now() - started > timeoutMs) throw new RunWaitTimeout(runId, Date.now() - started);
         await new Promise((resolve) => setTimeout(resolve, wait.intervalMs ?? 500));
       }

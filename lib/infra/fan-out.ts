@@ -111,6 +111,8 @@ export class TesseraFanOut extends Construct {
   readonly stateMachine: sfn.StateMachine;
   /** Queue of each worker kind, by kind name. */
   readonly queues: Readonly<Record<string, sqs.Queue>>;
+  /** JSON object from worker kind to queue URL (a token until deploy), for outputs and tooling. */
+  readonly queueUrlsJson: string;
   readonly deadLetterQueue: sqs.Queue;
   readonly functions: FanOutFunctions;
   readonly monitoring: FanOutMonitoring;
@@ -129,6 +131,7 @@ export class TesseraFanOut extends Construct {
       batchingWindow: FAN_OUT_DEFAULTS.workerBatchingWindow,
     });
     this.queues = subtaskQueues.queues;
+    this.queueUrlsJson = subtaskQueues.queueUrlsJson();
     this.deadLetterQueue = subtaskQueues.deadLetterQueue;
     this.functions = this.createFunctions(this.settings.model, logRetention, removalPolicy, props.faultInjection ?? false);
     subtaskQueues.grantSend(this.functions.dispatch);

@@ -100,6 +100,7 @@ export class TesseraStack extends Stack {
       TableName: fanOut.table.tableName,
       StateMachineArn: fanOut.stateMachine.stateMachineArn,
       DeadLetterQueueUrl: fanOut.deadLetterQueue.queueUrl,
+      SubtaskQueueUrls: fanOut.queueUrlsJson,
     };
     for (const [name, value] of Object.entries(values)) new CfnOutput(this, name, { value });
   }

@@ -17,7 +17,7 @@ import { createExecutionService, type ExecutionService } from './sfn-executions'
 import { startSqsLocal } from './sqs-local';
 import { stateMachinesFromTemplate, type LocalStateMachine } from './state-machines';
 import { startStepFunctionsEndpoint, type StepFunctionsEndpoint } from './stepfunctions-endpoint';
-import { createResolver, LOCAL_ACCOUNT_ID, parseTemplate } from './template';
+import { createResolver, LOCAL_ACCOUNT_ID, parseTemplate, resolveOutputs } from './template';
 
 /**
  * The local cloud: DynamoDB Local and fauxqs, the template's tables and queues, a Lambda endpoint
@@ -78,6 +78,8 @@ export interface LocalCloud {
   readonly region: string;
   /** The AWS SDK environment the cloud set on `process.env` (restored by `stop()`). */
   readonly environment: Readonly<Record<string, string>>;
+  /** The template's Outputs, resolved to local values (as a deployed stack's outputs). */
+  readonly outputs: Readonly<Record<string, string>>;
   readonly resources: {
     readonly tables: readonly ProvisionedTable[];
     readonly queues: readonly ProvisionedQueue[];
@@ -249,6 +251,7 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
     endpoints: { dynamodb: emulators.dynamodb, sqs, lambda: lambdaEndpoint.url, stepFunctions: stepFunctions.url, api: api?.url },
     region,
     environment,
+    outputs: resolveOutputs(resolver),
     resources: { tables, queues, functions: summary(functions), stateMachines: summary(stateMachines) },
     mintToken: (mint) => authority.mintToken(mint),
     authority,

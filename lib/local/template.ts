@@ -30,6 +30,7 @@ export const CfnParameter = z.looseObject({ Type: z.string(), Default: z.unknown
 export const CfnTemplate = z.looseObject({
   Resources: z.record(z.string(), CfnResource),
   Parameters: z.record(z.string(), CfnParameter).optional(),
+  Outputs: z.record(z.string(), z.looseObject({ Value: z.unknown() })).optional(),
 });
 export type CfnTemplate = z.infer<typeof CfnTemplate>;
 
@@ -415,3 +416,15 @@ export const createResolver = (template: CfnTemplate, environment: LocalEnvironm
 
   return { template, region: env.region, accountId: env.accountId, resolve, resolveString, physical: (id) => physical(id), entries };
 };
+
+/**
+ * The template's Outputs, resolved to local values, as `describe-stacks` would list them for a
+ * deployed stack. Tests that only need outputs then run the same against either.
+ *
+ * @example
+ * resolveOutputs(resolver).DeadLetterQueueUrl // 'http://sqs.us-east-1.localhost:4566/000000000000/…'
+ */
+export const resolveOutputs = (resolver: TemplateResolver): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(resolver.template.Outputs ?? {}).map(([name, output]) => [name, resolver.resolveString(output.Value, `Outputs.${name}.Value`)]),
+  );

@@ -1,4 +1,4 @@
-import { App, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { App, CfnOutput, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { cdkJsonContext } from '../infra/cdk-context';
 import { TesseraFanOut } from '../infra/fan-out';
 import { REPO_ROOT } from '../infra/tessera-function';
@@ -25,13 +25,16 @@ export const synthesizeLocalTemplate = (region = 'us-east-1'): unknown => {
     builtinCloudFormationValidation: false,
   });
   const stack = new Stack(app, STACK, { env: { account: '000000000000', region } });
-  new TesseraFanOut(stack, 'FanOut', {
+  const fanOut = new TesseraFanOut(stack, 'FanOut', {
     auth: { issuer: LOCAL_AUTH.issuer, audiences: [LOCAL_AUTH.audience], tenantClaim: LOCAL_AUTH.tenantClaim },
     removalPolicy: RemovalPolicy.DESTROY,
     deletionProtection: false,
     // The local cloud runs the fault-injection suite, so it registers the `chaos` kind.
     faultInjection: true,
   });
+  // The same names as TesseraStack's outputs, so the end-to-end suite reads either alike.
+  new CfnOutput(stack, 'DeadLetterQueueUrl', { value: fanOut.deadLetterQueue.queueUrl });
+  new CfnOutput(stack, 'SubtaskQueueUrls', { value: fanOut.queueUrlsJson });
   return app.synth().getStackByName(STACK).template;
 };
 

@@ -256,9 +256,13 @@ describe('Cognito', () => {
 describe('outputs', () => {
   test('name everything a caller and an operator need', () => {
     expect(Object.keys(synth.template.toJSON().Outputs).sort()).toEqual(
-      ['ApiUrl', 'DeadLetterQueueUrl', 'StateMachineArn', 'TableName', 'UserPoolClientId', 'UserPoolId'].sort(),
+      ['ApiUrl', 'DeadLetterQueueUrl', 'StateMachineArn', 'SubtaskQueueUrls', 'TableName', 'UserPoolClientId', 'UserPoolId'].sort(),
     );
     synth.template.hasOutput('DeadLetterQueueUrl', { Value: { Ref: dlqId() } });
+    // A JSON object of kind → queue URL, rendered by CloudFormation at deploy time.
+    const queueUrls = JSON.stringify(synth.template.toJSON().Outputs.SubtaskQueueUrls.Value);
+    expect(queueUrls).toContain('"{\\"tax-statements\\":\\""');
+    expect(queueUrls).toContain('catering-quote');
   });
 });
 
