@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { relative } from 'node:path';
 import { createTesseraClient } from '../client';
 import { REPO_ROOT } from '../infra/tessera-function';
+import { loopbackOrigin } from '../local/loopback-dns';
 import { UsageError } from './errors';
 import { DEMO_TENANT, startLocalSession, stopOnSignals } from './local';
 import { LOCAL_STATE_FILE, removeLocalState, writeLocalState } from './local-state';
@@ -36,19 +37,19 @@ const parseServeArgs = (args: readonly string[]) => {
   }
 };
 
-const banner = (apiUrl: string, token: string, endpoints: Record<string, string | undefined>): string =>
+const banner = (apiUrl: string, endpoints: Record<string, string | undefined>): string =>
   [
     'tessera local cloud is running on 127.0.0.1 (Ctrl-C stops everything it started)',
     `  API             ${apiUrl}`,
     `  Step Functions  ${endpoints.stepFunctions}`,
     `  Lambda          ${endpoints.lambda}`,
     `  DynamoDB Local  ${endpoints.dynamodb}`,
-    `  SQS (fauxqs)    ${endpoints.sqs}`,
+    `  SQS (fauxqs)    ${endpoints.sqs ? loopbackOrigin(endpoints.sqs) : ''}`,
     '',
     `A token for tenant "${DEMO_TENANT}" (valid 12 h) is in ${relative(process.cwd(), LOCAL_STATE_FILE) || LOCAL_STATE_FILE}.`,
     'Try, in another terminal:',
-    '  npx tessera run examples/tax-2025.json',
-    `  TOKEN=${token}`,
+    '  npx tessera run examples/scout.json',
+    `  TOKEN=$(node -p "require('./.tessera/local.json').token")`,
     `  curl -s -X POST ${apiUrl}/runs -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' --data @examples/tax-2025.json`,
     `  curl -s ${apiUrl}/runs/RUN_ID -H "authorization: Bearer $TOKEN"`,
     `Example requests: ${relative(process.cwd(), `${REPO_ROOT}/examples`) || 'examples'}/`,
@@ -87,7 +88,7 @@ export const serveCommand: Command = {
         resolve();
       });
     });
-    io.out(banner(apiUrl, token, { ...cloud.endpoints }));
+    io.out(banner(apiUrl, { ...cloud.endpoints }));
     if (body !== undefined) {
       io.out(`\nRunning ${example}:`);
       await submitAndReport(io, createTesseraClient({ apiUrl, token }), body, { json: false });

@@ -54,3 +54,17 @@ export const resolveLocalhostSubdomains = (): (() => void) => {
     }
   };
 };
+
+/**
+ * The same endpoint addressed by IP: fauxqs's `sqs.<region>.localhost` host resolves only inside
+ * the process that runs the local cloud, so anything printed for people or handed to another
+ * process uses 127.0.0.1.
+ *
+ * @example
+ * loopbackOrigin('http://sqs.us-east-1.localhost:4566') // 'http://127.0.0.1:4566'
+ */
+export const loopbackOrigin = (endpoint: string): string => {
+  const url = new URL(endpoint);
+  url.hostname = '127.0.0.1';
+  return url.origin;
+};

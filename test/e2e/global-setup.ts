@@ -26,12 +26,6 @@ const Remote = z.object({
   AWS_REGION: z.string().min(1),
 });
 
-const loopback = (endpoint: string): string => {
-  const url = new URL(endpoint);
-  url.hostname = '127.0.0.1';
-  return url.origin;
-};
-
 /**
  * The end-to-end suite runs against whatever the environment names: a deployed stack when
  * TESSERA_API_URL is set (with the variables of `Remote`), otherwise the local cloud, started
@@ -49,6 +43,7 @@ export default async function setup(project: TestProject) {
     return undefined;
   }
   const { startTesseraCloud } = await import('../../lib/local/tessera-cloud');
+  const { loopbackOrigin } = await import('../../lib/local/loopback-dns');
   const cloud = await startTesseraCloud({ functionLogLevel: 'ERROR' });
   const token = (tenant: string) => cloud.mintToken({ tenant, subject: `e2e-${tenant}` });
   project.provide('e2e', {
@@ -56,7 +51,7 @@ export default async function setup(project: TestProject) {
     tokens: { acme: await token('acme'), globex: await token('globex') },
     outputs: { SubtaskQueueUrls: cloud.outputs.SubtaskQueueUrls ?? '', DeadLetterQueueUrl: cloud.outputs.DeadLetterQueueUrl ?? '' },
     // fauxqs's `sqs.<region>.localhost` host resolves only inside the cloud's own process.
-    sqs: { endpoint: loopback(cloud.endpoints.sqs), region: cloud.region },
+    sqs: { endpoint: loopbackOrigin(cloud.endpoints.sqs), region: cloud.region },
   });
   return () => cloud.stop();
 }
