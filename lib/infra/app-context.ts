@@ -16,6 +16,7 @@ export const CONTEXT_KEYS = {
   corsOrigins: 'tessera:corsOrigins',
   model: 'tessera:model',
   bedrockModelId: 'tessera:bedrockModelId',
+  faultInjection: 'tessera:faultInjection',
 } as const;
 
 const booleanText = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
@@ -32,6 +33,7 @@ export const AppContext = z.object({
   corsOrigins: commaList.default([]),
   model: z.enum(['offline', 'bedrock']).default('offline'),
   bedrockModelId: z.string().min(1).optional(),
+  faultInjection: booleanText.default(false),
 });
 export type AppContext = z.infer<typeof AppContext>;
 
@@ -66,6 +68,7 @@ export const stackPropsFromContext = (node: Node): { stackName: string; props: T
         deletionProtection: ctx.deletionProtection ?? !destroy,
         corsAllowedOrigins: ctx.corsOrigins,
         model: ctx.model === 'bedrock' && ctx.bedrockModelId ? { provider: 'bedrock', modelId: ctx.bedrockModelId } : { provider: 'offline' },
+        faultInjection: ctx.faultInjection,
       },
     },
   };
