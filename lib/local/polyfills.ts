@@ -1,6 +1,6 @@
 /**
  * `aws-local-stepfunctions@3` calls `Promise.withResolvers` (ES2024) in every Task state, and
- * Node 20 does not have it. Node 22 does, and the Lambda runtime is Node 22, so this shim exists
+ * Node 20 does not have it. Node 22 does, and the Lambda runtime is Node 24, so this shim exists
  * only for the local cloud. We chose a polyfill over running the local cloud on the `node@22`
  * binary because the CLI, the tests and the emulators all run in one Node 20 process; switching
  * the whole toolchain to another binary for one missing static method would cost more than it saves.
