@@ -110,6 +110,8 @@ export const createHandler = (deps: ApiDeps) => async (event: Event): Promise<AP
     return errorResponse(403, { code: 'NoTenant', message: `the token has no ${deps.tenantClaim} claim`, requestId });
   }
   const runId = event.pathParameters?.runId ?? '';
+  // Keys of an earlier invocation on this warm instance must not leak into this one's lines.
+  deps.logger.resetKeys();
   deps.logger.appendKeys({ tenantId: tenant, requestId, route: event.routeKey, ...(runId ? { runId } : {}) });
   try {
     switch (event.routeKey) {
@@ -123,8 +125,12 @@ export const createHandler = (deps: ApiDeps) => async (event: Event): Promise<AP
         return errorResponse(404, { code: 'RouteNotFound', message: `no route ${event.routeKey}`, requestId });
     }
   } catch (error) {
-    deps.logger.error('request failed', { errorName: (error as Error).name, errorMessage: (error as Error).message });
-    return toHttpError(error, requestId);
+    const response = toHttpError(error, requestId);
+    const fields = { errorName: (error as Error).name, errorMessage: (error as Error).message, statusCode: response.statusCode };
+    // A refused request (404, 409) is the API working; only a 5xx is an error worth alerting on.
+    if ((response.statusCode ?? 500) >= 500) deps.logger.error('request failed', fields);
+    else deps.logger.info('request refused', fields);
+    return response;
   }
 };
 

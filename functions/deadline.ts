@@ -62,6 +62,8 @@ const seal = async (deps: DeadlineDeps, task: Extract<DeadlineTask, { action: 's
 
 export const createHandler = (deps: DeadlineDeps) => async (event: unknown) => {
   const task = parseInput('Deadline', DeadlineTask, event);
+  // Keys of an earlier invocation on this warm instance must not leak into this one's lines.
+  deps.logger.resetKeys();
   deps.logger.appendKeys({ runId: task.runId, tenantId: task.tenantId, subtaskId: task.subtaskId, action: task.action });
   switch (task.action) {
     case 'arm':

@@ -52,6 +52,9 @@ const planRound = async (deps: DispatchDeps, input: DispatchInput, record: RunRe
     if (!plan.ok) throw new PlanRejected(input.runId, plan.problems.map((p) => `${p.path}: ${p.message}`));
     return plan.subtasks;
   }
+  // A retried Task whose earlier attempt committed this round: the round is what is stored.
+  const committed = record.subtasks.filter((item) => item.assignment.round === input.round).map((item) => item.assignment);
+  if (committed.length > 0) return committed;
   const { manifest, outcomes } = await deps.ledger.readManifest(input.tenantId, input.runId);
   return planNextRound({ ...manifest, sources: deps.sources }, outcomes);
 };
@@ -72,6 +75,8 @@ const dispatchedAt = (deps: DispatchDeps, input: DispatchInput, record: RunRecor
  */
 export const createHandler = (deps: DispatchDeps) => async (event: unknown) => {
   const input = parseInput('Dispatch', DispatchInput, event);
+  // Keys of an earlier invocation on this warm instance must not leak into this one's lines.
+  deps.logger.resetKeys();
   deps.logger.appendKeys({ runId: input.runId, tenantId: input.tenantId, round: input.round });
   const record = await deps.ledger.getRun(input.tenantId, input.runId);
   if (!record) throw new PlanRejected(input.runId, ['the run does not exist']);

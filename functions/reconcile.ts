@@ -74,6 +74,8 @@ const composeAnswer = (registry: WorkerRegistry, status: string, mode: Reconcile
  */
 export const createHandler = (deps: ReconcileDeps) => async (event: unknown) => {
   const task: ReconcileTask = parseInput('Reconcile', ReconcileTask, event);
+  // Keys of an earlier invocation on this warm instance must not leak into this one's lines.
+  deps.logger.resetKeys();
   deps.logger.appendKeys({ runId: task.runId, tenantId: task.tenantId, mode: task.mode });
   const read = await deps.ledger.readManifest(task.tenantId, task.runId);
   const manifest = { ...read.manifest, sources: deps.sources };

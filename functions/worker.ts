@@ -21,6 +21,7 @@ const Config = z.object({
 });
 
 export interface WorkerDeps {
+  readonly now: () => number;
   readonly ledger: Ledger;
   readonly redelivery: Redelivery;
   readonly executions: RunExecutions;
@@ -35,6 +36,7 @@ export interface WorkerDeps {
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): WorkerDeps => {
   const config = parseConfig(Config, env);
   return {
+    now: Date.now,
     ledger: ledgerFor(config.TABLE_NAME, { modelCalls: config.TENANT_DAILY_MODEL_CALLS, costLimit: config.TENANT_DAILY_COST_LIMIT }),
     executions: executionsFor(),
     redelivery: redeliveryFor(),
@@ -54,8 +56,12 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): 
  */
 const LATE_GRACE_MS = 5_000;
 
-/** Another delivery already owns the subtask, or it already ended: this delivery has nothing to do. */
-const NOTHING_TO_DO = [ClaimHeld, AlreadyTerminal, RunCancelled, RunEnded];
+/**
+ * Another delivery already owns the subtask, it already ended, or its deadline passed before
+ * this delivery (a backlog under the kind's concurrency cap): nothing to do, and nothing to
+ * retry, so the message is acknowledged; the state machine seals the subtask at its deadline.
+ */
+const NOTHING_TO_DO = [ClaimHeld, AlreadyTerminal, RunCancelled, RunEnded, DeadlinePassed];
 /** The result was refused but kept by the ledger as late evidence; the sealed state stands. */
 const KEPT_LATE = [AlreadySealed, DeadlinePassed, RunCancelled, RunEnded];
 const isOneOf = (error: unknown, classes: readonly (abstract new (...args: never[]) => Error)[]) => classes.some((c) => error instanceof c);
@@ -77,6 +83,7 @@ const work = async (deps: WorkerDeps, claim: Claim): Promise<void> => {
     models: deps.models,
     budget: { reserve: () => deps.ledger.reserveBudget(claim) },
     lateGraceMs: LATE_GRACE_MS,
+    now: deps.now,
   });
   if (outcome.state === 'timed_out') {
     // The worker stopped at its deadline: the state machine seals the subtask at that same

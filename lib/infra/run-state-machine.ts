@@ -41,6 +41,12 @@ export const TRANSIENT_ERRORS = [
   'Lambda.SdkClientException',
   'Lambda.TooManyRequestsException',
   'TransientError',
+  // A handler that exhausted the SDK's own retries against a throttled or briefly unavailable
+  // dependency fails with that error's name; another attempt a few seconds later usually passes.
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'EnqueueFailed',
 ] as const;
 
 /**

@@ -1,4 +1,4 @@
-import type { APIGatewayProxyResultV2 } from 'aws-lambda';
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { IdempotencyConflict, InvalidLedgerInput, RunNotFound } from '../ledger';
 import { ExecutionStartFailed } from '../orchestration/errors';
 import { errorResponse } from './http';
@@ -10,7 +10,7 @@ import { errorResponse } from './http';
  * @example
  * catch (error) { return toHttpError(error, event.requestContext.requestId); }
  */
-export const toHttpError = (error: unknown, requestId: string): APIGatewayProxyResultV2 => {
+export const toHttpError = (error: unknown, requestId: string): APIGatewayProxyStructuredResultV2 => {
   if (error instanceof RunNotFound) return errorResponse(404, { code: 'RunNotFound', message: 'no such run', requestId });
   if (error instanceof InvalidLedgerInput) return errorResponse(404, { code: 'RunNotFound', message: 'no such run', requestId });
   if (error instanceof IdempotencyConflict) {

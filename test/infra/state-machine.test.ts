@@ -16,6 +16,10 @@ const TRANSIENT = [
   'Lambda.SdkClientException',
   'Lambda.TooManyRequestsException',
   'TransientError',
+  'ThrottlingException',
+  'ProvisionedThroughputExceededException',
+  'RequestLimitExceeded',
+  'EnqueueFailed',
 ];
 const INVOKE = 'arn:${AWS::Partition}:states:::lambda:invoke';
 

@@ -1,0 +1,151 @@
+import type { Message } from '@aws-sdk/client-sqs';
+import { describe, expect, it } from 'vitest';
+import { runUsage } from '../../lib/ledger';
+import { uniqueName } from '../support/aws';
+import { acceptRun, callApi, deliver, dispatchRound, messagesOfRun, pipeline, receiveAll, secondQuarterRequest, sendRaw, sqsRecord, subtaskOf } from './support';
+
+/**
+ * The worker Lambda over the real ledger, the reference tax kinds and the offline model, fed SQS
+ * events built from messages Dispatch really enqueued. The fixture's June statement closes on the
+ * 27th; Q2 holds 18 transactions, 6 of them deductible, 23,499 pence in all; one model call per
+ * statement at 7 per call makes Q2 cost 3 calls and 21.
+ */
+const p = pipeline('fn-worker');
+
+const Q2_FINDINGS = { currency: 'GBP', totalDeductiblePence: 23_499, transactions: 18, deductibleTransactions: 6 };
+
+/** A Q2 run, dispatched at T0, with the messages Dispatch enqueued for it. */
+const dispatchedRun = async (dispatches = 1) => {
+  p.get().clock.moveTo(0);
+  const tenantId = uniqueName('tenant');
+  const runId = await acceptRun(p.get(), tenantId, secondQuarterRequest());
+  for (let i = 0; i < dispatches; i += 1) await dispatchRound(p.get(), tenantId, runId);
+  const messages = await messagesOfRun(p.get(), 'tax-statements', runId);
+  return { tenantId, runId, messages };
+};
+
+const recordsOf = (messages: readonly Message[]) => messages.map((message) => sqsRecord(p.get(), 'tax-statements', message));
+
+/** What the ledger holds for the run: outcomes, usage, and B as the API shows it. */
+const stateOf = async (tenantId: string, runId: string) => {
+  const read = await p.get().ledger.readManifest(tenantId, runId);
+  const record = await p.get().ledger.getRun(tenantId, runId);
+  const tenantDay = await p.get().ledger.tenantUsage(tenantId);
+  return { outcomes: read.outcomes, usage: runUsage(read.run), tenantCalls: tenantDay.modelCalls, b: record?.subtasks[0], late: record?.late ?? [] };
+};
+
+describe('worker', () => {
+  it('records B as ok with the range its data covered, charges 3 calls / 21, and answers the waiting Map', async () => {
+    const { tenantId, runId, messages } = await dispatchedRun();
+    const [item] = (await p.get().ledger.readManifest(tenantId, runId)).manifest.subtasks;
+    await p.get().deadline({ action: 'await', runId, tenantId, subtaskId: 'B', deadline: item?.deadline ?? '', taskToken: `token-${runId}` });
+
+    expect(await deliver(p.get(), recordsOf(messages))).toEqual({ batchItemFailures: [] });
+
+    const { outcomes, usage } = await stateOf(tenantId, runId);
+    expect(outcomes).toEqual([
+      {
+        subtaskId: 'B',
+        state: 'ok',
+        observed: { minDate: '2025-04-01', maxDate: '2025-06-27', recordCount: 18 },
+        sources: ['stmt-2025-04', 'stmt-2025-05', 'stmt-2025-06'],
+        sourcesReached: 3,
+        findings: Q2_FINDINGS,
+        usage: { modelCalls: 3, estimatedCost: 21 },
+        refusals: [],
+      },
+    ]);
+    expect(usage).toEqual({ modelCalls: 3, estimatedCost: 21 });
+    expect(p.get().calls.release.filter((call) => call.taskToken === `token-${runId}`)).toEqual([{ taskToken: `token-${runId}`, output: { subtaskId: 'B', state: 'ok' } }]);
+  });
+
+  it('runs a subtask enqueued twice in one batch once: one outcome, one charge, no failure', async () => {
+    // A retried Dispatch enqueues B again: two messages, one subtask.
+    const { tenantId, runId, messages } = await dispatchedRun(2);
+    expect(messages.map((m) => subtaskOf(m).subtaskId)).toEqual(['B', 'B']);
+
+    expect(await deliver(p.get(), recordsOf(messages))).toEqual({ batchItemFailures: [] });
+
+    const { outcomes, usage, tenantCalls, late } = await stateOf(tenantId, runId);
+    expect(outcomes.map((o) => [o.subtaskId, o.state, o.usage])).toEqual([['B', 'ok', { modelCalls: 3, estimatedCost: 21 }]]);
+    expect(usage).toEqual({ modelCalls: 3, estimatedCost: 21 });
+    expect(tenantCalls).toBe(3);
+    expect(late).toEqual([]);
+  });
+
+  it('acknowledges a redelivery of a finished subtask without running it again', async () => {
+    const { tenantId, runId, messages } = await dispatchedRun();
+    const [record] = recordsOf(messages);
+    if (!record) throw new Error('B was enqueued');
+    await deliver(p.get(), [record]);
+
+    // The same message again, as SQS redelivers it after a lost delete.
+    const again = { ...record, attributes: { ...record.attributes, ApproximateReceiveCount: '2' } };
+    expect(await deliver(p.get(), [again])).toEqual({ batchItemFailures: [] });
+
+    const { outcomes, usage, tenantCalls, b } = await stateOf(tenantId, runId);
+    expect(outcomes.map((o) => [o.subtaskId, o.state])).toEqual([['B', 'ok']]);
+    expect(usage).toEqual({ modelCalls: 3, estimatedCost: 21 });
+    expect(tenantCalls).toBe(3);
+    expect(b?.generation).toBe(1);
+  });
+
+  it('reports only the unreadable messages of a batch as failures; their sibling succeeds', async () => {
+    const notJson = '{"v":1,"tenantId":';
+    const wrongVersion = JSON.stringify({ v: 2, runId: 'r', tenantId: 't', subtaskId: 'B' });
+    const { tenantId, runId } = await dispatchedRun(0);
+    await sendRaw(p.get(), 'tax-statements', notJson);
+    await sendRaw(p.get(), 'tax-statements', wrongVersion);
+    await dispatchRound(p.get(), tenantId, runId);
+    const batch = (await receiveAll(p.get().queues['tax-statements'].url)).filter((m) => [notJson, wrongVersion].includes(m.Body ?? '') || m.Body?.includes(runId));
+    expect(batch).toHaveLength(3);
+    const idOf = (body: string) => batch.find((m) => m.Body === body)?.MessageId;
+
+    const response = await deliver(p.get(), recordsOf(batch));
+
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual([idOf(notJson), idOf(wrongVersion)].sort());
+    const { outcomes } = await stateOf(tenantId, runId);
+    expect(outcomes.map((o) => [o.subtaskId, o.state, o.findings])).toEqual([['B', 'ok', Q2_FINDINGS]]);
+  });
+
+  it('records invalid, still charged, when the run budget runs out before the last statement', async () => {
+    p.get().clock.moveTo(0);
+    const tenantId = uniqueName('tenant');
+    // Two calls for the run; Q2 needs three (one per statement).
+    const runId = await acceptRun(p.get(), tenantId, { ...secondQuarterRequest(), budget: { modelCalls: 2, costLimit: 500 } });
+    await dispatchRound(p.get(), tenantId, runId);
+
+    expect(await deliver(p.get(), recordsOf(await messagesOfRun(p.get(), 'tax-statements', runId)))).toEqual({ batchItemFailures: [] });
+
+    const { outcomes, usage } = await stateOf(tenantId, runId);
+    expect(outcomes.map((o) => [o.subtaskId, o.state, o.reason, o.findings])).toEqual([['B', 'invalid', 'budget exhausted: run calls', undefined]]);
+    expect(usage).toEqual({ modelCalls: 2, estimatedCost: 14 });
+  });
+
+  it('drops a message of a cancelled run without failing it or recording anything', async () => {
+    const { tenantId, runId, messages } = await dispatchedRun();
+    expect((await callApi(p.get(), { routeKey: 'POST /runs/{runId}/cancel', tenant: tenantId, runId })).statusCode).toBe(200);
+
+    expect(await deliver(p.get(), recordsOf(messages))).toEqual({ batchItemFailures: [] });
+
+    const { outcomes, usage, tenantCalls, b, late } = await stateOf(tenantId, runId);
+    expect(outcomes.map((o) => [o.subtaskId, o.state, o.observed])).toEqual([['B', 'cancelled', null]]);
+    expect(b).toMatchObject({ state: 'cancelled', generation: 0 });
+    expect(b?.outcome).toBeUndefined();
+    expect(usage).toEqual({ modelCalls: 0, estimatedCost: 0 });
+    expect(tenantCalls).toBe(0);
+    expect(late).toEqual([]);
+  });
+
+  it('drops a message delivered after its deadline: the Map seals the subtask, and a retry could never claim it', async () => {
+    const { tenantId, runId, messages } = await dispatchedRun();
+    // Dispatched at T0 with 60 s; the message sat in the queue until T0 + 61 s.
+    p.get().clock.moveTo(61_000);
+
+    expect(await deliver(p.get(), recordsOf(messages))).toEqual({ batchItemFailures: [] });
+
+    const { usage, b } = await stateOf(tenantId, runId);
+    expect(b).toMatchObject({ state: 'pending', generation: 0 });
+    expect(usage).toEqual({ modelCalls: 0, estimatedCost: 0 });
+  });
+});
