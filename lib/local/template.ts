@@ -207,10 +207,12 @@ const httpApiPhysical = (ctx: PhysicalContext): PhysicalResource => ({
  * machine's log group and role, say. They resolve to plausible identifiers and nothing else.
  */
 const inertPhysical =
-  (service: string, resourcePrefix: string) =>
+  (service: string, resourcePrefix: string, scope: 'regional' | 'global' = 'regional') =>
   (ctx: PhysicalContext): PhysicalResource => {
     const id = `${ctx.env.namePrefix}${ctx.logicalId}`;
-    return { ref: id, attributes: { Arn: arn(ctx.env, service, `${resourcePrefix}${id}`) } };
+    // IAM is global: its ARNs carry no region.
+    const env = scope === 'global' ? { ...ctx.env, region: '' } : ctx.env;
+    return { ref: id, attributes: { Arn: arn(env, service, `${resourcePrefix}${id}`) } };
   };
 
 /** Routes, integrations, authorizers and stages are only linked to each other by ID locally. */
@@ -228,7 +230,7 @@ const PHYSICAL: Readonly<Record<string, (ctx: PhysicalContext) => PhysicalResour
   [RESOURCE_TYPES.authorizer]: idOnlyPhysical,
   [RESOURCE_TYPES.stage]: idOnlyPhysical,
   'AWS::Logs::LogGroup': inertPhysical('logs', 'log-group:'),
-  'AWS::IAM::Role': inertPhysical('iam', 'role/'),
+  'AWS::IAM::Role': inertPhysical('iam', 'role/', 'global'),
   'AWS::KMS::Key': inertPhysical('kms', 'key/'),
   'AWS::SNS::Topic': inertPhysical('sns', ''),
 };

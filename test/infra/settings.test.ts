@@ -118,7 +118,7 @@ describe('app context', () => {
       stackName: 'Tessera',
       props: {
         alarmEmail: undefined,
-        fanOut: { removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, corsAllowedOrigins: [], model: { provider: 'offline' } },
+        fanOut: { removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, corsAllowedOrigins: [], model: { provider: 'offline' }, faultInjection: false },
       },
     });
   });
@@ -131,6 +131,7 @@ describe('app context', () => {
         'tessera:corsOrigins': 'https://a.example.com, https://b.example.com',
         'tessera:model': 'bedrock',
         'tessera:bedrockModelId': 'anthropic.claude-3-haiku-20240307-v1:0',
+        'tessera:faultInjection': 'true',
       }),
     );
     expect(stackName).toBe('TesseraDev');
@@ -139,6 +140,7 @@ describe('app context', () => {
       deletionProtection: false,
       corsAllowedOrigins: ['https://a.example.com', 'https://b.example.com'],
       model: { provider: 'bedrock', modelId: 'anthropic.claude-3-haiku-20240307-v1:0' },
+      faultInjection: true,
     });
   });
 

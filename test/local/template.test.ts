@@ -133,7 +133,10 @@ describe('intrinsics', () => {
   });
 
   it('rejects references it cannot give a local value, naming the resource', () => {
-    expect(() => resolve({ 'Fn::GetAtt': ['Role', 'Arn'] })).toThrow('Role is a AWS::IAM::Role, which the local cloud does not emulate');
+    const withVpc = createResolver(withResources({ Net: { Type: 'AWS::EC2::VPC', Properties: { CidrBlock: '10.0.0.0/16' } } }), environment);
+    expect(() => withVpc.resolve({ Ref: 'Net' }, 'x')).toThrow('Net is a AWS::EC2::VPC, which the local cloud does not emulate');
+    // Identity-only resources (a role, a log group) resolve to an ARN and nothing more.
+    expect(resolve({ 'Fn::GetAtt': ['Role', 'Arn'] })).toBe('arn:aws:iam::000000000000:role/Role');
     expect(() => resolve({ Ref: 'Missing' })).toThrow('no resource or parameter named Missing');
     expect(() => resolve({ 'Fn::GetAtt': ['Work', 'Nope'] })).toThrow('Fn::GetAtt Work.Nope is not emulated (emulated attributes: Arn, QueueName, QueueUrl)');
     expect(() => resolve({ Ref: 'Version' })).toThrow('parameter Version is read from SSM in AWS');
