@@ -23,3 +23,127 @@ export class JavaMissingError extends LocalCloudError {
 export class EmulatorStartError extends LocalCloudError {
   override readonly name = 'EmulatorStartError';
 }
+
+// ---------------------------------------------------------------- the emulation harness
+
+/**
+ * A template value the harness cannot turn into a local value: an unsupported intrinsic, a
+ * reference to a resource it does not emulate, a missing parameter. It never guesses.
+ *
+ * @example
+ * throw new TemplateResolutionError('Resources.Fn.Properties.Environment.Variables.X', 'Fn::ImportValue is not supported');
+ */
+export class TemplateResolutionError extends LocalCloudError {
+  override readonly name = 'TemplateResolutionError';
+  constructor(
+    /** Where in the template: `Resources.<LogicalId>.Properties.<...>`. */
+    readonly path: string,
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`tessera local cloud: cannot resolve ${path}: ${detail}`, options);
+  }
+}
+
+/**
+ * The template uses a feature the local cloud does not emulate. Raised at start-up, so a run
+ * never silently behaves differently from AWS.
+ *
+ * @example
+ * throw new UnsupportedFeatureError('Resources.Api', 'AuthorizationType AWS_IAM');
+ */
+export class UnsupportedFeatureError extends LocalCloudError {
+  override readonly name = 'UnsupportedFeatureError';
+  constructor(
+    readonly path: string,
+    readonly feature: string,
+  ) {
+    super(`tessera local cloud: ${path} uses ${feature}, which the local cloud does not emulate`);
+  }
+}
+
+/**
+ * A function's handler module could not be loaded or built from its environment.
+ *
+ * @example
+ * throw new HandlerLoadError('Dispatch', 'functions/dispatch.ts', 'it does not export createHandler');
+ */
+export class HandlerLoadError extends LocalCloudError {
+  override readonly name = 'HandlerLoadError';
+  constructor(
+    readonly functionName: string,
+    readonly entry: string | undefined,
+    readonly detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`tessera local cloud: function ${functionName}${entry ? ` (${entry})` : ''}: ${detail}`, options);
+  }
+}
+
+/**
+ * Creating a table or a queue in an emulator failed, or its definition cannot work locally.
+ *
+ * @example
+ * throw new ProvisioningError('Ledger', 'CreateTable failed', error);
+ */
+export class ProvisioningError extends LocalCloudError {
+  override readonly name = 'ProvisioningError';
+  constructor(readonly logicalId: string, readonly detail: string, cause?: unknown) {
+    super(`tessera local cloud: cannot provision ${logicalId}: ${detail}`, cause === undefined ? undefined : { cause });
+  }
+}
+
+/**
+ * The process environment would send an emulated call to somewhere other than the local cloud
+ * (for example `AWS_ENDPOINT_URL_LAMBDA` unset, so a state machine would invoke real AWS Lambda).
+ *
+ * @example
+ * throw new EndpointMisconfiguredError('AWS_ENDPOINT_URL_LAMBDA', 'http://127.0.0.1:4001', undefined);
+ */
+export class EndpointMisconfiguredError extends LocalCloudError {
+  override readonly name = 'EndpointMisconfiguredError';
+  constructor(
+    readonly variable: string,
+    readonly expected: string,
+    readonly actual: string | undefined,
+  ) {
+    super(`tessera local cloud: ${variable} must be ${expected} so calls stay local, but it is ${actual ?? 'unset'}`);
+  }
+}
+
+/**
+ * A Step Functions API error, with the AWS error code (`ExecutionAlreadyExists`,
+ * `TaskTimedOut`, …) that the local endpoint returns as `__type`.
+ *
+ * @example
+ * throw new StatesApiError('TaskDoesNotExist', 'Task does not exist anymore');
+ */
+export class StatesApiError extends LocalCloudError {
+  override readonly name = 'StatesApiError';
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * The error a Task fails with when its callback reports failure (SendTaskFailure) or its Lambda
+ * fails. Step Functions matches Retry and Catch on the error *name*, so `name` is the reported
+ * error code (`Lambda.ResourceNotFoundException`, a worker's own error type, …) and the message is
+ * the cause.
+ *
+ * @example
+ * throw new TaskFailure('WorkerCrashed', '{"errorMessage":"boom"}');
+ */
+export class TaskFailure extends Error {
+  override readonly name: string;
+  constructor(
+    readonly error: string,
+    readonly causeText: string,
+  ) {
+    super(causeText);
+    this.name = error;
+  }
+}

@@ -3,7 +3,7 @@ import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type Me
 import type { SQSEvent, SQSMessageAttribute, SQSRecord } from 'aws-lambda';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { TemplateResolutionError, UnsupportedFeatureError } from './harness-errors';
+import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
 import type { InvokeResult, LambdaInvoker } from './lambda-client';
 import { silentLog, type LocalLog } from './log';
 import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';

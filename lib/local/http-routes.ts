@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TemplateResolutionError, UnsupportedFeatureError } from './harness-errors';
+import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
 import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
 
 /**

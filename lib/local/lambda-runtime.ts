@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { resolve as resolvePath } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { HandlerLoadError, TemplateResolutionError, UnsupportedFeatureError } from './harness-errors';
+import { HandlerLoadError, TemplateResolutionError, UnsupportedFeatureError } from './errors';
 import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
 
 /**

@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import { ProvisioningError, TemplateResolutionError } from './harness-errors';
+import { ProvisioningError, TemplateResolutionError } from './errors';
 import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
 
 /** A table created in DynamoDB Local. */

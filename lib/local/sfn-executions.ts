@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, type StateMachine } from 'aws-local-stepfunctions';
 import { z } from 'zod';
 import './polyfills';
-import { EndpointMisconfiguredError, StatesApiError, TaskFailure } from './harness-errors';
+import { EndpointMisconfiguredError, StatesApiError, TaskFailure } from './errors';
 import type { LambdaInvoker } from './lambda-client';
 import { silentLog, type LocalLog } from './log';
 import { readReferencePath } from './reference-path';

@@ -1,7 +1,7 @@
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { z } from 'zod';
 import './polyfills';
-import { TemplateResolutionError, UnsupportedFeatureError } from './harness-errors';
+import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
 import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
 
 /**

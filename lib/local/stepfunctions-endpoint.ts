@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { StatesApiError } from './harness-errors';
+import { StatesApiError } from './errors';
 import { jsonReply, listenOnLoopback, type HttpReply } from './http-server';
 import { silentLog, type LocalLog } from './log';
 import { ExecutionStatus, type ExecutionRecord, type ExecutionService } from './sfn-executions';

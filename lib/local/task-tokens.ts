@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { StatesApiError, TaskFailure } from './harness-errors';
+import { StatesApiError, TaskFailure } from './errors';
 
 /**
  * Task tokens for the callback pattern (`.waitForTaskToken`), which aws-local-stepfunctions does

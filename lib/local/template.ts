@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { TemplateResolutionError, UnsupportedFeatureError } from './harness-errors';
+import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
 
 /**
  * Reads a synthesized CloudFormation template and resolves the intrinsics the stacks use into the

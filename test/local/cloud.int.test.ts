@@ -1,7 +1,7 @@
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalCloud, type LocalCloud } from '../../lib/local/cloud';
-import { HandlerLoadError } from '../../lib/local/harness-errors';
+import { HandlerLoadError } from '../../lib/local/errors';
 import { HANDLER_METADATA_KEY } from '../../lib/local/lambda-runtime';
 import { REPO_ROOT, synthTestStack } from './stack';
 import { finishedExecution, outputOf, sfnClient, startTestCloud } from './support';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { settleBatch, sqsEvent, type SqsEventSourceMapping } from '../../lib/local/event-source-mapping';
-import { StatesApiError } from '../../lib/local/harness-errors';
+import { StatesApiError } from '../../lib/local/errors';
 import { proxyResponse } from '../../lib/local/http-api';
 import { matchRoute, type HttpRoute } from '../../lib/local/http-routes';
 import { findFunction, type LocalFunction } from '../../lib/local/lambda-runtime';

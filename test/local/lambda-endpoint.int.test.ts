@@ -1,6 +1,6 @@
 import { InvokeCommand, LambdaClient, ResourceNotFoundException, type InvokeCommandOutput } from '@aws-sdk/client-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HandlerLoadError } from '../../lib/local/harness-errors';
+import { HandlerLoadError } from '../../lib/local/errors';
 import { LOCAL_CREDENTIALS } from '../../lib/local/lambda-client';
 import { LAMBDA_INVOKE_INTEGRATION, startLambdaEndpoint, type LambdaEndpoint } from '../../lib/local/lambda-endpoint';
 import { loadFunctions } from '../../lib/local/lambda-runtime';

@@ -1,7 +1,7 @@
 import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
 import { GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { ProvisioningError } from '../../lib/local/harness-errors';
+import { ProvisioningError } from '../../lib/local/errors';
 import { provisionQueues, provisionTables, type ProvisionedQueue, type ProvisionedTable } from '../../lib/local/provision';
 import { createResolver, parseTemplate, type LocalEnvironment } from '../../lib/local/template';
 import { dynamoClient, localRegion, sqsClient, uniqueName } from '../support/aws';

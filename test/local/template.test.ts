@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { TemplateResolutionError, UnsupportedFeatureError } from '../../lib/local/harness-errors';
+import { TemplateResolutionError, UnsupportedFeatureError } from '../../lib/local/errors';
 import { eventSourceMappingsFromTemplate } from '../../lib/local/event-source-mapping';
 import { httpApiFromTemplate } from '../../lib/local/http-routes';
 import { functionsFromTemplate } from '../../lib/local/lambda-runtime';
