@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { TesseraApiError } from '../client/errors';
+import { LocalCloudError } from '../local/errors';
 import { InputFileError, UsageError } from './errors';
 
 /** Where a command reads and writes; tests pass their own. */
@@ -143,8 +145,29 @@ export const runCli = async (argv: readonly string[], commands: CommandTable, io
   try {
     return await command.run(args, io);
   } catch (error) {
-    if (!(error instanceof UsageError || error instanceof InputFileError)) throw error;
-    io.err(error.message);
+    const message = describeFailure(error);
+    if (message === undefined) throw error;
+    io.err(message);
     return 1;
   }
+};
+
+/**
+ * The one line a person needs for a failure that is theirs to fix (a usage error, a missing
+ * Java, a port in use, an API that refused the call); `undefined` for a bug, which propagates
+ * with its stack.
+ *
+ * @example
+ * describeFailure(new JavaMissingError(undefined)) // 'tessera: DynamoDB Local needs Java 17 or newer, …'
+ */
+export const describeFailure = (error: unknown): string | undefined => {
+  if (error instanceof UsageError || error instanceof InputFileError || error instanceof LocalCloudError || error instanceof TesseraApiError) {
+    return error.message;
+  }
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (code === 'EADDRINUSE') return `tessera: ${(error as Error).message}; another process uses that port (pick one with --port)`;
+  if (error instanceof TypeError && error.message === 'fetch failed') {
+    return `tessera: the API could not be reached (${String((error.cause as Error | undefined)?.message ?? error.cause)})`;
+  }
+  return undefined;
 };
