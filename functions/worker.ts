@@ -66,6 +66,13 @@ const NOTHING_TO_DO = [ClaimHeld, AlreadyTerminal, RunCancelled, RunEnded, Deadl
 const KEPT_LATE = [AlreadySealed, DeadlinePassed, RunCancelled, RunEnded];
 const isOneOf = (error: unknown, classes: readonly (abstract new (...args: never[]) => Error)[]) => classes.some((c) => error instanceof c);
 
+/**
+ * For steps that only make recovery faster (releasing a claim early, redelivering sooner): if one
+ * fails, the lease expiry and the visibility timeout still recover, so it is logged, not thrown.
+ */
+const bestEffort = (logger: WorkerDeps['logger'], step: string) => (error: unknown) =>
+  logger.warn(`${step} failed; recovery falls back to the lease and the visibility timeout`, { errorName: (error as Error).name });
+
 const parseBody = (body: string): SubtaskMessage | undefined => {
   try {
     const parsed = SubtaskMessage.safeParse(JSON.parse(body));
@@ -108,7 +115,7 @@ const processRecord = async (deps: WorkerDeps, record: SQSRecord, requestId: str
   if (!message) {
     // No retry can fix a body that does not parse: let it reach the dead-letter queue quickly.
     deps.logger.error('unreadable subtask message', { messageId: record.messageId });
-    await deps.redelivery.retryIn(record.eventSourceARN, record.receiptHandle, 1).catch(() => undefined);
+    await deps.redelivery.retryIn(record.eventSourceARN, record.receiptHandle, 1).catch(bestEffort(deps.logger, 'early redelivery'));
     return false;
   }
   const ref = { tenantId: message.tenantId, runId: message.runId, subtaskId: message.subtaskId };
@@ -130,10 +137,10 @@ const processRecord = async (deps: WorkerDeps, record: SQSRecord, requestId: str
     const deadLettered = receiveCount >= deps.maxReceiveCount;
     log.error('delivery failed', { errorName: (error as Error).name, receiveCount, deadLettered });
     await deps.ledger.recordDeliveryFailure({ ...ref, receiveCount, errorName: (error as Error).name, deadLettered });
-    await deps.ledger.releaseClaim(claim).catch(() => undefined);
+    await deps.ledger.releaseClaim(claim).catch(bestEffort(log, 'releasing the claim'));
     // Deliver again after a short backoff, not after the queue's long visibility timeout; after
     // the last try, the next receive moves the message to the dead-letter queue just as soon.
-    await deps.redelivery.retryIn(record.eventSourceARN, record.receiptHandle, backoffSeconds(receiveCount)).catch(() => undefined);
+    await deps.redelivery.retryIn(record.eventSourceARN, record.receiptHandle, backoffSeconds(receiveCount)).catch(bestEffort(log, 'early redelivery'));
     return false;
   }
 };
