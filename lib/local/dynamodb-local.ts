@@ -65,7 +65,8 @@ export const startDynamoDbLocal = async (options: { port?: number; timeoutMs?: n
       '-inMemory',
       '-disableTelemetry',
     ],
-    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] },
+    // stdin stays an open pipe: the launcher exits when it closes, so the JVM never outlives us.
+    { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
