@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { inject } from 'vitest';
 import { z } from 'zod';
 import { createTesseraClient, type TesseraClient } from '../../lib/client';
-import type { RunRequestInput, RunResource, SubtaskView } from '../../lib/contract';
+import { RunRequest, type RunRequestInput, type RunResource, type SubtaskView } from '../../lib/contract';
 import { SubtaskMessage } from '../../lib/queue/message';
 
 /** What the suite runs against: the local cloud or a deployed stack (test/e2e/global-setup.ts). */
@@ -15,8 +15,13 @@ export const client = (tenant: 'acme' | 'globex' = 'acme'): TesseraClient =>
   createTesseraClient({ apiUrl: target().apiUrl, token: target().tokens[tenant] });
 
 /** An example request from examples/, parsed as a caller would send it. */
-export const example = (name: string): RunRequestInput =>
-  JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'examples', `${name}.json`), 'utf8')) as RunRequestInput;
+export const example = (name: string): RunRequestInput => {
+  const body: unknown = JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'examples', `${name}.json`), 'utf8'));
+  // The examples are well-formed requests (a plan may still be rejected by the API: that is the test).
+  const checked = RunRequest.safeParse(body);
+  if (!checked.success) throw new Error(`examples/${name}.json is not a run request: ${checked.error.message}`);
+  return body as RunRequestInput;
+};
 
 /** Submits a request and waits for the run to end. */
 export const runToEnd = async (request: RunRequestInput, tenant: 'acme' | 'globex' = 'acme'): Promise<RunResource> => {
