@@ -9,6 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { METRICS } from '../observability/metrics';
+import { HANDLER_METADATA_KEY } from './handler-metadata';
 
 /** The repository root: handler entries and the lock file are resolved from here. */
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -20,15 +21,7 @@ export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', 
  */
 const DEPS_LOCK_FILE = [join(REPO_ROOT, 'package-lock.json'), join(REPO_ROOT, 'package.json')].find((f) => existsSync(f));
 
-/**
- * CloudFormation metadata key on every tessera `AWS::Lambda::Function`: the handler's entry path
- * relative to the repository root. The local cloud reads it to map a function of the synthesized
- * template to the module it runs, so it is an interface, not decoration.
- *
- * @example
- * functionHandlers(template) // reads it: { FanOutDispatchFunctionEF273FA3: 'functions/dispatch.ts', … }
- */
-export const HANDLER_METADATA_KEY = 'tessera:handler';
+export { HANDLER_METADATA_KEY };
 
 /**
  * The newest Node.js runtime this aws-cdk-lib knows. cdk-nag's AwsSolutions-L1 compares against

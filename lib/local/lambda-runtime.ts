@@ -5,19 +5,15 @@ import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { HandlerLoadError, TemplateResolutionError, UnsupportedFeatureError } from './errors';
 import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
+import { HANDLER_METADATA_KEY } from '../infra/handler-metadata';
 
 /**
  * Runs the template's Lambda functions in this process, each from its own handler module and its
  * own resolved template environment, with a Lambda-like context and the function's timeout.
  */
 
-/**
- * CloudFormation Metadata key naming a function's handler module, relative to the repository root.
- *
- * @example
- * (fn.node.defaultChild as CfnResource).addMetadata(HANDLER_METADATA_KEY, 'functions/dispatch.ts');
- */
-export const HANDLER_METADATA_KEY = 'tessera:handler';
+/** The metadata key naming each function's handler module (written by the CDK construct). */
+export { HANDLER_METADATA_KEY };
 
 /** A Lambda handler as the local runtime calls it. */
 export type LambdaHandler = (event: unknown, context: Context) => Promise<unknown>;
