@@ -82,13 +82,14 @@ export const createHandler = (deps: DispatchDeps) => async (event: unknown) => {
   if (!record) throw new PlanRejected(input.runId, ['the run does not exist']);
   if (record.run.status !== 'running') return { ...input, items: [] };
   const subtasks = await planRound(deps, input, record);
-  let appended;
-  try {
-    appended = await deps.ledger.appendRound({ ...input, subtasks, dispatchedAt: dispatchedAt(deps, input, record) });
-  } catch (error) {
-    if (error instanceof RunCancelled) return { ...input, items: [] };
-    throw error;
-  }
+  // A run cancelled between the read above and this write gets no new round either.
+  const appended = await deps.ledger
+    .appendRound({ ...input, subtasks, dispatchedAt: dispatchedAt(deps, input, record) })
+    .catch((error: unknown) => {
+      if (error instanceof RunCancelled) return undefined;
+      throw error;
+    });
+  if (!appended) return { ...input, items: [] };
   await deps.queue.enqueue(
     appended.subtasks.map((s) => ({ worker: s.worker, message: { v: 1 as const, tenantId: input.tenantId, runId: input.runId, subtaskId: s.id } })),
   );
