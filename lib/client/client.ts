@@ -18,6 +18,9 @@ export interface WaitOptions {
   readonly timeoutMs?: number;
 }
 
+/** How long `waitForRun` waits for the answer of a run that has already ended. */
+const ANSWER_GRACE_MS = 30_000;
+
 const parseBody = async (response: Response): Promise<unknown> => {
   const text = await response.text();
   try {
@@ -73,10 +76,13 @@ export const createTesseraClient = (options: TesseraClientOptions) => {
     async waitForRun(runId: string, wait: WaitOptions = {}): Promise<RunResource> {
       const started = Date.now();
       const timeoutMs = wait.timeoutMs ?? 600_000;
+      let endedAt: number | undefined;
       for (;;) {
         const run = await getRun(runId);
         wait.onProgress?.(run);
-        if (run.status !== 'running' && run.answer !== null) return run;
+        if (run.status !== 'running') endedAt ??= Date.now();
+        // An ended run's answer normally follows within a second or two; never wait on it forever.
+        if (endedAt !== undefined && (run.answer !== null || Date.now() - endedAt > ANSWER_GRACE_MS)) return run;
         if (Date.now() - started > timeoutMs) throw new RunWaitTimeout(runId, Date.now() - started);
         await new Promise((resolve) => setTimeout(resolve, wait.intervalMs ?? 500));
       }
