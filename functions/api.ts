@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { RunAccepted } from '../lib/contract';
 import { validateRunRequest, type WorkerCatalog } from '../lib/domain';
-import { toRunResource, type Ledger } from '../lib/ledger';
+import { RunId, toRunResource, type Ledger } from '../lib/ledger';
 import type { RunExecutions } from '../lib/orchestration/run-execution';
 import { executionsFor, ledgerFor } from '../lib/runtime/aws';
 import { intVariable, jsonVariable, parseConfig } from '../lib/runtime/config';
@@ -113,6 +113,10 @@ export const createHandler = (deps: ApiDeps) => async (event: Event): Promise<AP
   // Keys of an earlier invocation on this warm instance must not leak into this one's lines.
   deps.logger.resetKeys();
   deps.logger.appendKeys({ tenantId: tenant, requestId, route: event.routeKey, ...(runId ? { runId } : {}) });
+  // A path id no run could have (empty, too long) is simply not found, like any unknown id.
+  if (event.pathParameters?.runId !== undefined && !RunId.safeParse(runId).success) {
+    return errorResponse(404, { code: 'RunNotFound', message: 'no such run', requestId });
+  }
   try {
     switch (event.routeKey) {
       case 'POST /runs':

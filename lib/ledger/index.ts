@@ -5,7 +5,7 @@
 export { createLedger, type Ledger, type LedgerOptions } from './ledger';
 export * from './errors';
 export { LEDGER_TABLE, ledgerTableDefinition } from './table';
-export { Claim, type ClaimInput, type CreateRunInput, type AppendRoundInput, type DeliveryFailureInput, type FinishRunInput, type SubtaskRef, type WaiterInput } from './inputs';
+export { Claim, RunId, type ClaimInput, type CreateRunInput, type AppendRoundInput, type DeliveryFailureInput, type FinishRunInput, type SubtaskRef, type WaiterInput } from './inputs';
 export type { DailyAllowance } from './io';
 export type { RunItem, MetaItem, SubtaskItem, LateItem, DeliveryFailure, StoredOutcome } from './items';
 export { toRunResource, toOutcome, toSubtaskView, subtaskUsage, runUsage, isTerminal, type RunRecord } from './view';

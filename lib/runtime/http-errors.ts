@@ -1,5 +1,5 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { IdempotencyConflict, InvalidLedgerInput, RunNotFound } from '../ledger';
+import { IdempotencyConflict, RunNotFound } from '../ledger';
 import { ExecutionStartFailed } from '../orchestration/errors';
 import { errorResponse } from './http';
 
@@ -12,7 +12,6 @@ import { errorResponse } from './http';
  */
 export const toHttpError = (error: unknown, requestId: string): APIGatewayProxyStructuredResultV2 => {
   if (error instanceof RunNotFound) return errorResponse(404, { code: 'RunNotFound', message: 'no such run', requestId });
-  if (error instanceof InvalidLedgerInput) return errorResponse(404, { code: 'RunNotFound', message: 'no such run', requestId });
   if (error instanceof IdempotencyConflict) {
     return errorResponse(409, {
       code: 'IdempotencyConflict',

@@ -170,6 +170,12 @@ describe('POST /runs/{runId}/cancel', () => {
     expect(answer.statusCode).toBe(404);
     expect(errorOf(answer).code).toBe('RunNotFound');
   });
+
+  it('answers 404, not 500, for a run id no run could have', async () => {
+    const answer = await callApi(p.get(), { routeKey: 'GET /runs/{runId}', tenant: uniqueName('tenant'), runId: 'x'.repeat(129) });
+    expect(answer.statusCode).toBe(404);
+    expect(errorOf(answer).code).toBe('RunNotFound');
+  });
 });
 
 describe('every route', () => {
