@@ -83,5 +83,5 @@ describe('run closure in the local cloud', () => {
     ]);
     expect(run.answer?.coverage).toMatchObject({ complete: false, missingQuestions: ['qB'], degradedReason: ['B:missing_outcome'] });
     expect(run.answer?.text).toMatch(/^The run failed: its execution was aborted\. /);
-  });
+  }, 120_000);
 });
