@@ -19,6 +19,7 @@ import {
 } from './defaults';
 import { FanOutMonitoring } from './fan-out-monitoring';
 import { parseFanOutSettings, type FanOutSettings } from './fan-out-settings';
+import { RunClosure } from './run-closure';
 import { RunStateMachine } from './run-state-machine';
 import { RunsApi, type ApiThrottle, type JwtAuthConfig } from './runs-api';
 import { SubtaskQueues } from './subtask-queues';
@@ -116,6 +117,7 @@ export class TesseraFanOut extends Construct {
   readonly deadLetterQueue: sqs.Queue;
   readonly functions: FanOutFunctions;
   readonly monitoring: FanOutMonitoring;
+  readonly runClosure: RunClosure;
   /** The validated settings this fan-out was built from, defaults applied. */
   readonly settings: FanOutSettings;
 
@@ -150,6 +152,9 @@ export class TesseraFanOut extends Construct {
     });
     this.stateMachine = runs.stateMachine;
     this.grantRunAccess();
+    // A run whose execution ends without recording it (Finalize failed, aborted, timed out) is
+    // closed by the reconcile function's abort path, from the execution's status change.
+    this.runClosure = new RunClosure(this, 'RunClosure', { stateMachine: this.stateMachine, closer: this.functions.reconcile.function });
 
     this.api = new RunsApi(this, 'Api', {
       handler: this.functions.api.function,
@@ -163,6 +168,7 @@ export class TesseraFanOut extends Construct {
       serviceName: this.settings.serviceName,
       stateMachine: this.stateMachine,
       deadLetterQueue: this.deadLetterQueue,
+      runClosureDeadLetterQueue: this.runClosure.deadLetterQueue,
       functions: Object.fromEntries(Object.entries(this.functions).map(([name, fn]) => [name, fn.function])),
       degradedRunRateThreshold: this.settings.degradedRunRateThreshold,
       alarmActions: props.alarmActions ?? [],

@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Outcome } from '../../lib/contract';
+import { TRANSIENT_ERRORS } from '../../lib/infra/transient-errors';
 import { boundOutcome, closeReason, createLedger, itemSize, LedgerConfigurationError, sealReason, toOutcome, toRunResource, WriteConflict, type SubtaskItem } from '../../lib/ledger';
 import { canonicalJson, contentHash } from '../../lib/ledger/canonical';
 import { retryConflicts } from '../../lib/ledger/failures';
@@ -220,6 +221,8 @@ describe('conflict retries', () => {
     const giveUp = retryConflicts(policy, { operation: 'reserveBudget', runId: 'r-1' }, () => Promise.reject(conflict()));
     await expect(giveUp).rejects.toBeInstanceOf(WriteConflict);
     await expect(giveUp).rejects.toMatchObject({ attempts: 3, runId: 'r-1', cause: expect.objectContaining({ name: 'TransactionConflictException' }) });
+    // A Step Functions task that fails with it retries: the name is in the state machine's retry list.
+    expect(TRANSIENT_ERRORS).toContain(((await giveUp.catch((error: unknown) => error)) as Error).name);
   });
 
   it('do not retry other failures', async () => {
