@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseTimePoint } from './calendar';
+import { MAX_YEAR, parseTimePoint, yearInOffset } from './calendar';
 
 /**
  * A point in time: an ISO date (`2025-04-01`, taken as 00:00 UTC) or an ISO instant with an
@@ -24,6 +24,14 @@ export const TimeRange = z
       ctx.addIssue({ code: 'custom', path: ['toExclusive'], message: 'must use the same form as from (both dates or both instants)' });
     } else if (from.ms >= to.ms) {
       ctx.addIssue({ code: 'custom', path: ['toExclusive'], message: `must be after from (${range.from})` });
+    } else if (yearInOffset(to.ms, from.offsetMinutes) > MAX_YEAR) {
+      // Every point of a range is written in the offset of `from` (split pieces, gaps, coverage),
+      // so that end must still have a four-digit year there.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['toExclusive'],
+        message: `is after ${MAX_YEAR}-12-31 in the offset of from (${range.from}); points of a range are written in that offset with four-digit years`,
+      });
     }
   });
 export type TimeRange = z.infer<typeof TimeRange>;

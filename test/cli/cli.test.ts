@@ -9,7 +9,7 @@ import { Coverage } from '../../lib/contract';
 import { createPlanCommand } from '../../lib/cli/plan';
 import { reconcileCommand } from '../../lib/cli/reconcile';
 import { runCli, type CliIo } from '../../lib/cli/router';
-import { taxRequest, testCatalog } from '../domain/fixtures';
+import { farFuture, taxRequest, testCatalog } from '../domain/fixtures';
 
 /** An in-memory terminal and file system. */
 const terminal = (files: Record<string, string>) => {
@@ -78,6 +78,17 @@ describe('tessera plan', () => {
     const { code, out } = await cli(['plan', 'tax.json', '--max-deadline-seconds', '30'], { 'tax.json': fixed });
     expect(code).toBe(1);
     expect(out.split('\n')[1]).toBe('  subtasks.0.deadlineSeconds  deadline_out_of_horizon  must be between 1 and 30 seconds (got 60)');
+  });
+
+  it('exits 1 naming the field of a far-future range instead of crashing', async () => {
+    expect(await cli(['plan', 'far.json'], { 'far.json': JSON.stringify(farFuture) })).toEqual({
+      code: 1,
+      err: '',
+      out: [
+        'far.json was rejected (1 problem):',
+        '  universe.toExclusive  invalid_request  is after 9999-12-31 in the offset of from (9999-12-31T00:00:00+00:00); points of a range are written in that offset with four-digit years (got "9999-12-31T23:00:00-12:00")',
+      ].join('\n'),
+    });
   });
 
   it('exits 1 with one clear line for a missing file, bad JSON and a wrong call', async () => {
