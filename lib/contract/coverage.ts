@@ -29,6 +29,8 @@ export const ProblemCode = z.enum([
   'deadline_out_of_horizon',
   'unassigned_question',
   'plan_too_large',
+  'budget_exceeds_run',
+  'unknown_model',
   // reconcile problems: found when outcomes are compared with the manifest
   'missing_outcome',
   'unexpected_outcome',

@@ -86,6 +86,19 @@ export interface ModelProviderOptions {
 
 const offlineIds = OFFLINE_VARIANTS.map((variant) => (variant === 'default' ? 'offline' : `offline:${variant}`));
 
+const bedrockIdsOf = (config: ModelConfig): string[] =>
+  config.MODEL_PROVIDER === 'bedrock' && config.BEDROCK_MODEL_ID !== undefined ? [...new Set([config.BEDROCK_MODEL_ID, ...config.BEDROCK_ALLOWED_MODEL_IDS])] : [];
+
+/**
+ * Every model id a subtask may name in a deployment with this configuration: the offline
+ * variants always, the configured Bedrock models with `MODEL_PROVIDER=bedrock`. Planning refuses
+ * any other (through the catalog's `models`), so a bad `model` is a 400, not an invalid round.
+ *
+ * @example
+ * allowedModelIds(parseModelConfig({})) // ['offline', 'offline:broaden']
+ */
+export const allowedModelIds = (config: ModelConfig): string[] => [...offlineIds, ...bedrockIdsOf(config)];
+
 /**
  * Creates the provider. The offline model is always allowed: it is free and deterministic, so a
  * canary subtask can use it in any deployment. Bedrock models are allowed only with
@@ -97,11 +110,8 @@ const offlineIds = OFFLINE_VARIANTS.map((variant) => (variant === 'default' ? 'o
  */
 export const createModelProvider = (options: ModelProviderOptions): ModelProvider => {
   const { config } = options;
-  const bedrockIds =
-    config.MODEL_PROVIDER === 'bedrock' && config.BEDROCK_MODEL_ID !== undefined
-      ? [...new Set([config.BEDROCK_MODEL_ID, ...config.BEDROCK_ALLOWED_MODEL_IDS])]
-      : [];
-  const allowed = [...offlineIds, ...bedrockIds];
+  const bedrockIds = bedrockIdsOf(config);
+  const allowed = allowedModelIds(config);
   const fallback = config.MODEL_PROVIDER === 'bedrock' ? (config.BEDROCK_MODEL_ID ?? 'offline') : 'offline';
   let client: BedrockRuntimeClient | undefined;
   const bedrockAdapters = new Map<string, ModelAdapter>();
