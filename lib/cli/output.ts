@@ -58,7 +58,8 @@ export const formatProblems = (title: string, problems: readonly (Problem | Requ
 
 const gapRow = (dimension: Universe['dimension'], gap: CoverageGap): string[] => {
   const region = hasRegion(gap) ? describeScope(dimension, regionOf(gap), 'exact') : '';
-  const origin = gap.kind === 'observed' ? `observed by ${gap.subtaskId ?? '?'}` : 'unassigned';
+  const origin =
+    gap.kind === 'observed' ? `observed by ${gap.subtaskId ?? '?'}` : gap.kind === 'unread' ? `not read by ${gap.subtaskId ?? '?'} (${gap.reason ?? '?'})` : 'unassigned';
   const recheck = gap.recheckSubtaskId ? `${gap.recheckSubtaskId} against ${gap.recheckedAgainst ?? '?'}` : '';
   const records = gap.records === undefined ? '' : `${gap.records} records`;
   return [region, origin, gap.status, recheck, records];
