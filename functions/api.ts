@@ -10,7 +10,7 @@ import { intVariable, jsonVariable, parseConfig } from '../lib/runtime/config';
 import { errorResponse, json } from '../lib/runtime/http';
 import { toHttpError } from '../lib/runtime/http-errors';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
-import { allowedModelIds, parseModelConfig } from '../lib/workers';
+import { allowedModelIds, parseModelConfig } from '../lib/workers/models/config';
 import { registryFromEnv } from '../lib/workers/reference';
 
 const Config = z.object({
