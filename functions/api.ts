@@ -2,7 +2,7 @@ import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2 }
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { RunAccepted } from '../lib/contract';
-import { validateRunRequest, type WorkerCatalog } from '../lib/domain';
+import { validateRunRequest, withModels, type WorkerCatalog } from '../lib/domain';
 import { RunId, toRunResource, type Ledger } from '../lib/ledger';
 import type { RunExecutions } from '../lib/orchestration/run-execution';
 import { executionsFor, ledgerFor } from '../lib/runtime/aws';
@@ -10,6 +10,7 @@ import { intVariable, jsonVariable, parseConfig } from '../lib/runtime/config';
 import { errorResponse, json } from '../lib/runtime/http';
 import { toHttpError } from '../lib/runtime/http-errors';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
+import { allowedModelIds, parseModelConfig } from '../lib/workers/models/config';
 import { registryFromEnv } from '../lib/workers/reference';
 
 const Config = z.object({
@@ -31,18 +32,22 @@ export interface ApiDeps {
   readonly logger: ReturnType<typeof createLogger>;
 }
 
-/** The registry's catalog, narrowed to the kinds deployed with a queue. */
-const deployedCatalog = (catalog: WorkerCatalog, deployed: readonly string[]): WorkerCatalog => ({
-  get: (kind) => (deployed.includes(kind) ? catalog.get(kind) : undefined),
-  kinds: () => catalog.kinds().filter((kind) => deployed.includes(kind)),
-});
+/** The registry's catalog, narrowed to the kinds deployed with a queue and the models the workers allow. */
+const deployedCatalog = (catalog: WorkerCatalog, deployed: readonly string[], models: readonly string[]): WorkerCatalog =>
+  withModels(
+    {
+      get: (kind) => (deployed.includes(kind) ? catalog.get(kind) : undefined),
+      kinds: () => catalog.kinds().filter((kind) => deployed.includes(kind)),
+    },
+    models,
+  );
 
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): ApiDeps => {
   const config = parseConfig(Config, env);
   return {
     ledger: ledgerFor(config.TABLE_NAME),
     executions: executionsFor(config.STATE_MACHINE_ARN),
-    catalog: deployedCatalog(registryFromEnv(env).catalog(), config.WORKER_KINDS),
+    catalog: deployedCatalog(registryFromEnv(env).catalog(), config.WORKER_KINDS, allowedModelIds(parseModelConfig(env))),
     maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
     tenantClaim: config.TENANT_CLAIM,
     newRunId: randomUUID,

@@ -2,7 +2,7 @@ import { createTesseraClient, TesseraApiError, type TesseraClient } from '../cli
 import type { RunResource } from '../contract';
 import { UsageError } from './errors';
 import { readLocalState } from './local-state';
-import { formatProblems } from './output';
+import { formatProblems, printable } from './output';
 import { formatRun, progressLine } from './run-output';
 import { fileArgs, readJson, type CliIo, type Command } from './router';
 
@@ -56,10 +56,10 @@ export const submitAndReport = async (
   } catch (error) {
     if (!(error instanceof TesseraApiError)) throw error;
     const issues = error.issues.map((issue) => ({ ...issue, code: issue.code as 'invalid_request' }));
-    io.err(issues.length > 0 ? formatProblems(`the run request was rejected (${error.status})`, issues) : error.message);
+    io.err(issues.length > 0 ? formatProblems(`the run request was rejected (${error.status})`, issues) : printable(error.message));
     return RUN_EXIT.requestError;
   }
-  io.err(`run ${runId} accepted`);
+  io.err(printable(`run ${runId} accepted`));
   const progress = progressPrinter(io);
   const run = await client.waitForRun(runId, { onProgress: (r) => progress.update(r) });
   progress.done();

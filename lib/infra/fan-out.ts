@@ -208,6 +208,8 @@ export class TesseraFanOut extends Construct {
         description: 'validates, authorizes and starts runs; reads and cancels them',
         timeout: Duration.seconds(10),
         environment: {
+          // The same model variables as the workers, so planning refuses a model they would refuse.
+          ...modelEnv,
           ...maxDeadline,
           TENANT_CLAIM: settings.auth.tenantClaim,
           WORKER_KINDS: JSON.stringify(settings.workerKinds.map(({ kind }) => kind)),

@@ -42,7 +42,7 @@ const resourceOf = async (tenantId: string, runId: string) =>
 const reconcileRound = (run: { tenantId: string; runId: string }, round: number) => p.get().reconcile({ mode: 'reconcile', ...run, round });
 
 const B_TIMED_OUT_STATEMENT =
-  'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps, no gaps. Not covered: B (monthly statements, required) timed out. Question q2 unanswered.';
+  'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps. One gap (2025-04-01 to 2025-06-30) not read: B timed out. Not covered: B (monthly statements, required) timed out. Question q2 unanswered.';
 
 describe('reconcile with rounds left', () => {
   it("sends B's observed gap back out as round 2 and writes no answer yet", async () => {
@@ -142,7 +142,7 @@ describe('reconcile when every round is done', () => {
     expect(resource.answer?.coverage).toMatchObject({
       complete: false,
       degradedReason: ['B:cancelled'],
-      statement: 'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps, no gaps. Not covered: B (monthly statements, required) was cancelled. Question q2 unanswered.',
+      statement: 'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps. One gap (2025-04-01 to 2025-06-30) not read: B was cancelled. Not covered: B (monthly statements, required) was cancelled. Question q2 unanswered.',
     });
   });
 });
@@ -158,7 +158,7 @@ describe('reconcile in abort mode', () => {
     expect(resource.status).toBe('failed');
     expect(resource.error).toEqual({ code: 'States.TaskFailed', message: 'a step of the run failed after its retries; see the execution history' });
     const statement =
-      'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps, no gaps. Not covered: B (monthly statements, required) has no outcome. Question q2 unanswered.';
+      'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps. One gap (2025-04-01 to 2025-06-30) not read: B has no outcome. Not covered: B (monthly statements, required) has no outcome. Question q2 unanswered.';
     expect(resource.answer).toEqual({
       text: `The run failed: a step could not be completed. ${statement}`,
       result: {},
