@@ -14,10 +14,10 @@ import { client, deliverAgain } from './target';
 
 const RUNS = Number(process.env.CHAOS_RUNS ?? 200);
 /** Runs in flight at once: each waits seconds on its deadlines, so they overlap rather than queue. */
-const CONCURRENT = 25;
+const CONCURRENT = 20;
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 2_147_483_647);
 /** A run of short deadlines ends well within this; one that does not has broken an invariant. */
-const WAIT_MS = 90_000;
+const WAIT_MS = 120_000;
 
 const target: ChaosTarget = {
   client: client('acme'),
@@ -26,7 +26,7 @@ const target: ChaosTarget = {
 };
 
 describe('chaos: random fault schedules keep the invariants', () => {
-  it(`plays ${RUNS} runs of random faults; after each: ${Object.values(INVARIANTS).join('; ')}`, { timeout: 900_000 }, async () => {
+  it(`plays ${RUNS} runs of random faults; after each: ${Object.values(INVARIANTS).join('; ')}`, async () => {
     console.log(`chaos seed ${SEED} (CHAOS_SEED=${SEED} replays these schedules)`);
     const played: Awaited<ReturnType<typeof playAll>> = [];
     await fc.assert(

@@ -18,9 +18,9 @@ export const ChaosInput = z.strictObject({
    *   503) until `recoversAt`, or forever without it, so SQS redelivers it with backoff and, if
    *   it never recovers, dead-letters it (a poison message);
    * - `malformed`: return findings that fail the output schema;
-   * - `crash`: claim, read, then go silent past the deadline, like a process that died after
-   *   claiming: nothing is recorded; the delivery fails a second after the deadline, so SQS
-   *   delivers it again (that delivery finds the deadline passed).
+   * - `crash`: claim, read, then go silent until a second past the deadline and fail, like a
+   *   process that died after claiming: no outcome is recorded, so the subtask is sealed
+   *   `timed_out` at its deadline with its claim named in the reason.
    */
   fault: z.enum(['none', 'ignore-deadline', 'transient', 'malformed', 'crash']).default('none'),
   /** Milliseconds of work after reading, for `ignore-deadline`. */
@@ -36,7 +36,7 @@ const ChaosFindings = z.object({ touched: z.array(z.string()) });
 
 /** The offline model task of a `chaos` model call; its script answers `ok`. */
 const CHAOS_MODEL_TASK = 'chaos-call';
-/** How long past its deadline a `crash` worker stays silent before its delivery fails. */
+/** How long past its deadline a `crash` worker stays silent before it fails. */
 const CRASH_SILENCE_MS = 1_000;
 
 /** Each assigned id is one record of the `chaos` source. */
@@ -79,7 +79,7 @@ export const chaosKind = defineWorker({
     if (fault === 'ignore-deadline') await sleep(delayMs);
     if (fault === 'crash') {
       await sleep(Math.max(0, ctx.assignment.deadlineMs - Date.now()) + CRASH_SILENCE_MS);
-      throw new TransientFailure('chaos', 'the worker died after claiming (injected)');
+      throw new Error('the worker died after claiming (injected)');
     }
     return fault === 'malformed' ? ({ touched: 'not a list' } as unknown as { touched: string[] }) : { touched };
   },
