@@ -12,6 +12,20 @@ export interface LocalCloudSession {
 }
 
 /**
+ * What the local cloud prints of its own log: everything with `--verbose`; otherwise only
+ * `error` entries, which are faults of the local cloud itself (a lost Lambda invocation, a
+ * server that failed a request) and never expected behaviour of a run.
+ *
+ * @example
+ * const log = localCloudLog(io, false);
+ */
+export const localCloudLog =
+  (io: CliIo, verbose: boolean) =>
+  (entry: LocalLogEntry): void => {
+    if (verbose || entry.level === 'error') io.err(`[${entry.component}] ${entry.message}`);
+  };
+
+/**
  * Starts the whole pipeline in this process. The CDK and emulator modules are imported here,
  * on demand, so `tessera run --api …` against a deployed stack never loads them.
  */
@@ -20,10 +34,9 @@ export const startLocalSession = async (
   options: { ports?: LocalCloudPorts; verbose?: boolean; quiet?: boolean } = {},
 ): Promise<LocalCloudSession> => {
   const { startTesseraCloud } = await import('../local/tessera-cloud');
-  const log = options.verbose ? (entry: LocalLogEntry) => io.err(`[${entry.component}] ${entry.message}`) : undefined;
   const cloud = await startTesseraCloud({
     ...(options.ports ? { ports: options.ports } : {}),
-    ...(log ? { log } : {}),
+    log: localCloudLog(io, options.verbose === true),
     functionLogLevel: options.verbose ? 'INFO' : options.quiet ? 'ERROR' : 'WARN',
   });
   const token = await cloud.mintToken({ tenant: DEMO_TENANT, subject: 'local-user', expiresIn: '12h' });
@@ -52,6 +65,7 @@ export const startLocalForRun = async (io: CliIo): Promise<RunTarget> => {
     apiUrl: cloud.apiUrl ?? '',
     token,
     description: 'an in-process local cloud',
+    local: true,
     stop: async () => {
       release();
       await cloud.stop();

@@ -44,7 +44,14 @@ export default async function setup(project: TestProject) {
   }
   const { startTesseraCloud } = await import('../../lib/local/tessera-cloud');
   const { loopbackOrigin } = await import('../../lib/local/loopback-dns');
-  const cloud = await startTesseraCloud({ functionLogLevel: 'ERROR' });
+  // The local cloud's own faults (a lost invocation, a server that failed a request) are printed,
+  // as `tessera serve` prints them: a test that fails because of one says so.
+  const cloud = await startTesseraCloud({
+    functionLogLevel: 'ERROR',
+    log: (entry) => {
+      if (entry.level === 'error') console.error(`[local cloud: ${entry.component}] ${entry.message}`);
+    },
+  });
   const token = (tenant: string) => cloud.mintToken({ tenant, subject: `e2e-${tenant}` });
   project.provide('e2e', {
     apiUrl: cloud.apiUrl ?? '',
