@@ -1,7 +1,7 @@
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { RunAccepted } from '../lib/contract';
+import { IdempotencyKey, type RunAccepted } from '../lib/contract';
 import { validateRunRequest, type WorkerCatalog } from '../lib/domain';
 import { RunId, toRunResource, type Ledger } from '../lib/ledger';
 import type { RunExecutions } from '../lib/orchestration/run-execution';
@@ -52,7 +52,6 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): 
 };
 
 type Event = APIGatewayProxyEventV2WithJWTAuthorizer;
-const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/);
 
 const readJson = (event: Event): { ok: true; value: unknown } | { ok: false } => {
   try {

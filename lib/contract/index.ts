@@ -8,4 +8,4 @@ export * from './run-request';
 export * from './outcome';
 export * from './coverage';
 export * from './run-resource';
-export * from './tenant';
+export * from './http';

@@ -1,6 +1,11 @@
 import { z } from 'zod';
 
 /**
+ * The HTTP surface of the contract beyond its JSON bodies: who the caller is (the tenant claim),
+ * the `Idempotency-Key` header, and the bodies API Gateway answers with itself.
+ */
+
+/**
  * The tenant id: the value of the token's tenant claim (`custom:tenant` by default). Every ledger
  * key starts with it, so it is the boundary between tenants, and it has one rule, defined here and
  * used by both the API (which refuses a token that breaks it with 403) and the ledger (which
@@ -37,3 +42,17 @@ export const TenantId = z
   .refine(isWellFormed, 'must be well-formed Unicode (it has a lone surrogate)')
   .refine((value) => utf8.encode(value).length <= TENANT_ID_MAX_BYTES, `must be at most ${TENANT_ID_MAX_BYTES} bytes of UTF-8`);
 export type TenantId = z.infer<typeof TenantId>;
+
+/** The `Idempotency-Key` header of `POST /runs`: 1-255 printable ASCII characters, no spaces. */
+export const IdempotencyKey = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 printable ASCII characters without spaces');
+
+/**
+ * The body of an answer API Gateway gives itself, before or instead of the function: 401
+ * `Unauthorized`, 404 `Not Found` (no such route), 413 `Request Entity Too Large`, 429
+ * `Too Many Requests`, 503 `Service Unavailable` (the function took too long). Every other
+ * non-2xx answer carries an `ErrorBody`.
+ */
+export const GatewayError = z.object({ message: z.string() });
+export type GatewayError = z.infer<typeof GatewayError>;
