@@ -80,7 +80,14 @@ const main = async (): Promise<number> => {
     // As in the tests and the CLI: no notice about the SDK's future Node 22 requirement.
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     const { startTesseraCloud } = await import('../../lib/local/tessera-cloud');
-    cloud = await startTesseraCloud({ functionLogLevel: 'ERROR' });
+    // The cloud's own warnings name the cause of a 5xx the function did not answer itself
+    // (a function error or timeout): printed, so a failure can be diagnosed from this output.
+    cloud = await startTesseraCloud({
+      functionLogLevel: 'ERROR',
+      log: (entry) => {
+        if (entry.level === 'warn' || entry.level === 'error') console.error(`fuzz: [cloud ${entry.component}] ${entry.message}`);
+      },
+    });
     if (!cloud.apiUrl) return fail('the local cloud serves no HTTP API');
     const tenant = `fuzz-${randomUUID().slice(0, 8)}`;
     const token = await cloud.mintToken({ tenant, subject: 'fuzz', expiresIn: '2h' });
@@ -106,15 +113,17 @@ const main = async (): Promise<number> => {
       'too_slow,filter_too_much',
       '--report',
       'har,junit',
-      '--report-dir',
-      reports,
+      '--report-har-path',
+      join(reports, 'requests.har'),
+      '--report-junit-path',
+      join(reports, 'junit.xml'),
       ...seed,
     ];
     console.log(`fuzz: schemathesis against ${cloud.apiUrl} as tenant ${tenant}: ${settings.FUZZ_PHASES}, ${settings.FUZZ_MAX_EXAMPLES} examples per operation and phase, seed ${settings.FUZZ_SEED}`);
     const run = runSchemathesis(args, { ...process.env, FUZZ_TOKEN: token, NO_COLOR: process.env.NO_COLOR ?? '1' }, reports);
     stopChild = run.stop;
     const code = await run.done;
-    const har = Har.parse(JSON.parse(readFileSync(join(reports, 'har', 'report.har'), 'utf8')));
+    const har = Har.parse(JSON.parse(readFileSync(join(reports, 'requests.har'), 'utf8')));
     const statuses = har.log.entries.map((entry) => entry.response.status);
     const serverErrors = statuses.filter((status) => status >= 500).length;
     const junit = readFileSync(join(reports, 'junit.xml'), 'utf8');
