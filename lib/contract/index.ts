@@ -9,3 +9,4 @@ export * from './run-request';
 export * from './outcome';
 export * from './coverage';
 export * from './run-resource';
+export * from './http';
