@@ -250,6 +250,19 @@ export class ItemTooLarge extends ledgerError<{ what: string; bytes: number; lim
 ) {}
 
 /**
+ * A run request larger than the ledger accepts ({@link MAX_RUN_REQUEST_BYTES} of JSON). Thrown
+ * by `createRun` before anything is written; `field` is the request field holding most of the
+ * bytes (`universe.ids`). The API answers 413 naming it.
+ *
+ * @example
+ * new RequestTooLarge({ field: 'universe.ids', bytes: 2_400_000, fieldBytes: 2_390_000, limit: 2_097_152 })
+ */
+export class RequestTooLarge extends ledgerError<{ field: string; bytes: number; fieldBytes: number; limit: number }>(
+  'RequestTooLarge',
+  (d) => `the run request is ${d.bytes} bytes as JSON, over the ${d.limit}-byte maximum; ${d.field} alone is ${d.fieldBytes} bytes`,
+) {}
+
+/**
  * Concurrent transactions kept conflicting on the same items after every retry. Transient: the
  * caller (an SQS redelivery, a Step Functions Retry) may try again later.
  *

@@ -4,7 +4,7 @@
  * read rather than stored: the facts are written by the seal or close itself, and after that the
  * item never changes again, so the text is stable and needs no read-modify-write to produce.
  */
-import type { SubtaskItem } from './items';
+import type { StoredSubtaskItem as SubtaskItem } from './items';
 import { clipReason, plural } from './size';
 
 const deliveryNote = (item: SubtaskItem): string | undefined => {
@@ -32,7 +32,7 @@ const claimNote = (item: SubtaskItem, unclaimed: string): string => {
 export const sealReason = (item: SubtaskItem): string => {
   const delivery = deliveryNote(item);
   const parts = [
-    `deadline ${item.assignment.deadline ?? new Date(item.deadlineMs).toISOString()} passed`,
+    `deadline ${item.assignment?.deadline ?? new Date(item.deadlineMs).toISOString()} passed`,
     delivery,
     claimNote(item, delivery === undefined ? 'never claimed: no worker picked it up' : 'never claimed'),
   ];
