@@ -20,10 +20,14 @@ export const ChaosInput = z.strictObject({
   fault: z.enum(['none', 'ignore-deadline', 'transient', 'malformed']).default('none'),
   /** Milliseconds of work after reading, for `ignore-deadline`. */
   delayMs: z.int().min(0).max(60_000).default(0),
+  /** Assigned ids the source has no record for: the worker finds nothing there, so they are not observed (a coverage gap). */
+  absent: z.array(z.string().min(1)).max(1000).default([]),
+  /** `ids` lists the ids read in the findings; `count` only counts them (for universes of 100,000 ids). */
+  report: z.enum(['ids', 'count']).default('ids'),
 });
 export type ChaosInput = z.infer<typeof ChaosInput>;
 
-const ChaosFindings = z.object({ touched: z.array(z.string()) });
+const ChaosFindings = z.object({ touched: z.array(z.string()), records: z.int().min(0).optional() });
 
 /** Each assigned id is one record of the `chaos` source. */
 const chaosSource = keyedSource({
@@ -49,14 +53,19 @@ export const chaosKind = defineWorker({
   input: ChaosInput,
   output: ChaosFindings,
   sources: { read: chaosSource },
-  merge: (all) => ({ touched: all.flatMap((f) => f.touched) }),
+  merge: (all) => ({
+    touched: all.flatMap((f) => f.touched),
+    ...(all.some((f) => f.records !== undefined) ? { records: all.reduce((sum, f) => sum + (f.records ?? f.touched.length), 0) } : {}),
+  }),
   run: async (ctx) => {
-    const { fault, delayMs } = ctx.assignment.input;
+    const { fault, delayMs, report } = ctx.assignment.input;
     if (fault === 'transient') throw new TransientFailure('chaos', 'the source answered 503 (injected)');
+    const absent = new Set(ctx.assignment.input.absent);
     const touched: string[] = [];
-    for (const id of ctx.assignment.scope.ids) touched.push(...(await ctx.tools.read({ id })).map((row) => row.id));
+    for (const id of ctx.assignment.scope.ids) if (!absent.has(id)) touched.push(...(await ctx.tools.read({ id })).map((row) => row.id));
     // Deliberately not passing ctx.signal: this is the worker that cannot be interrupted.
     if (fault === 'ignore-deadline') await sleep(delayMs);
-    return fault === 'malformed' ? ({ touched: 'not a list' } as unknown as { touched: string[] }) : { touched };
+    if (fault === 'malformed') return { touched: 'not a list' } as unknown as { touched: string[] };
+    return report === 'count' ? { touched: [], records: touched.length } : { touched };
   },
 });
