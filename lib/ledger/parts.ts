@@ -167,3 +167,32 @@ export const withParts = async (ctx: LedgerContext, image: Record<string, unknow
   const parts = (await Promise.all(prefixes.map((prefix) => queryPartition(ctx, String(image.pk), prefix)))).flat();
   return unspill(image, parts, context);
 };
+
+/**
+ * The parts a set of images refers to, starting from those a partition read already holds.
+ * A Query of many pages is not a snapshot: parts sort before the items that own them (`PART#` <
+ * `RUN` < `SUB#`), so a page can show a reference written after an earlier page was read. Parts
+ * never change and are written with their reference, so reading a missing prefix again after
+ * seeing the reference always finds them.
+ *
+ * @example
+ * const parts = await completeParts(ctx, pk, items, items.filter(isPart));
+ */
+export const completeParts = async (
+  ctx: LedgerContext,
+  pk: string,
+  images: readonly Record<string, unknown>[],
+  parts: readonly Record<string, unknown>[],
+): Promise<Record<string, unknown>[]> => {
+  const missing = images.flatMap((image) =>
+    SPILLABLE.flatMap((name) => {
+      const ref = PartsRef.safeParse(image[partsAttribute(name)]);
+      if (!ref.success) return [];
+      const found = parts.filter((part) => String(part.sk).startsWith(ref.data.prefix)).length;
+      return found === ref.data.count ? [] : [ref.data.prefix];
+    }),
+  );
+  if (missing.length === 0) return [...parts];
+  const reread = (await Promise.all(missing.map((prefix) => queryPartition(ctx, pk, prefix)))).flat();
+  return [...parts.filter((part) => !missing.some((prefix) => String(part.sk).startsWith(prefix))), ...reread];
+};

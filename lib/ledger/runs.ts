@@ -5,7 +5,7 @@
 import { RunRequest, type Manifest, type Outcome, type RunRequestInput } from '../contract';
 import { contentHash } from './canonical';
 import { IdempotencyConflict, ImmutableAssignment, ManifestIncomplete, RequestTooLarge, RunNotFound, type LedgerErrorContext } from './errors';
-import { partPuts, partsPrefix, spill, unspill, type Spilled } from './parts';
+import { completeParts, partPuts, partsPrefix, spill, unspill, type Spilled } from './parts';
 import { MAX_RUN_REQUEST_BYTES, requestSize } from './size';
 import { CreateRunInput, parseInput } from './inputs';
 import { getItem, iso, queryPartition, transact, type LedgerContext, type LedgerTransactItem } from './io';
@@ -170,7 +170,12 @@ export const loadRun = async (ctx: LedgerContext, tenantId: string, runId: strin
   const items = await queryPartition(ctx, runPartition(tenantId, runId));
   const runImage = items.find((item) => item.sk === SORT_KEYS.run);
   if (runImage === undefined) return undefined;
-  const parts = items.filter((item) => String(item.sk).startsWith(SORT_KEYS.partPrefix));
+  const parts = await completeParts(
+    ctx,
+    runPartition(tenantId, runId),
+    items,
+    items.filter((item) => String(item.sk).startsWith(SORT_KEYS.partPrefix)),
+  );
   const run = parseItem(RunItem, unspill(runImage, parts, context), context);
   const meta = metaFromStored(items.find((item) => item.sk === SORT_KEYS.meta), parts, context);
   const all = items

@@ -183,6 +183,50 @@ describe('a 100,000-id universe in two parts', () => {
   });
 });
 
+/**
+ * A ledger whose Queries return `limit` items a page and which runs `between` once, right after
+ * the first page whose last key lies in `[from, to)`: a write landing between two pages of a read.
+ */
+const interleaving = (limit: number, from: string, to: string, between: () => Promise<void>): Ledger => {
+  const base = dynamoClient();
+  let done = false;
+  base.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== 'QueryCommand') return next(args);
+      (args.input as { Limit?: number }).Limit = limit;
+      const result = await next(args);
+      const last = (result.output as { LastEvaluatedKey?: { sk?: string } }).LastEvaluatedKey?.sk;
+      if (!done && last !== undefined && last >= from && last < to) {
+        done = true;
+        await between();
+      }
+      return result;
+    },
+    { step: 'initialize', name: 'interleave' },
+  );
+  return ledgerFor({ tableName: suite.tableName, clock, client: documentClient(base) });
+};
+
+describe('reading a run while its large outcome is written', () => {
+  it('finds the parts of an outcome committed between two pages of the partition read', async () => {
+    const tenantId = uniqueName('tenant');
+    const runId = uniqueName('run');
+    // 10,000 ids: each half (80 KB) and its outcome go to parts.
+    const ids = accountIds(10_000, 'pages');
+    await suite.ledger.createRun({ tenantId, runId, request: idsRequest(ids) });
+    await suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks: [half(ids, 'A'), half(ids, 'B')] });
+    const claim = await suite.ledger.claimSubtask({ tenantId, runId, subtaskId: 'A', workerId: 'w-1', leaseMs: 30_000 });
+    const observed = [...ids.slice(0, 5_000)].sort();
+    // Parts sort before the items owning them: the outcome lands after the read has passed where
+    // its parts go (`PART#SUB#A#outcome#…`) and before it reaches `SUB#A`.
+    const reader = interleaving(2, 'PART#SUB#A#outcome#', 'SUB#A', async () => {
+      await suite.ledger.recordOutcome(claim, { subtaskId: 'A', state: 'ok', observed: { ids: observed, recordCount: 5_000 }, sources: ['chaos'], sourcesReached: 1 });
+    });
+    const record = (await reader.getRun(tenantId, runId))!;
+    expect(record.subtasks[0]).toMatchObject({ subtaskId: 'A', state: 'ok', outcome: { observed: { ids: observed, recordCount: 5_000 } } });
+  });
+});
+
 describe('the largest request', () => {
   it('is refused before anything is written, naming the field that holds the bytes', async () => {
     const tenantId = uniqueName('tenant');
