@@ -239,10 +239,11 @@ export class InvalidLedgerInput extends ledgerError<{ operation: string; issues:
 ) {}
 
 /**
- * A value would not fit in one DynamoDB item (400 KB), such as an answer too large to store.
+ * A value is larger than the ledger stores, such as an answer over `ANSWER_LIMIT_BYTES` (what
+ * fits one transaction with its parts).
  *
  * @example
- * new ItemTooLarge({ runId: 'r1', what: 'answer', bytes: 512_000, limit: 327_680 })
+ * new ItemTooLarge({ runId: 'r1', what: 'answer', bytes: 3_500_000, limit: 3_145_728 })
  */
 export class ItemTooLarge extends ledgerError<{ what: string; bytes: number; limit: number }>(
   'ItemTooLarge',
