@@ -7,7 +7,7 @@ import { RunId, toRunResource, type Ledger } from '../lib/ledger';
 import type { RunExecutions } from '../lib/orchestration/run-execution';
 import { executionsFor, ledgerFor } from '../lib/runtime/aws';
 import { intVariable, jsonVariable, parseConfig } from '../lib/runtime/config';
-import { errorResponse, json } from '../lib/runtime/http';
+import { errorResponse, json, largeJson } from '../lib/runtime/http';
 import { toHttpError } from '../lib/runtime/http-errors';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
 import { tenantOf } from '../lib/runtime/tenant';
@@ -88,20 +88,21 @@ const createRun = async (deps: ApiDeps, event: Event, tenantId: string, requestI
   return json(202, { runId: run.runId, status: run.status, location } satisfies RunAccepted, { location });
 };
 
-const getRun = async (deps: ApiDeps, tenantId: string, runId: string, requestId: string): Promise<APIGatewayProxyResultV2> => {
+const getRun = async (deps: ApiDeps, tenantId: string, runId: string, requestId: string, acceptEncoding?: string): Promise<APIGatewayProxyResultV2> => {
   const record = await deps.ledger.getRun(tenantId, runId);
-  return record ? json(200, toRunResource(record)) : errorResponse(404, { code: 'RunNotFound', message: 'no such run', requestId });
+  // A run of 100,000 ids is megabytes of JSON: compressed when the caller accepts it (Lambda's response limit is 6 MB).
+  return record ? largeJson(200, toRunResource(record), acceptEncoding, requestId) : errorResponse(404, { code: 'RunNotFound', message: 'no such run', requestId });
 };
 
 /** POST /runs/{runId}/cancel: finished outcomes stay; the rest become `cancelled`; waiting Map iterations are released. */
-const cancelRun = async (deps: ApiDeps, tenantId: string, runId: string, requestId: string): Promise<APIGatewayProxyResultV2> => {
+const cancelRun = async (deps: ApiDeps, tenantId: string, runId: string, requestId: string, acceptEncoding?: string): Promise<APIGatewayProxyResultV2> => {
   const closed = await deps.ledger.cancelRun(tenantId, runId);
   if (closed.status !== 'cancelled') {
     return errorResponse(409, { code: 'RunAlreadyEnded', message: `the run already ended ${closed.status}; there is nothing to cancel`, requestId });
   }
   await Promise.all(closed.taskTokens.map((token) => deps.executions.release(token, { cancelled: true })));
   deps.logger.info('run cancelled', { runId, closed: closed.cancelledSubtaskIds.length });
-  return getRun(deps, tenantId, runId, requestId);
+  return getRun(deps, tenantId, runId, requestId, acceptEncoding);
 };
 
 /**
@@ -127,9 +128,9 @@ export const createHandler = (deps: ApiDeps) => async (event: Event): Promise<AP
       case 'POST /runs':
         return await createRun(deps, event, tenant, requestId);
       case 'GET /runs/{runId}':
-        return await getRun(deps, tenant, runId, requestId);
+        return await getRun(deps, tenant, runId, requestId, event.headers['accept-encoding']);
       case 'POST /runs/{runId}/cancel':
-        return await cancelRun(deps, tenant, runId, requestId);
+        return await cancelRun(deps, tenant, runId, requestId, event.headers['accept-encoding']);
       default:
         return errorResponse(404, { code: 'RouteNotFound', message: `no route ${event.routeKey}`, requestId });
     }

@@ -206,7 +206,10 @@ export class TesseraFanOut extends Construct {
       api: make('ApiFunction', {
         entry: 'functions/api.ts',
         description: 'validates, authorizes and starts runs; reads and cancels them',
-        timeout: Duration.seconds(10),
+        // A request of the largest size (2 MiB, 100,000 ids) is validated, planned, hashed and
+        // compressed in about a second at 1 GB; 29 s is just under API Gateway's 30 s integration limit.
+        timeout: Duration.seconds(29),
+        memorySize: 1024,
         environment: {
           // The same model variables as the workers, so planning refuses a model they would refuse.
           ...modelEnv,

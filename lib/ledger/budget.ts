@@ -13,7 +13,7 @@ import { cancellationReasons, conditionFailed, type CancellationReason } from '.
 import { claimContext, holderRefusal, oldSubtask } from './holder';
 import { Claim, parseInput, TenantDayRef } from './inputs';
 import { getItem, iso, transact, type DailyAllowance, type LedgerContext, type LedgerTransactItem } from './io';
-import { parseItem, RunItem, TenantDayItem, type SubtaskItem } from './items';
+import { parseItem, RunItem, TenantDayItem, type StoredSubtaskItem } from './items';
 import { runKey, subtaskKey, tenantDayKey, utcDay } from './keys';
 
 /** Daily counters are kept a week after their day, for usage reports. */
@@ -75,7 +75,7 @@ const exhausted = (charge: Charge, limit: 'subtask' | 'run' | 'tenant', calls: n
   return undefined;
 };
 
-const subtaskRefusal = (charge: Charge, old: SubtaskItem, cause: unknown): LedgerError | undefined => {
+const subtaskRefusal = (charge: Charge, old: StoredSubtaskItem, cause: unknown): LedgerError | undefined => {
   const { claim, now } = charge;
   const context = claimContext(claim);
   const holder = holderRefusal(claim, old);

@@ -16,7 +16,8 @@ import { conditionFailure } from './failures';
 import { claimContext, holderRefusal, oldSubtask } from './holder';
 import { Claim, ClaimInput, DeliveryFailureInput, parseInput, SubtaskRef, WaiterInput } from './inputs';
 import { getItem, iso, updateItem, type ExpressionParts, type LedgerContext } from './io';
-import { parseItem, SubtaskItem } from './items';
+import { parseItem, StoredSubtaskItem, SubtaskItem } from './items';
+import { withParts } from './parts';
 import { subtaskKey } from './keys';
 import { describeSubtask, sealReason } from './reason';
 import { isTerminal } from './view';
@@ -38,11 +39,11 @@ const updateSubtask = async <T>(
   ref: Ref,
   parts: ExpressionParts,
   values: Record<string, unknown>,
-  refused: (old: SubtaskItem, cause: unknown) => T,
-): Promise<SubtaskItem | { refused: T }> => {
+  refused: (old: StoredSubtaskItem, cause: unknown) => T,
+): Promise<StoredSubtaskItem | { refused: T }> => {
   try {
     const after = await updateItem(ctx, { operation, ...claimContext(ref) }, keyOf(ref), parts, values);
-    return parseItem(SubtaskItem, after, claimContext(ref));
+    return parseItem(StoredSubtaskItem, after, claimContext(ref));
   } catch (error) {
     const failure = conditionFailure(error);
     if (failure === undefined) throw error;
@@ -50,9 +51,9 @@ const updateSubtask = async <T>(
   }
 };
 
-const isItem = (value: SubtaskItem | { refused: unknown }): value is SubtaskItem => !('refused' in value);
+const isItem = (value: StoredSubtaskItem | { refused: unknown }): value is StoredSubtaskItem => !('refused' in value);
 
-const claimRefusal = (ref: Ref, old: SubtaskItem, now: number, cause: unknown): LedgerError => {
+const claimRefusal = (ref: Ref, old: StoredSubtaskItem, now: number, cause: unknown): LedgerError => {
   const context = claimContext(ref);
   if (old.state === 'cancelled') return new RunCancelled(context, { cause });
   if (isTerminal(old.state)) return new AlreadyTerminal({ ...context, state: old.state }, { cause });
@@ -81,6 +82,8 @@ export const claimSubtask = async (ctx: LedgerContext, raw: ClaimInput): Promise
     (old, cause) => claimRefusal(input, old, now, cause),
   );
   if (!isItem(result)) throw result.refused;
+  // A large assignment is stored in parts; the holder needs all of it.
+  const assignment = result.assignment ?? (await hydratedSubtask(ctx, input, result)).assignment;
   return {
     tenantId: input.tenantId,
     runId: input.runId,
@@ -89,7 +92,7 @@ export const claimSubtask = async (ctx: LedgerContext, raw: ClaimInput): Promise
     generation: result.generation,
     leaseExpiresAt: iso(result.leaseExpiresAt ?? now),
     deadline: iso(result.deadlineMs),
-    subtask: result.assignment,
+    subtask: assignment,
   };
 };
 
@@ -200,5 +203,9 @@ export const sealTimedOut = async (ctx: LedgerContext, raw: SubtaskRef): Promise
 export const getSubtask = async (ctx: LedgerContext, raw: SubtaskRef): Promise<SubtaskItem | undefined> => {
   const ref = parseInput(SubtaskRef, raw, 'getSubtask');
   const item = await getItem(ctx, keyOf(ref));
-  return item === undefined ? undefined : parseItem(SubtaskItem, item, claimContext(ref));
+  return item === undefined ? undefined : parseItem(SubtaskItem, await withParts(ctx, item, claimContext(ref)), claimContext(ref));
 };
+
+/** A stored subtask with its parts read back. */
+const hydratedSubtask = async (ctx: LedgerContext, ref: Ref, item: StoredSubtaskItem): Promise<SubtaskItem> =>
+  parseItem(SubtaskItem, await withParts(ctx, item, claimContext(ref)), claimContext(ref));

@@ -6,10 +6,11 @@
  */
 import type { RunStatus } from '../contract';
 import { ItemTooLarge, RunEnded, RunNotFound } from './errors';
-import { conditionFailure } from './failures';
+import { cancellationReasons, conditionFailed, conditionFailure } from './failures';
+import { needsParts, partPuts, partsPrefix, toParts } from './parts';
 import { FinishRunInput, parseInput, RunRef } from './inputs';
-import { iso, mapLimit, queryPartition, updateItem, type LedgerContext } from './io';
-import { parseItem, RunItem, SubtaskItem, type ClosedBy } from './items';
+import { iso, mapLimit, queryPartition, transact, updateItem, type LedgerContext } from './io';
+import { parseItem, RunItem, StoredSubtaskItem as SubtaskItem, type ClosedBy } from './items';
 import { runKey, runPartition, SORT_KEYS } from './keys';
 import { ANSWER_LIMIT_BYTES, valueSize } from './size';
 import { isTerminal } from './view';
@@ -102,19 +103,41 @@ const CLOSED_BY_STATUS = { succeeded: 'run_succeeded', failed: 'run_failed', can
 
 type FinishInput = ReturnType<typeof FinishRunInput.parse>;
 
-const storeFinal = async (ctx: LedgerContext, input: FinishInput, status: EndStatus, expected: RunStatus): Promise<void> => {
+/** A refused final write: the run item as it was (`undefined` when there is none), and the SDK error. */
+interface FinalRefused {
+  readonly image: Record<string, unknown> | undefined;
+  readonly cause: unknown;
+}
+
+/** Stores the status and answer if the run is in `expected`; otherwise returns the refusal. */
+const storeFinal = async (ctx: LedgerContext, input: FinishInput, status: EndStatus, expected: RunStatus): Promise<FinalRefused | undefined> => {
   const nowIso = iso(ctx.now());
   const setError = input.error === undefined ? '' : ', #error = :error';
-  await updateItem(
-    ctx,
-    { operation: 'finishRun', tenantId: input.tenantId, runId: input.runId },
-    runKey(input.tenantId, input.runId),
-    {
-      update: `SET #status = :status, #answer = :answer, #finishedAt = :nowIso, #updatedAt = :nowIso${setError}`,
-      condition: 'attribute_exists(#pk) AND #status = :expected',
-    },
-    { ':status': status, ':answer': input.answer, ':nowIso': nowIso, ':error': input.error, ':expected': expected },
-  );
+  const key = runKey(input.tenantId, input.runId);
+  const op = { operation: 'finishRun', tenantId: input.tenantId, runId: input.runId };
+  const condition = 'attribute_exists(#pk) AND #status = :expected';
+  const values = { ':status': status, ':answer': input.answer, ':nowIso': nowIso, ':error': input.error, ':expected': expected };
+  if (!needsParts(input.answer)) {
+    try {
+      await updateItem(ctx, op, key, { update: `SET #status = :status, #answer = :answer, #finishedAt = :nowIso, #updatedAt = :nowIso${setError}`, condition }, values);
+      return undefined;
+    } catch (error) {
+      const failure = conditionFailure(error);
+      if (failure === undefined) throw error;
+      return { image: failure.item, cause: error };
+    }
+  }
+  // A large answer (coverage naming thousands of ids) goes to parts, in the same transaction.
+  const parts = toParts(key.pk, partsPrefix(key.sk, 'answer'), input.answer);
+  const update = `SET #status = :status, #answerParts = :answerParts, #finishedAt = :nowIso, #updatedAt = :nowIso${setError}`;
+  try {
+    await transact(ctx, op, [{ kind: 'update', key, update, condition, values: { ...values, ':answerParts': parts.ref } }, ...partPuts(parts.parts)]);
+    return undefined;
+  } catch (error) {
+    const [run] = cancellationReasons(error) ?? [];
+    if (!conditionFailed(run)) throw error;
+    return { image: run.item, cause: error };
+  }
 };
 
 /**
@@ -130,15 +153,14 @@ export const finishRun = async (ctx: LedgerContext, raw: FinishRunInput): Promis
   const bytes = valueSize(input.answer);
   if (bytes > ANSWER_LIMIT_BYTES) throw new ItemTooLarge({ ...context, what: 'answer', bytes, limit: ANSWER_LIMIT_BYTES });
   let status: EndStatus = input.status;
-  try {
-    await storeFinal(ctx, input, input.status, 'running');
-  } catch (error) {
-    const failure = conditionFailure(error);
-    if (failure === undefined) throw error;
-    if (failure.item === undefined) throw new RunNotFound(context, { cause: error });
-    const run = parseItem(RunItem, failure.item, context);
-    if (run.status === 'cancelled') await storeFinal(ctx, input, 'cancelled', 'cancelled');
-    else if (run.status !== input.status) throw new RunEnded({ ...context, status: run.status }, { cause: error });
+  const refused = await storeFinal(ctx, input, input.status, 'running');
+  if (refused !== undefined) {
+    if (refused.image === undefined) throw new RunNotFound(context, { cause: refused.cause });
+    const run = parseItem(RunItem, refused.image, context);
+    if (run.status === 'cancelled') {
+      const again = await storeFinal(ctx, input, 'cancelled', 'cancelled');
+      if (again !== undefined) throw again.cause;
+    } else if (run.status !== input.status) throw new RunEnded({ ...context, status: run.status }, { cause: refused.cause });
     status = run.status === 'cancelled' ? 'cancelled' : input.status;
   }
   return { status, ...(await closeUnfinished(ctx, input.tenantId, input.runId, CLOSED_BY_STATUS[status])) };

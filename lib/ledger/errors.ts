@@ -245,14 +245,28 @@ export class InvalidLedgerInput extends ledgerError<{ operation: string; issues:
 ) {}
 
 /**
- * A value would not fit in one DynamoDB item (400 KB), such as an answer too large to store.
+ * A value is larger than the ledger stores, such as an answer over `ANSWER_LIMIT_BYTES` (what
+ * fits one transaction with its parts).
  *
  * @example
- * new ItemTooLarge({ runId: 'r1', what: 'answer', bytes: 512_000, limit: 327_680 })
+ * new ItemTooLarge({ runId: 'r1', what: 'answer', bytes: 3_500_000, limit: 3_145_728 })
  */
 export class ItemTooLarge extends ledgerError<{ what: string; bytes: number; limit: number }>(
   'ItemTooLarge',
   (d) => `${d.what} is ${d.bytes} bytes; the ledger stores at most ${d.limit}`,
+) {}
+
+/**
+ * A run request larger than the ledger accepts ({@link MAX_RUN_REQUEST_BYTES} of JSON). Thrown
+ * by `createRun` before anything is written; `field` is the request field holding most of the
+ * bytes (`universe.ids`). The API answers 413 naming it.
+ *
+ * @example
+ * new RequestTooLarge({ field: 'universe.ids', bytes: 2_400_000, fieldBytes: 2_390_000, limit: 2_097_152 })
+ */
+export class RequestTooLarge extends ledgerError<{ field: string; bytes: number; fieldBytes: number; limit: number }>(
+  'RequestTooLarge',
+  (d) => `the run request is ${d.bytes} bytes as JSON, over the ${d.limit}-byte maximum; ${d.field} alone is ${d.fieldBytes} bytes`,
 ) {}
 
 /**

@@ -5,7 +5,7 @@
  */
 import { AlreadyTerminal, LeaseLost, RunCancelled, SubtaskNotFound, type LedgerError } from './errors';
 import type { Claim } from './inputs';
-import { parseItem, SubtaskItem } from './items';
+import { parseItem, StoredSubtaskItem } from './items';
 import { isTerminal } from './view';
 
 /** The error context of a claim: who, in which run, on which subtask. */
@@ -22,9 +22,9 @@ export const claimContext = (claim: Pick<Claim, 'tenantId' | 'runId' | 'subtaskI
  * @example
  * const item = oldSubtask(claim, reasons[0]?.item);
  */
-export const oldSubtask = (claim: Pick<Claim, 'tenantId' | 'runId' | 'subtaskId'>, image: Record<string, unknown> | undefined): SubtaskItem => {
+export const oldSubtask = (claim: Pick<Claim, 'tenantId' | 'runId' | 'subtaskId'>, image: Record<string, unknown> | undefined): StoredSubtaskItem => {
   if (image === undefined) throw new SubtaskNotFound(claimContext(claim));
-  return parseItem(SubtaskItem, image, claimContext(claim));
+  return parseItem(StoredSubtaskItem, image, claimContext(claim));
 };
 
 /**
@@ -34,7 +34,7 @@ export const oldSubtask = (claim: Pick<Claim, 'tenantId' | 'runId' | 'subtaskId'
  * @example
  * const refusal = holderRefusal(claim, item); if (refusal) throw refusal;
  */
-export const holderRefusal = (claim: Claim, item: SubtaskItem): LedgerError | undefined => {
+export const holderRefusal = (claim: Claim, item: StoredSubtaskItem): LedgerError | undefined => {
   const context = claimContext(claim);
   if (item.generation !== claim.generation) {
     return new LeaseLost({ ...context, generation: claim.generation, currentGeneration: item.generation, reason: 'superseded' });

@@ -18,6 +18,7 @@ import {
   Universe,
 } from '../contract';
 import { CorruptItem, type LedgerErrorContext } from './errors';
+import { PartsRef } from './parts';
 
 const key = { pk: z.string(), sk: z.string() };
 const count = z.int().min(0);
@@ -122,6 +123,18 @@ export const SubtaskItem = z.object({
   updatedAt: z.string(),
 });
 export type SubtaskItem = z.infer<typeof SubtaskItem>;
+
+/**
+ * A subtask item as stored, before its parts are read back: a large assignment or outcome is
+ * replaced by a reference to its parts (`lib/ledger/parts.ts`). Condition-failure images are
+ * parsed with this schema; they are only read for the lifecycle fields.
+ */
+export const StoredSubtaskItem = SubtaskItem.extend({
+  assignment: DispatchedSubtask.optional(),
+  assignmentParts: PartsRef.optional(),
+  outcomeParts: PartsRef.optional(),
+});
+export type StoredSubtaskItem = z.infer<typeof StoredSubtaskItem>;
 
 /** A result refused after its subtask was sealed or its run stopped (`LATE#<id>#<generation>`). */
 export const LateItem = LateEvidence.extend({

@@ -16,6 +16,8 @@ export const SORT_KEYS = {
   meta: 'META',
   subtaskPrefix: 'SUB#',
   latePrefix: 'LATE#',
+  /** Parts of a large attribute stored beside its item (`PART#<owner sk>#<attribute>#…`). */
+  partPrefix: 'PART#',
   /** The single item of an idempotency-key or tenant-day partition. */
   idempotency: 'IDEM',
   day: 'DAY',

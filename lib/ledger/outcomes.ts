@@ -13,9 +13,10 @@ import { cancellationReasons, conditionFailed, conditionFailure, type Cancellati
 import { claimContext, holderRefusal, oldSubtask } from './holder';
 import { Claim, parseInput } from './inputs';
 import { getItem, iso, putNew, transact, type LedgerContext } from './io';
-import { parseItem, RunItem, StoredOutcome, SubtaskItem, type LateItem } from './items';
+import { parseItem, RunItem, StoredOutcome, type StoredSubtaskItem as SubtaskItem, type LateItem } from './items';
 import { lateKey, runKey, subtaskKey } from './keys';
 import { boundOutcome } from './size';
+import { needsParts, partPuts, partsPrefix, spill, toParts } from './parts';
 import { isTerminal, subtaskUsage } from './view';
 
 /** The result of `recordOutcome`. */
@@ -83,10 +84,12 @@ const keepLate = async (ctx: LedgerContext, claim: Claim, outcome: Outcome, beca
     refusedBecause: because,
     outcome: { ...outcome, usage: subtaskUsage(usageFrom) },
   };
+  const stored = spill<Record<string, unknown> & { pk: string }>(item, ['outcome'], (name) => partsPrefix(item.sk, name));
   try {
-    await putNew(ctx, item);
+    if (stored.parts.length === 0) await putNew(ctx, item);
+    else await transact(ctx, { operation: 'recordOutcome', ...claimContext(claim) }, [{ kind: 'put', item: stored.item, condition: 'attribute_not_exists(#pk)' }, ...partPuts(stored.parts)]);
   } catch (error) {
-    if (conditionFailure(error) === undefined) throw error;
+    if (conditionFailure(error) === undefined && !conditionFailed(cancellationReasons(error)?.[0])) throw error;
   }
 };
 
@@ -126,16 +129,30 @@ export const recordOutcome = async (ctx: LedgerContext, rawClaim: Claim, rawOutc
   const now = ctx.now();
   const nowIso = iso(now);
   const key = subtaskKey(claim.tenantId, claim.runId, claim.subtaskId);
+  // A large outcome (tens of thousands of observed ids) goes to parts of this generation,
+  // written in the same transaction as the state change.
+  const stored = storedOutcome(outcome);
+  const parts = needsParts(stored) ? toParts(key.pk, partsPrefix(key.sk, 'outcome', String(claim.generation).padStart(6, '0')), stored) : undefined;
+  const outcomeAttribute = parts === undefined ? '#outcome = :outcome' : '#outcomeParts = :outcomeParts';
   try {
     await transact(ctx, { operation: 'recordOutcome', ...claimContext(claim) }, [
       {
         kind: 'update',
         key,
-        update: 'SET #state = :state, #outcome = :outcome, #outcomeGeneration = :generation, #finishedAt = :nowIso, #updatedAt = :nowIso',
+        update: `SET #state = :state, ${outcomeAttribute}, #outcomeGeneration = :generation, #finishedAt = :nowIso, #updatedAt = :nowIso`,
         condition: 'attribute_exists(#pk) AND #generation = :generation AND #state = :running AND #deadlineMs > :now',
-        values: { ':state': outcome.state, ':outcome': storedOutcome(outcome), ':generation': claim.generation, ':nowIso': nowIso, ':running': 'running', ':now': now },
+        values: {
+          ':state': outcome.state,
+          ':outcome': stored,
+          ':outcomeParts': parts?.ref,
+          ':generation': claim.generation,
+          ':nowIso': nowIso,
+          ':running': 'running',
+          ':now': now,
+        },
       },
       { kind: 'check', key: runKey(claim.tenantId, claim.runId), condition: 'attribute_exists(#pk) AND #status = :running', values: { ':running': 'running' } },
+      ...partPuts(parts?.parts ?? []),
     ]);
   } catch (error) {
     const reasons = cancellationReasons(error);

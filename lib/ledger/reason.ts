@@ -4,7 +4,7 @@
  * read rather than stored: the facts are written by the seal or close itself, and after that the
  * item never changes again, so the text is stable and needs no read-modify-write to produce.
  */
-import type { LateItem, SubtaskItem } from './items';
+import type { LateItem, StoredSubtaskItem as SubtaskItem } from './items';
 
 /** Results refused after the subtask ended, as the reason needs them: who sent one, and when. */
 export type LateResults = ReadonlyArray<Pick<LateItem, 'generation' | 'receivedAt'>>;
@@ -47,7 +47,7 @@ const claimNote = (item: SubtaskItem, unclaimed: string, late: LateResults): str
 export const sealReason = (item: SubtaskItem, late: LateResults = []): string => {
   const delivery = deliveryNote(item);
   const parts = [
-    `deadline ${item.assignment.deadline ?? new Date(item.deadlineMs).toISOString()} passed`,
+    `deadline ${item.assignment?.deadline ?? new Date(item.deadlineMs).toISOString()} passed`,
     delivery,
     claimNote(item, delivery === undefined ? 'never claimed: no worker picked it up' : 'never claimed', late),
   ];

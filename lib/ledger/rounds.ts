@@ -11,7 +11,8 @@ import { ImmutableAssignment, InvalidLedgerInput, RunCancelled, RunEnded, RunNot
 import { cancellationReasons, conditionFailed, conditionFailure, type CancellationReason } from './failures';
 import { AppendRoundInput, parseInput } from './inputs';
 import { iso, transact, updateItem, type LedgerContext, type LedgerTransactItem } from './io';
-import { parseItem, RunItem, SubtaskItem } from './items';
+import { parseItem, RunItem, StoredSubtaskItem, type SubtaskItem } from './items';
+import { partPuts, partsPrefix, spill, type Spilled } from './parts';
 import { runKey, subtaskKey } from './keys';
 import { loadRun } from './runs';
 import { itemSize } from './size';
@@ -83,19 +84,36 @@ const subtaskItem = (input: ParsedInput, assignment: DispatchedSubtask, position
   };
 };
 
-/** Splits items into transactions by count and by size. */
-const chunk = (items: readonly SubtaskItem[]): SubtaskItem[][] => {
-  const chunks: SubtaskItem[][] = [];
-  let current: SubtaskItem[] = [];
+/** A subtask item as written: a large assignment moved to parts (see `parts.ts`). */
+interface Entry {
+  readonly item: SubtaskItem;
+  readonly stored: Spilled<Record<string, unknown> & { pk: string }>;
+}
+
+const toEntry = (item: SubtaskItem): Entry => ({
+  item,
+  stored: spill<Record<string, unknown> & { pk: string }>(item, ['assignment'], (name) => partsPrefix(item.sk, name)),
+});
+
+const entryItems = (entry: Entry): number => 1 + entry.stored.parts.length;
+const entryBytes = (entry: Entry): number => itemSize(entry.stored.item) + entry.stored.parts.reduce((sum, part) => sum + itemSize({ ...part }), 0);
+
+/** Splits entries into transactions by item count (a subtask and its parts travel together) and by size. */
+const chunk = (entries: readonly Entry[]): Entry[][] => {
+  const chunks: Entry[][] = [];
+  let current: Entry[] = [];
+  let count = 0;
   let bytes = 0;
-  for (const item of items) {
-    const size = itemSize(item);
-    if (current.length === SUBTASKS_PER_TRANSACTION || (current.length > 0 && bytes + size > BYTES_PER_TRANSACTION)) {
+  for (const entry of entries) {
+    const [items, size] = [entryItems(entry), entryBytes(entry)];
+    if (current.length > 0 && (count + items > SUBTASKS_PER_TRANSACTION || bytes + size > BYTES_PER_TRANSACTION)) {
       chunks.push(current);
       current = [];
+      count = 0;
       bytes = 0;
     }
-    current.push(item);
+    current.push(entry);
+    count += items;
     bytes += size;
   }
   if (current.length > 0) chunks.push(current);
@@ -121,16 +139,17 @@ const runCheck = (input: ParsedInput): LedgerTransactItem => ({
 });
 
 /** The subtasks of a chunk that already exist; throws if one exists with another assignment. */
-const alreadyWritten = (context: LedgerErrorContext, pending: readonly SubtaskItem[], reasons: readonly CancellationReason[]): Set<SubtaskItem> => {
-  const present = new Set<SubtaskItem>();
+const alreadyWritten = (context: LedgerErrorContext, pending: readonly Entry[], reasons: readonly CancellationReason[]): Set<Entry> => {
+  const present = new Set<Entry>();
   reasons.forEach((reason, index) => {
-    const mine = pending[index];
-    if (!conditionFailed(reason) || mine === undefined) return;
-    const stored = parseItem(SubtaskItem, reason.item, context);
+    const entry = pending[index];
+    if (!conditionFailed(reason) || entry === undefined) return;
+    const mine = entry.item;
+    const stored = parseItem(StoredSubtaskItem, reason.item, context);
     if (stored.assignmentHash !== mine.assignmentHash) {
       throw new ImmutableAssignment({ ...context, subtaskId: mine.subtaskId, detail: `subtask ${mine.subtaskId} was already dispatched in round ${stored.round} with another assignment` });
     }
-    present.add(mine);
+    present.add(entry);
   });
   return present;
 };
@@ -139,13 +158,18 @@ const alreadyWritten = (context: LedgerErrorContext, pending: readonly SubtaskIt
  * Writes one chunk. Puts never overwrite (a retried dispatch must not reset a running subtask):
  * items an earlier attempt wrote are checked against their hash and dropped, and the rest retried.
  */
-const writeChunk = async (ctx: LedgerContext, input: ParsedInput, items: readonly SubtaskItem[]): Promise<{ written: number; present: number } | 'committed'> => {
+const writeChunk = async (ctx: LedgerContext, input: ParsedInput, entries: readonly Entry[]): Promise<{ written: number; present: number } | 'committed'> => {
   const context = { tenantId: input.tenantId, runId: input.runId };
-  let pending = items;
+  let pending = entries;
   let present = 0;
   while (pending.length > 0) {
     try {
-      await transact(ctx, { operation: 'appendRound', ...context }, [runCheck(input), ...pending.map((item): LedgerTransactItem => ({ kind: 'put', item, condition: 'attribute_not_exists(#pk)' }))]);
+      // Subtask Puts first (their cancellation reasons are read by position), then their parts.
+      await transact(ctx, { operation: 'appendRound', ...context }, [
+        runCheck(input),
+        ...pending.map((entry): LedgerTransactItem => ({ kind: 'put', item: entry.stored.item, condition: 'attribute_not_exists(#pk)' })),
+        ...pending.flatMap((entry) => partPuts(entry.stored.parts)),
+      ]);
       return { written: pending.length, present };
     } catch (error) {
       const reasons = cancellationReasons(error);
@@ -159,7 +183,7 @@ const writeChunk = async (ctx: LedgerContext, input: ParsedInput, items: readonl
       const existing = alreadyWritten(context, pending, puts);
       if (existing.size === 0) throw error;
       present += existing.size;
-      pending = pending.filter((item) => !existing.has(item));
+      pending = pending.filter((entry) => !existing.has(entry));
     }
   }
   return { written: 0, present };
@@ -214,7 +238,7 @@ export const appendRound = async (ctx: LedgerContext, raw: AppendRoundInput): Pr
   const items = assignments.map((assignment, position) => subtaskItem(input, assignment, position, dispatchedMs, nowIso));
   let written = 0;
   let alreadyPresent = 0;
-  for (const part of chunk(items)) {
+  for (const part of chunk(items.map(toEntry))) {
     const result = await writeChunk(ctx, input, part);
     if (result === 'committed') return committedRound(ctx, input, items);
     written += result.written;

@@ -4,7 +4,9 @@
  */
 import { RunRequest, type Manifest, type Outcome, type RunRequestInput } from '../contract';
 import { contentHash } from './canonical';
-import { IdempotencyConflict, ImmutableAssignment, ManifestIncomplete, RunNotFound, type LedgerErrorContext } from './errors';
+import { IdempotencyConflict, ImmutableAssignment, ManifestIncomplete, RequestTooLarge, RunNotFound, type LedgerErrorContext } from './errors';
+import { completeParts, partPuts, partsPrefix, spill, unspill, type Spilled } from './parts';
+import { MAX_RUN_REQUEST_BYTES, requestSize } from './size';
 import { CreateRunInput, parseInput } from './inputs';
 import { getItem, iso, queryPartition, transact, type LedgerContext, type LedgerTransactItem } from './io';
 import { IdempotencyItem, LateItem, MetaItem, parseItem, RunItem, SubtaskItem } from './items';
@@ -54,6 +56,33 @@ const newRunItems = (ctx: LedgerContext, input: ReturnType<typeof CreateRunInput
   return { run, meta };
 };
 
+/**
+ * The run description as stored: a large request goes to parts, and then the universe is not
+ * stored a second time (it is `request.universe`; {@link metaFromStored} puts it back).
+ */
+const storedMeta = (meta: MetaItem): Spilled<Record<string, unknown> & { pk: string }> => {
+  const spilled = spill<Record<string, unknown> & { pk: string }>(meta, ['request'], (name) => partsPrefix(SORT_KEYS.meta, name));
+  if (spilled.parts.length === 0) return spilled;
+  const { universe: _universe, ...item } = spilled.item;
+  return { item, parts: spilled.parts };
+};
+
+/** The run description from its stored image and the partition's parts. */
+const metaFromStored = (image: Record<string, unknown> | undefined, items: readonly Record<string, unknown>[], context: LedgerErrorContext): MetaItem => {
+  if (image === undefined) return parseItem(MetaItem, image, context);
+  const whole = unspill(image, items, context);
+  const request = whole.request as { universe?: unknown } | undefined;
+  return parseItem(MetaItem, whole.universe === undefined ? { ...whole, universe: request?.universe } : whole, context);
+};
+
+/** Refuses a request over {@link MAX_RUN_REQUEST_BYTES}, naming its largest field, before anything is written. */
+const checkRequestSize = (input: ReturnType<typeof CreateRunInput.parse>): void => {
+  const size = requestSize(input.request);
+  if (size.bytes > MAX_RUN_REQUEST_BYTES) {
+    throw new RequestTooLarge({ tenantId: input.tenantId, runId: input.runId, field: size.field, bytes: size.bytes, fieldBytes: size.fieldBytes, limit: MAX_RUN_REQUEST_BYTES });
+  }
+};
+
 const idempotencyPut = (ctx: LedgerContext, input: ReturnType<typeof CreateRunInput.parse>, key: string, requestHash: string): LedgerTransactItem => {
   const nowSeconds = Math.floor(ctx.now() / 1000);
   const item: IdempotencyItem = {
@@ -76,13 +105,18 @@ const idempotencyPut = (ctx: LedgerContext, input: ReturnType<typeof CreateRunIn
  */
 export const createRun = async (ctx: LedgerContext, raw: CreateRunInput): Promise<CreatedRun> => {
   const input = parseInput(CreateRunInput, raw, 'createRun');
+  checkRequestSize(input);
   const requestHash = input.requestHash ?? contentHash(input.request);
   const { run, meta } = newRunItems(ctx, input, requestHash);
+  const stored = storedMeta(meta);
   const items: LedgerTransactItem[] = [
     { kind: 'put', item: run, condition: 'attribute_not_exists(#pk)' },
-    { kind: 'put', item: meta, condition: 'attribute_not_exists(#pk)' },
+    { kind: 'put', item: stored.item, condition: 'attribute_not_exists(#pk)' },
   ];
   if (input.idempotencyKey !== undefined) items.push(idempotencyPut(ctx, input, input.idempotencyKey, requestHash));
+  // Parts go last (the reasons above are read by position) and in the same transaction: a run is
+  // either there with its whole description or not there at all.
+  items.push(...partPuts(stored.parts));
   const context = { tenantId: input.tenantId, runId: input.runId };
   try {
     await transact(ctx, { operation: 'createRun', ...context }, items);
@@ -136,13 +170,19 @@ export const loadRun = async (ctx: LedgerContext, tenantId: string, runId: strin
   const items = await queryPartition(ctx, runPartition(tenantId, runId));
   const runImage = items.find((item) => item.sk === SORT_KEYS.run);
   if (runImage === undefined) return undefined;
-  const run = parseItem(RunItem, runImage, context);
-  const meta = parseItem(MetaItem, items.find((item) => item.sk === SORT_KEYS.meta), context);
+  const parts = await completeParts(
+    ctx,
+    runPartition(tenantId, runId),
+    items,
+    items.filter((item) => String(item.sk).startsWith(SORT_KEYS.partPrefix)),
+  );
+  const run = parseItem(RunItem, unspill(runImage, parts, context), context);
+  const meta = metaFromStored(items.find((item) => item.sk === SORT_KEYS.meta), parts, context);
   const all = items
     .filter((item) => String(item.sk).startsWith(SORT_KEYS.subtaskPrefix))
-    .map((item) => parseItem(SubtaskItem, item, context))
+    .map((item) => parseItem(SubtaskItem, unspill(item, parts, context), context))
     .sort(byDispatchOrder);
-  const late = items.filter((item) => String(item.sk).startsWith(SORT_KEYS.latePrefix)).map((item) => parseItem(LateItem, item, context));
+  const late = items.filter((item) => String(item.sk).startsWith(SORT_KEYS.latePrefix)).map((item) => parseItem(LateItem, unspill(item, parts, context), context));
   return {
     run,
     meta,

@@ -59,12 +59,50 @@ export const ITEM_LIMIT_BYTES = 400 * 1024;
 /** Serialized findings above this are not stored; the outcome is recorded `invalid` instead. */
 export const FINDINGS_LIMIT_BYTES = 64 * 1024;
 /**
- * The whole recorded outcome (observed coverage, sources, refusals, findings) must fit here, which
- * leaves room in the subtask item for its assignment and bookkeeping.
+ * The whole recorded outcome (observed coverage, sources, refusals, findings) must fit here. An
+ * outcome over 16 KiB is stored in parts written in the outcome's own transaction (4 MB), so the
+ * bound is that transaction with room to spare: 3 MiB holds the observed ids of a subtask
+ * assigned the whole of the largest universe a request may carry (2 MiB of JSON).
  */
-export const OUTCOME_LIMIT_BYTES = 256 * 1024;
-/** Largest answer `finishRun` stores on the run item. */
-export const ANSWER_LIMIT_BYTES = 320 * 1024;
+export const OUTCOME_LIMIT_BYTES = 3 * 1024 * 1024;
+/**
+ * Largest answer `finishRun` stores. An answer over 16 KiB is stored in parts beside the run item,
+ * written in the same transaction (4 MB), so the bound is that transaction's size with room to spare.
+ */
+export const ANSWER_LIMIT_BYTES = 3 * 1024 * 1024;
+
+/**
+ * Largest run request the ledger accepts, as JSON: 2 MiB, about 100,000 ids of up to 18
+ * characters. The bound comes from the two payload limits a run's data crosses whole: the
+ * request goes through Lambda's 6 MB invocation payload once, and `GET /runs/{runId}` returns
+ * the universe, every assigned scope and every observed block in one 6 MB Lambda response, about
+ * three times the request for a run of one round.
+ */
+export const MAX_RUN_REQUEST_BYTES = 2 * 1024 * 1024;
+
+/** How big a request is, and which field holds most of it. */
+export interface RequestSize {
+  readonly bytes: number;
+  /** Dotted path of the largest field: `universe.ids`, `subtasks`, `goal`. */
+  readonly field: string;
+  readonly fieldBytes: number;
+}
+
+/**
+ * Measures a run request as JSON and names its largest field (the universe's fields count one
+ * by one, since the universe is where ids and files are listed).
+ *
+ * @example
+ * requestSize({ goal: 'g', universe: { dimension: 'ids', ids: ['a', 'b'] }, … }).field // 'universe.ids'
+ */
+export const requestSize = (request: Readonly<Record<string, unknown>>): RequestSize => {
+  const json = (value: unknown): number => utf8(JSON.stringify(value) ?? '');
+  const fields: Array<[string, unknown]> = Object.entries(request).flatMap(([name, value]): Array<[string, unknown]> =>
+    name === 'universe' && typeof value === 'object' && value !== null ? Object.entries(value).map(([inner, member]) => [`universe.${inner}`, member]) : [[name, value]],
+  );
+  const largest = fields.map(([field, value]) => ({ field, fieldBytes: json(value) })).reduce((a, b) => (b.fieldBytes > a.fieldBytes ? b : a), { field: 'goal', fieldBytes: 0 });
+  return { bytes: json(request), ...largest };
+};
 
 const REASON_LIMIT = 500;
 

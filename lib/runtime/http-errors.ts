@@ -1,5 +1,5 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
-import { IdempotencyConflict, RunNotFound } from '../ledger';
+import { IdempotencyConflict, RequestTooLarge, RunNotFound } from '../ledger';
 import { ExecutionStartFailed } from '../orchestration/errors';
 import { errorResponse } from './http';
 
@@ -16,6 +16,15 @@ export const toHttpError = (error: unknown, requestId: string): APIGatewayProxyS
     return errorResponse(409, {
       code: 'IdempotencyConflict',
       message: 'this Idempotency-Key was already used with a different request body; use a new key for a new run',
+      requestId,
+    });
+  }
+  if (error instanceof RequestTooLarge) {
+    // Refused before anything was written: the ledger checks the size first.
+    return errorResponse(413, {
+      code: 'RequestTooLarge',
+      message: `the run request is ${error.bytes} bytes as JSON; at most ${error.limit} are accepted`,
+      issues: [{ path: error.field, code: 'too_large', message: `${error.field} is ${error.fieldBytes} bytes as JSON; the whole request may be at most ${error.limit}` }],
       requestId,
     });
   }

@@ -229,12 +229,12 @@ export const sameJson = (a: unknown, b: unknown): boolean => {
   return keysA.every((key) => sameJson((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]));
 };
 
-const checkKeyedRequest = <Args>(binding: ToolBinding<'ids'>, spec: KeyedSpec<Args, unknown>, raw: unknown): Args => {
+const checkKeyedRequest = <Args>(binding: ToolBinding<'ids'>, assigned: ReadonlySet<string>, spec: KeyedSpec<Args, unknown>, raw: unknown): Args => {
   const requested = describeRequest(raw);
   const parsed = spec.args.safeParse(raw);
   if (!parsed.success) throw binding.refuse(requested, `arguments do not match the tool: ${issuesOf(parsed.error)}`);
   const id = spec.idOf(parsed.data);
-  if (!binding.scope.ids.includes(id)) throw binding.refuse(requested, `${id} is not assigned (assigned: ${binding.scope.ids.join(', ')})`);
+  if (!assigned.has(id)) throw binding.refuse(requested, `${id} is not assigned (assigned: ${binding.scope.ids.join(', ')})`);
   if (spec.requireInput && !sameJson(parsed.data, binding.input)) {
     throw binding.refuse(requested, `only the assigned inquiry ${describeRequest(binding.input)} may be requested`);
   }
@@ -257,8 +257,10 @@ export const keyedSource = <Args, Row>(spec: KeyedSpec<Args, Row>): DataSource<'
   dimension: 'ids',
   description: spec.description,
   bind: (binding) => {
+    // A set, not the list: a worker assigned 50,000 ids looks each one up once per request.
+    const assigned = new Set(binding.scope.ids);
     const call = async (raw: unknown): Promise<readonly Row[]> => {
-      const args = checkKeyedRequest(binding, spec, raw);
+      const args = checkKeyedRequest(binding, assigned, spec, raw);
       const batch = await binding.guard(() => spec.load(args, { signal: binding.signal }));
       binding.reach(batch.source);
       binding.recorder.record(spec.idOf(args), batch.rows.length);

@@ -79,13 +79,20 @@ describe('boundOutcome', () => {
     expect(bounded.reason).toBe('findings of 70012 bytes exceed the 65536-byte bound and were not stored; worker said: long notes');
   });
 
-  it('drops observed coverage and sources when the outcome as a whole would not fit an item', () => {
-    const ids = Array.from({ length: 3000 }, (_, i) => `ticket-${String(i).padStart(93, '0')}`);
-    const bounded = boundOutcome(okOutcome({ observed: { ids, recordCount: 3000 }, findings: undefined }));
+  it('keeps the observed ids of a 50,000-id assignment: they are stored in parts, within the bound', () => {
+    const ids = Array.from({ length: 50_000 }, (_, i) => `acct-${String(i).padStart(6, '0')}`);
+    const outcome = okOutcome({ observed: { ids, recordCount: 50_000 }, findings: undefined });
+    expect(boundOutcome(outcome)).toBe(outcome);
+  });
+
+  it('drops observed coverage and sources when the outcome as a whole would not fit one transaction', () => {
+    // 32,000 ids of 100 bytes: 3.2 MB as DynamoDB counts it, over the 3 MiB (3,145,728-byte) bound.
+    const ids = Array.from({ length: 32_000 }, (_, i) => `ticket-${String(i).padStart(93, '0')}`);
+    const bounded = boundOutcome(okOutcome({ observed: { ids, recordCount: 32_000 }, findings: undefined }));
     expect(bounded).toMatchObject({ state: 'invalid', observed: null, sources: [], refusals: [] });
     const size = Number(/^outcome of (\d+) bytes/.exec(bounded.reason ?? '')?.[1]);
-    expect(size).toBeGreaterThan(3000 * 100);
-    expect(bounded.reason).toMatch(/exceeds the 262144-byte bound; observed coverage, 1 source and 0 refusals were not stored$/);
+    expect(size).toBeGreaterThan(32_000 * 100);
+    expect(bounded.reason).toMatch(/exceeds the 3145728-byte bound; observed coverage, 1 source and 0 refusals were not stored$/);
   });
 });
 

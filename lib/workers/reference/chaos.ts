@@ -29,10 +29,14 @@ export const ChaosInput = z.strictObject({
   recoversAt: z.iso.datetime({ offset: true }).optional(),
   /** Model calls made before reading (each reserves budget first, so an allowance can run out). */
   modelCalls: z.int().min(0).max(10).default(0),
+  /** Assigned ids the source has no record for: the worker finds nothing there, so they are not observed (a coverage gap). */
+  absent: z.array(z.string().min(1)).max(1000).default([]),
+  /** `ids` lists the ids read in the findings; `count` only counts them (for universes of 100,000 ids). */
+  report: z.enum(['ids', 'count']).default('ids'),
 });
 export type ChaosInput = z.infer<typeof ChaosInput>;
 
-const ChaosFindings = z.object({ touched: z.array(z.string()) });
+const ChaosFindings = z.object({ touched: z.array(z.string()), records: z.int().min(0).optional() });
 
 /** The offline model task of a `chaos` model call; its script answers `ok`. */
 const CHAOS_MODEL_TASK = 'chaos-call';
@@ -64,23 +68,28 @@ export const chaosKind = defineWorker({
   output: ChaosFindings,
   sources: { read: chaosSource },
   offlineScripts: { [CHAOS_MODEL_TASK]: () => ({ text: 'ok' }) },
-  merge: (all) => ({ touched: all.flatMap((f) => f.touched) }),
+  merge: (all) => ({
+    touched: all.flatMap((f) => f.touched),
+    ...(all.some((f) => f.records !== undefined) ? { records: all.reduce((sum, f) => sum + (f.records ?? f.touched.length), 0) } : {}),
+  }),
   run: async (ctx) => {
-    const { fault, delayMs, recoversAt, modelCalls } = ctx.assignment.input;
+    const { fault, delayMs, recoversAt, modelCalls, report } = ctx.assignment.input;
     if (fault === 'transient' && (recoversAt === undefined || Date.now() < Date.parse(recoversAt))) {
       throw new TransientFailure('chaos', 'the source answered 503 (injected)');
     }
     for (let call = 0; call < modelCalls; call += 1) {
       await ctx.model.call({ task: CHAOS_MODEL_TASK, messages: [userText(`call ${call + 1} of ${modelCalls}`)] });
     }
+    const absent = new Set(ctx.assignment.input.absent);
     const touched: string[] = [];
-    for (const id of ctx.assignment.scope.ids) touched.push(...(await ctx.tools.read({ id })).map((row) => row.id));
+    for (const id of ctx.assignment.scope.ids) if (!absent.has(id)) touched.push(...(await ctx.tools.read({ id })).map((row) => row.id));
     // Deliberately not passing ctx.signal: this is the worker that cannot be interrupted.
     if (fault === 'ignore-deadline') await sleep(delayMs);
     if (fault === 'crash') {
       await sleep(Math.max(0, ctx.assignment.deadlineMs - Date.now()) + CRASH_SILENCE_MS);
       throw new Error('the worker died after claiming (injected)');
     }
-    return fault === 'malformed' ? ({ touched: 'not a list' } as unknown as { touched: string[] }) : { touched };
+    if (fault === 'malformed') return { touched: 'not a list' } as unknown as { touched: string[] };
+    return report === 'count' ? { touched: [], records: touched.length } : { touched };
   },
 });
