@@ -10,7 +10,7 @@ import { intVariable, jsonVariable, parseConfig } from '../lib/runtime/config';
 import { errorResponse, json } from '../lib/runtime/http';
 import { toHttpError } from '../lib/runtime/http-errors';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
-import { registryFromEnv } from '../lib/workers/reference';
+import type { WorkerRegistry } from '../lib/workers';
 
 const Config = z.object({
   TABLE_NAME: z.string().min(1),
@@ -37,12 +37,13 @@ const deployedCatalog = (catalog: WorkerCatalog, deployed: readonly string[]): W
   kinds: () => catalog.kinds().filter((kind) => deployed.includes(kind)),
 });
 
-export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): ApiDeps => {
+/** What the function needs, from its environment and the deployment's worker registry. */
+export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): ApiDeps => {
   const config = parseConfig(Config, env);
   return {
     ledger: ledgerFor(config.TABLE_NAME),
     executions: executionsFor(config.STATE_MACHINE_ARN),
-    catalog: deployedCatalog(registryFromEnv(env).catalog(), config.WORKER_KINDS),
+    catalog: deployedCatalog(registry.catalog(), config.WORKER_KINDS),
     maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
     tenantClaim: config.TENANT_CLAIM,
     newRunId: randomUUID,
@@ -138,4 +139,11 @@ export const createHandler = (deps: ApiDeps) => async (event: Event): Promise<AP
   }
 };
 
-export const handler = onColdStart(() => createHandler(depsFromEnv(process.env)));
+/**
+ * The Lambda handler over a worker registry. The construct bundles a one-line entry per function
+ * that imports the deployment's worker module and exports `handlerFor(registry)` as `handler`.
+ *
+ * @example
+ * export const handler = handlerFor(registry);
+ */
+export const handlerFor = (registry: WorkerRegistry) => onColdStart(() => createHandler(depsFromEnv(process.env, registry)));
