@@ -1,4 +1,3 @@
-import { referenceCatalog } from '../workers/reference';
 import { createPlanCommand } from './plan';
 import { startLocalForRun } from './local';
 import { reconcileCommand } from './reconcile';
@@ -11,7 +10,7 @@ import { processIo, runCli, type CliIo, type CommandTable } from './router';
  * registering it here.
  */
 export const commands: CommandTable = {
-  plan: createPlanCommand({ catalog: referenceCatalog }),
+  plan: createPlanCommand(),
   reconcile: reconcileCommand,
   run: createRunCommand({ startLocal: startLocalForRun }),
   serve: serveCommand,

@@ -1,5 +1,5 @@
-import { existsSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { WorkerModuleError } from './errors';
 import type { WorkerRegistry } from './registry';
@@ -18,19 +18,31 @@ const isRegistry = (value: unknown): value is WorkerRegistry =>
   value !== null &&
   ['get', 'find', 'kinds', 'catalog', 'sources', 'merge'].every((method) => typeof (value as Record<string, unknown>)[method] === 'function');
 
+/** The export of a worker module that holds its registry. */
+export type RegistryExport = 'registry' | 'default';
+
 /**
- * The registry a loaded worker module exports: its `registry` export, else its default export.
- * Throws `WorkerModuleError` naming `path` when it has neither.
+ * Which export of a loaded worker module holds its registry: `registry`, else the default export.
+ * Throws `WorkerModuleError` naming `path` when neither is a registry.
+ *
+ * @example
+ * registryExportOf(await import('./src/workers.ts'), 'src/workers.ts') // 'registry'
+ */
+export const registryExportOf = (module: unknown, path: string): RegistryExport => {
+  const exports = (typeof module === 'object' && module !== null ? module : {}) as Record<string, unknown>;
+  if (isRegistry(exports.registry)) return 'registry';
+  if (isRegistry(exports.default)) return 'default';
+  throw new WorkerModuleError(path, WORKER_MODULE_EXPORT_HINT);
+};
+
+/**
+ * The registry a loaded worker module exports (see {@link registryExportOf}).
  *
  * @example
  * const registry = registryOfModule(await import('./src/workers.ts'), 'src/workers.ts');
  */
-export const registryOfModule = (module: unknown, path: string): WorkerRegistry => {
-  const exports = (typeof module === 'object' && module !== null ? module : {}) as Record<string, unknown>;
-  const registry = exports.registry ?? exports.default;
-  if (!isRegistry(registry)) throw new WorkerModuleError(path, WORKER_MODULE_EXPORT_HINT);
-  return registry;
-};
+export const registryOfModule = (module: unknown, path: string): WorkerRegistry =>
+  (module as Record<RegistryExport, WorkerRegistry>)[registryExportOf(module, path)];
 
 /**
  * The absolute path of a worker module: relative paths are resolved against `from` (the current
@@ -62,4 +74,35 @@ export const loadWorkerRegistry = async (path: string, from?: string): Promise<W
     throw new WorkerModuleError(path, `failed to load: ${(error as Error).message}`, { cause: error });
   }
   return registryOfModule(module, path);
+};
+
+/** The `package.json` field naming a project's worker module: `"tessera": { "workers": "src/workers.ts" }`. */
+export const PACKAGE_JSON_FIELD = 'tessera';
+
+/**
+ * The worker module the nearest `package.json` at or above `from` names in its
+ * `"tessera": { "workers": PATH }` field, as an absolute path; `undefined` when the nearest
+ * `package.json` has no such field, or there is none.
+ *
+ * @example
+ * workerModuleFromPackageJson('/home/me/app/src') // '/home/me/app/src/workers.ts'
+ */
+export const workerModuleFromPackageJson = (from: string = process.cwd()): string | undefined => {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      let manifest: unknown;
+      try {
+        manifest = JSON.parse(readFileSync(file, 'utf8'));
+      } catch (error) {
+        throw new WorkerModuleError(file, `cannot be read as JSON: ${(error as Error).message}`, { cause: error });
+      }
+      const field = (manifest as Record<string, unknown> | null)?.[PACKAGE_JSON_FIELD];
+      const workers = typeof field === 'object' && field !== null ? (field as Record<string, unknown>).workers : undefined;
+      if (workers === undefined) return undefined;
+      if (typeof workers !== 'string' || workers === '') throw new WorkerModuleError(file, `field "${PACKAGE_JSON_FIELD}.workers" must be a module path`);
+      return resolve(dir, workers);
+    }
+    if (dirname(dir) === dir) return undefined;
+  }
 };
