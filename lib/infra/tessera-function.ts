@@ -81,6 +81,8 @@ export interface TesseraFunctionProps {
  */
 export class TesseraFunction extends Construct implements iam.IGrantable {
   readonly function: NodejsFunction;
+  /** Absolute path of the module esbuild bundles. */
+  readonly bundleEntry: string;
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
   readonly grantPrincipal: iam.IPrincipal;
@@ -99,8 +101,9 @@ export class TesseraFunction extends Construct implements iam.IGrantable {
     });
     this.logGroup.grantWrite(this.role);
     this.grantPrincipal = this.role;
+    this.bundleEntry = props.bundleEntry ?? join(PACKAGE_ROOT, props.entry);
     this.function = new NodejsFunction(this, 'Function', {
-      entry: props.bundleEntry ?? join(PACKAGE_ROOT, props.entry),
+      entry: this.bundleEntry,
       handler: 'handler',
       projectRoot: props.project?.root ?? PACKAGE_ROOT,
       depsLockFilePath: props.project?.lockFile ?? PACKAGE_LOCK_FILE,

@@ -44,7 +44,9 @@ export default async function setup(project: TestProject) {
   }
   const { startTesseraCloud } = await import('../../lib/local/tessera-cloud');
   const { loopbackOrigin } = await import('../../lib/local/loopback-dns');
-  const cloud = await startTesseraCloud({ functionLogLevel: 'ERROR' });
+  const { exampleWorkerModule } = await import('../../examples/app/cdk');
+  // The fault tests need the `chaos` kind, which only the example app's fault-workers.ts registers.
+  const cloud = await startTesseraCloud({ workers: exampleWorkerModule({ faultInjection: true }), functionLogLevel: 'ERROR' });
   const token = (tenant: string) => cloud.mintToken({ tenant, subject: `e2e-${tenant}` });
   project.provide('e2e', {
     apiUrl: cloud.apiUrl ?? '',
