@@ -129,7 +129,7 @@ export class TesseraFanOut extends Construct {
     super(scope, id);
     const workers = readWorkers(this.node.path, props);
     this.workerModule = workers.path;
-    this.settings = parseFanOutSettings(this.node.path, settingsInput(props, workers.summary.kinds, this.node.path));
+    this.settings = parseFanOutSettings(this.node.path, settingsInput(this.node.path, props, workers.summary.kinds));
     const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.table = this.ledgerTable(removalPolicy, props.deletionProtection ?? true);
@@ -341,7 +341,7 @@ const kindSettings = (constructPath: string, props: TesseraFanOutProps, register
   return Object.fromEntries(registered.map((kind) => [kind, { ...given[kind] }]));
 };
 
-const settingsInput = (props: TesseraFanOutProps, registered: readonly string[], constructPath = '') => ({
+const settingsInput = (constructPath: string, props: TesseraFanOutProps, registered: readonly string[]) => ({
   auth: {
     issuer: props.auth.issuer,
     audiences: [...props.auth.audiences],
