@@ -5,10 +5,14 @@ import { defineConfig } from 'vitest/config';
  * - unit: pure code and synthesized templates; no servers.
  * - integration (`*.int.test.ts`): DynamoDB Local and the SQS emulator, started once per run.
  * - e2e (`*.e2e.test.ts`): the whole local cloud, or a deployed API when TESSERA_API_URL is set.
+ * - chaos: the chaos property suite, an e2e file run after the others on a cloud of its own.
  */
 // Local development runs Node 20 on purpose (see README); the SDK's notice about its future
 // Node 22 requirement would otherwise print in every process, global setups included.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+/** The chaos property suite: an end-to-end file with a project of its own (below). */
+const CHAOS_SUITE = 'test/e2e/chaos.e2e.test.ts';
 
 export default defineConfig({
   test: {
@@ -36,9 +40,22 @@ export default defineConfig({
         test: {
           name: 'e2e',
           include: ['test/**/*.e2e.test.ts'],
+          exclude: [CHAOS_SUITE],
           globalSetup: ['test/e2e/global-setup.ts'],
           // Runs wait on real deadlines (seconds each); the API under test may be remote.
           testTimeout: 180_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'chaos',
+          include: [CHAOS_SUITE],
+          // Its own cloud (or the same remote API), once the other projects are done: hundreds of
+          // concurrent runs would otherwise make the e2e tests' own deadlines race for the CPU.
+          globalSetup: ['test/e2e/global-setup.ts'],
+          sequence: { groupOrder: 1 },
+          testTimeout: 900_000,
         },
       },
     ],

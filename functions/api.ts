@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import type { RunAccepted } from '../lib/contract';
-import { validateRunRequest, type WorkerCatalog } from '../lib/domain';
+import { IdempotencyKey, type RunAccepted } from '../lib/contract';
+import { validateRunRequest, withModels, type WorkerCatalog } from '../lib/domain';
 import { RunId, toRunResource, type Ledger } from '../lib/ledger';
 import type { RunExecutions } from '../lib/orchestration/run-execution';
 import { executionsFor, ledgerFor } from '../lib/runtime/aws';
@@ -10,7 +10,9 @@ import { intVariable, jsonVariable, parseConfig } from '../lib/runtime/config';
 import { errorResponse, json } from '../lib/runtime/http';
 import { toHttpError } from '../lib/runtime/http-errors';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
+import { tenantOf } from '../lib/runtime/tenant';
 import type { WorkerRegistry } from '../lib/workers';
+import { allowedModelIds, parseModelConfig } from '../lib/workers/models/config';
 
 const Config = z.object({
   TABLE_NAME: z.string().min(1),
@@ -31,11 +33,15 @@ export interface ApiDeps {
   readonly logger: ReturnType<typeof createLogger>;
 }
 
-/** The registry's catalog, narrowed to the kinds deployed with a queue. */
-const deployedCatalog = (catalog: WorkerCatalog, deployed: readonly string[]): WorkerCatalog => ({
-  get: (kind) => (deployed.includes(kind) ? catalog.get(kind) : undefined),
-  kinds: () => catalog.kinds().filter((kind) => deployed.includes(kind)),
-});
+/** The registry's catalog, narrowed to the kinds deployed with a queue and the models the workers allow. */
+const deployedCatalog = (catalog: WorkerCatalog, deployed: readonly string[], models: readonly string[]): WorkerCatalog =>
+  withModels(
+    {
+      get: (kind) => (deployed.includes(kind) ? catalog.get(kind) : undefined),
+      kinds: () => catalog.kinds().filter((kind) => deployed.includes(kind)),
+    },
+    models,
+  );
 
 /** What the function needs, from its environment and the deployment's worker registry. */
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): ApiDeps => {
@@ -43,7 +49,7 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
   return {
     ledger: ledgerFor(config.TABLE_NAME),
     executions: executionsFor(config.STATE_MACHINE_ARN),
-    catalog: deployedCatalog(registry.catalog(), config.WORKER_KINDS),
+    catalog: deployedCatalog(registry.catalog(), config.WORKER_KINDS, allowedModelIds(parseModelConfig(env))),
     maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
     tenantClaim: config.TENANT_CLAIM,
     newRunId: randomUUID,
@@ -52,7 +58,6 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
 };
 
 type Event = APIGatewayProxyEventV2WithJWTAuthorizer;
-const IdempotencyKey = z.string().regex(/^[\x21-\x7e]{1,255}$/);
 
 const readJson = (event: Event): { ok: true; value: unknown } | { ok: false } => {
   try {
@@ -102,19 +107,19 @@ const cancelRun = async (deps: ApiDeps, tenantId: string, runId: string, request
 
 /**
  * The HTTP API. API Gateway's JWT authorizer has already verified the token; the tenant is one of
- * its claims, and every ledger key starts with it, so another tenant's run is simply not found.
+ * its claims (a string that follows the tenant rule, see `tenantOf`), and every ledger key starts
+ * with it, so another tenant's run is simply not found.
  */
 export const createHandler = (deps: ApiDeps) => async (event: Event): Promise<APIGatewayProxyResultV2> => {
   const requestId = event.requestContext.requestId;
-  const tenant = event.requestContext.authorizer?.jwt?.claims?.[deps.tenantClaim];
-  if (typeof tenant !== 'string' || tenant.length === 0) {
-    return errorResponse(403, { code: 'NoTenant', message: `the token has no ${deps.tenantClaim} claim`, requestId });
-  }
+  const caller = tenantOf(event, deps.tenantClaim);
+  if (!caller.ok) return errorResponse(caller.statusCode, { code: caller.code, message: caller.message, requestId });
+  const tenant = caller.tenantId;
   const runId = event.pathParameters?.runId ?? '';
   // Keys of an earlier invocation on this warm instance must not leak into this one's lines.
   deps.logger.resetKeys();
   deps.logger.appendKeys({ tenantId: tenant, requestId, route: event.routeKey, ...(runId ? { runId } : {}) });
-  // A path id no run could have (empty, too long) is simply not found, like any unknown id.
+  // A path id no run could have (empty, too long, not well-formed Unicode) is simply not found, like any unknown id.
   if (event.pathParameters?.runId !== undefined && !RunId.safeParse(runId).success) {
     return errorResponse(404, { code: 'RunNotFound', message: 'no such run', requestId });
   }

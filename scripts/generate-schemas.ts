@@ -1,8 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { Coverage, ErrorBody, ReconcileInput, RunAccepted, RunRequest, RunResource } from '../lib/contract';
+import { Coverage, ErrorBody, GatewayError, IdempotencyKey, ReconcileInput, RunAccepted, RunRequest, RunResource, SplitSpec, SubtaskSpec } from '../lib/contract';
 
 /**
  * Writes the JSON Schemas and the OpenAPI document of the public contract into `schemas/`,
@@ -16,9 +16,33 @@ const CONTRACT = 'tessera public contract v1';
 
 const jsonFile = (value: unknown): string => `${JSON.stringify(value, null, 2)}\n`;
 
+/**
+ * The rules between fields that zod checks in code (`superRefine`) and JSON Schema can state too,
+ * added to the generated schemas so that clients and fuzzers see them. A rule JSON Schema cannot
+ * state (a subtask's scope must be of its universe's dimension; the scopes must tile the universe)
+ * stays the planner's, answered with 400 and `issues`.
+ */
+const crossFieldRules = new Map<z.ZodType, JsonObject>([
+  // `required: true` needs a `justification`.
+  [SubtaskSpec, { if: { properties: { required: { const: true } }, required: ['required'] }, then: { required: ['justification'] } }],
+  [SplitSpec, {
+    if: { properties: { required: { const: true } }, required: ['required'] },
+    then: { required: ['justification'] },
+    // Exactly one way to split.
+    oneOf: ['parts', 'by', 'boundaries', 'chunkSize', 'groups'].map((field) => ({ required: [field] })),
+  }],
+  // Either subtasks or split, not both and not neither.
+  [RunRequest, { oneOf: [{ required: ['subtasks'] }, { required: ['split'] }] }],
+]);
+
+const withCrossFieldRules = (ctx: { zodSchema: unknown; jsonSchema: JsonObject }): void => {
+  const rules = crossFieldRules.get(ctx.zodSchema as z.ZodType);
+  if (rules) Object.assign(ctx.jsonSchema, rules);
+};
+
 /** A standalone JSON Schema (draft 2020-12) for one contract type. */
 const standalone = (schema: z.ZodType, title: string, io: 'input' | 'output'): JsonObject => ({
-  ...z.toJSONSchema(schema, { io }),
+  ...z.toJSONSchema(schema, { io, override: withCrossFieldRules }),
   title,
   description: `${CONTRACT}: ${title}. Generated from lib/contract by scripts/generate-schemas.ts.`,
 });
@@ -27,10 +51,35 @@ const standalone = (schema: z.ZodType, title: string, io: 'input' | 'output'): J
 const components = (entries: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, JsonObject> => {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(entries)) registry.add(schema, { id });
-  const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}` });
+  const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}`, override: withCrossFieldRules });
   // OpenAPI components are not documents of their own: drop the draft and id markers.
   return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, Object.fromEntries(Object.entries(schema).filter(([key]) => key !== '$schema' && key !== '$id'))]));
 };
+
+/** The JSON Schema of one header or parameter value, without the document markers. */
+const valueSchema = (schema: z.ZodType): JsonObject => {
+  const { $schema: _, ...rest } = z.toJSONSchema(schema, { io: 'input' });
+  return rest;
+};
+
+const EXAMPLES_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', 'examples');
+
+/**
+ * The run requests of examples/ as OpenAPI request-body examples: documentation, and the cases
+ * the fuzz suite sends first, so that it also walks the success path. Each must satisfy the
+ * contract's schema (the planner may still refuse one, as tax-2025-overlap shows on purpose).
+ */
+const requestExamples = (): Record<string, { summary: string; value: unknown }> =>
+  Object.fromEntries(
+    readdirSync(EXAMPLES_DIR)
+      .filter((name) => name.endsWith('.json'))
+      .sort()
+      .map((name) => {
+        const value: unknown = JSON.parse(readFileSync(join(EXAMPLES_DIR, name), 'utf8'));
+        RunRequest.parse(value);
+        return [name.replace(/\.json$/, ''), { summary: `examples/${name}`, value }];
+      }),
+  );
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const json = (schema: JsonObject, description: string) => ({ description, content: { 'application/json': { schema } } });
@@ -38,9 +87,22 @@ const failure = (description: string) => json(ref('ErrorBody'), description);
 
 const runIdParameter = { name: 'runId', in: 'path', required: true, schema: { type: 'string', minLength: 1 }, description: 'The id `POST /runs` returned.' };
 
+const gateway = (description: string) => json(ref('GatewayError'), description);
+const eitherError = (description: string) => json({ anyOf: [ref('ErrorBody'), ref('GatewayError')] }, description);
+
+/** Answers every route can give: API Gateway's own, the tenant check, and the unexpected. */
 const commonFailures = {
-  '401': { description: 'Missing or invalid bearer token (answered by API Gateway, without a body of ours).' },
+  '401': gateway('Missing or invalid bearer token (answered by API Gateway before the function).'),
+  '403': failure('The token has no tenant claim (`NoTenant`), or one that is not a string of 1-256 bytes of UTF-8 (`InvalidTenant`).'),
+  '429': gateway('Throttled by API Gateway; retry later.'),
   '500': failure('Internal error; the body never carries internals.'),
+  '503': eitherError('The run could not be started yet (`ExecutionNotStarted`, with Retry-After), or the function did not answer in time (API Gateway).'),
+};
+
+/** How a run's id in a `POST /runs` answer is followed to the run's other operations. */
+const runLinks = {
+  GetRun: { operationId: 'getRun', parameters: { runId: '$response.body#/runId' } },
+  CancelRun: { operationId: 'cancelRun', parameters: { runId: '$response.body#/runId' } },
 };
 
 /** OpenAPI 3.1 for the three routes of DESIGN.md §2. */
@@ -63,16 +125,21 @@ const openApi = (): JsonObject => ({
             name: 'Idempotency-Key',
             in: 'header',
             required: false,
-            schema: { type: 'string', minLength: 1, maxLength: 255 },
+            schema: valueSchema(IdempotencyKey),
             description: 'The same key with the same body returns the same run; with a different body, 409.',
           },
         ],
-        requestBody: { required: true, content: { 'application/json': { schema: ref('RunRequest') } } },
+        requestBody: { required: true, content: { 'application/json': { schema: ref('RunRequest'), examples: requestExamples() } } },
         responses: {
-          '202': { ...json(ref('RunAccepted'), 'Accepted: the run started.'), headers: { Location: { schema: { type: 'string' }, description: 'The run resource, /runs/{runId}.' } } },
+          '202': {
+            ...json(ref('RunAccepted'), 'Accepted: the run started (or, for a repeated Idempotency-Key and body, the run it started).'),
+            headers: { Location: { schema: { type: 'string' }, description: 'The run resource, /runs/{runId}.' } },
+            links: runLinks,
+          },
           '200': json(ref('RunAccepted'), 'The run an earlier request with the same Idempotency-Key and body started.'),
           '400': failure('The request does not validate or does not tile its universe; `error.issues` names every problem.'),
           '409': failure('The Idempotency-Key was used with a different body.'),
+          '413': gateway('The body is over 10 MB (answered by API Gateway).'),
           ...commonFailures,
         },
       },
@@ -84,7 +151,7 @@ const openApi = (): JsonObject => ({
         parameters: [runIdParameter],
         responses: {
           '200': json(ref('RunResource'), 'The run.'),
-          '404': failure('No run with this id for the caller’s tenant.'),
+          '404': eitherError('No run with this id for the caller’s tenant (`RunNotFound`), or no route for this path (API Gateway).'),
           ...commonFailures,
         },
       },
@@ -96,7 +163,7 @@ const openApi = (): JsonObject => ({
         parameters: [runIdParameter],
         responses: {
           '200': json(ref('RunResource'), 'The run after cancellation.'),
-          '404': failure('No run with this id for the caller’s tenant.'),
+          '404': eitherError('No run with this id for the caller’s tenant (`RunNotFound`), or no route for this path (API Gateway).'),
           '409': failure('The run had already ended.'),
           ...commonFailures,
         },
@@ -107,7 +174,7 @@ const openApi = (): JsonObject => ({
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The tenant is a claim of the token.' } },
     schemas: {
       ...components({ RunRequest }, 'input'),
-      ...components({ RunAccepted, RunResource, Coverage, ErrorBody }, 'output'),
+      ...components({ RunAccepted, RunResource, Coverage, ErrorBody, GatewayError }, 'output'),
     },
   },
 });

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { defineWorker, keyedSource, TransientFailure } from '../../lib/workers';
+import { defineWorker, keyedSource, TransientFailure, userText } from '../../lib/workers';
 
 /**
  * What a `chaos` subtask does. Every fault is one that production workers really have, made
@@ -12,16 +12,29 @@ export const ChaosInput = z.strictObject({
    * - `ignore-deadline`: read the ids, then keep working `delayMs` without watching the signal,
    *   like a client library that cannot be cancelled; its result arrives late;
    * - `transient`: fail every delivery with a `TransientFailure` (a source that keeps answering
-   *   503), so SQS redelivers it until it is dead-lettered;
-   * - `malformed`: return findings that fail the output schema.
+   *   503) until `recoversAt`, or forever without it, so SQS redelivers it with backoff and, if
+   *   it never recovers, dead-letters it (a poison message);
+   * - `malformed`: return findings that fail the output schema;
+   * - `crash`: claim, read, then go silent until a second past the deadline and fail, like a
+   *   process that died after claiming: no outcome is recorded, so the subtask is sealed
+   *   `timed_out` at its deadline with its claim named in the reason.
    */
-  fault: z.enum(['none', 'ignore-deadline', 'transient', 'malformed']).default('none'),
+  fault: z.enum(['none', 'ignore-deadline', 'transient', 'malformed', 'crash']).default('none'),
   /** Milliseconds of work after reading, for `ignore-deadline`. */
   delayMs: z.int().min(0).max(60_000).default(0),
+  /** For `transient`: the instant from which deliveries succeed (absent: never). */
+  recoversAt: z.iso.datetime({ offset: true }).optional(),
+  /** Model calls made before reading (each reserves budget first, so an allowance can run out). */
+  modelCalls: z.int().min(0).max(10).default(0),
 });
 export type ChaosInput = z.infer<typeof ChaosInput>;
 
 const ChaosFindings = z.object({ touched: z.array(z.string()) });
+
+/** The offline model task of a `chaos` model call; its script answers `ok`. */
+const CHAOS_MODEL_TASK = 'chaos-call';
+/** How long past its deadline a `crash` worker stays silent before it fails. */
+const CRASH_SILENCE_MS = 1_000;
 
 /** Each assigned id is one record of the `chaos` source. */
 const chaosSource = keyedSource({
@@ -47,14 +60,24 @@ export const chaosKind = defineWorker({
   input: ChaosInput,
   output: ChaosFindings,
   sources: { read: chaosSource },
+  offlineScripts: { [CHAOS_MODEL_TASK]: () => ({ text: 'ok' }) },
   merge: (all) => ({ touched: all.flatMap((f) => f.touched) }),
   run: async (ctx) => {
-    const { fault, delayMs } = ctx.assignment.input;
-    if (fault === 'transient') throw new TransientFailure('chaos', 'the source answered 503 (injected)');
+    const { fault, delayMs, recoversAt, modelCalls } = ctx.assignment.input;
+    if (fault === 'transient' && (recoversAt === undefined || Date.now() < Date.parse(recoversAt))) {
+      throw new TransientFailure('chaos', 'the source answered 503 (injected)');
+    }
+    for (let call = 0; call < modelCalls; call += 1) {
+      await ctx.model.call({ task: CHAOS_MODEL_TASK, messages: [userText(`call ${call + 1} of ${modelCalls}`)] });
+    }
     const touched: string[] = [];
     for (const id of ctx.assignment.scope.ids) touched.push(...(await ctx.tools.read({ id })).map((row) => row.id));
     // Deliberately not passing ctx.signal: this is the worker that cannot be interrupted.
     if (fault === 'ignore-deadline') await sleep(delayMs);
+    if (fault === 'crash') {
+      await sleep(Math.max(0, ctx.assignment.deadlineMs - Date.now()) + CRASH_SILENCE_MS);
+      throw new Error('the worker died after claiming (injected)');
+    }
     return fault === 'malformed' ? ({ touched: 'not a list' } as unknown as { touched: string[] }) : { touched };
   },
 });

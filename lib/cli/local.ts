@@ -13,6 +13,20 @@ export interface LocalCloudSession {
 }
 
 /**
+ * What the local cloud prints of its own log: everything with `--verbose`; otherwise only
+ * `error` entries, which are faults of the local cloud itself (a lost Lambda invocation, a
+ * server that failed a request) and never expected behaviour of a run.
+ *
+ * @example
+ * const log = localCloudLog(io, false);
+ */
+export const localCloudLog =
+  (io: CliIo, verbose: boolean) =>
+  (entry: LocalLogEntry): void => {
+    if (verbose || entry.level === 'error') io.err(`[${entry.component}] ${entry.message}`);
+  };
+
+/**
  * Starts the whole pipeline in this process. The CDK and emulator modules are imported here,
  * on demand, so `tessera run --api …` against a deployed stack never loads them.
  */
@@ -23,11 +37,10 @@ export const startLocalSession = async (
   // Resolved before the CDK and the emulators load, so a wrong path fails at once.
   const workers = workerModulePath(options.workers);
   const { startTesseraCloud } = await import('../local/tessera-cloud');
-  const log = options.verbose ? (entry: LocalLogEntry) => io.err(`[${entry.component}] ${entry.message}`) : undefined;
   const cloud = await startTesseraCloud({
     workers,
     ...(options.ports ? { ports: options.ports } : {}),
-    ...(log ? { log } : {}),
+    log: localCloudLog(io, options.verbose === true),
     functionLogLevel: options.verbose ? 'INFO' : options.quiet ? 'ERROR' : 'WARN',
   });
   const token = await cloud.mintToken({ tenant: DEMO_TENANT, subject: 'local-user', expiresIn: '12h' });
@@ -56,6 +69,7 @@ export const startLocalForRun = async (io: CliIo, options: { workers?: string } 
     apiUrl: cloud.apiUrl ?? '',
     token,
     description: 'an in-process local cloud',
+    local: true,
     stop: async () => {
       release();
       await cloud.stop();

@@ -1,3 +1,4 @@
+import { allowedModelIds, ModelEnvironment } from '../workers';
 import { createPlanCommand } from './plan';
 import { startLocalForRun } from './local';
 import { reconcileCommand } from './reconcile';
@@ -6,11 +7,21 @@ import { serveCommand } from './serve';
 import { processIo, runCli, type CliIo, type CommandTable } from './router';
 
 /**
+ * The models `tessera plan` allows: those of the model variables in the environment
+ * (docs/workers.md), as a deployment's workers read them; the offline model alone when they are
+ * unset or malformed (the local cloud's workers run offline).
+ */
+const planModels = (env: NodeJS.ProcessEnv): string[] => {
+  const config = ModelEnvironment.safeParse(env);
+  return allowedModelIds(config.success ? config.data : ModelEnvironment.parse({}));
+};
+
+/**
  * Every `tessera` command. Add a command by writing it as its own module (a `Command`) and
  * registering it here.
  */
 export const commands: CommandTable = {
-  plan: createPlanCommand(),
+  plan: createPlanCommand({ models: planModels(process.env) }),
   reconcile: reconcileCommand,
   run: createRunCommand({ startLocal: startLocalForRun }),
   serve: serveCommand,

@@ -1,15 +1,27 @@
-import type { Coverage, CoverageGap, DispatchedSubtask, Problem, Universe } from '../contract';
+import { escapeControlCharacters, type Coverage, type CoverageGap, type DispatchedSubtask, type Problem, type Universe } from '../contract';
 import { describeScope, hasRegion, regionOf, type RequestProblem } from '../domain';
 
 /**
- * Pads columns so rows line up.
+ * Stored text as a terminal may show it: control characters (escape sequences, carriage
+ * returns, bidirectional overrides) become visible `\u001b`-style escapes. The contract refuses
+ * them in requests; this keeps older records and worker-written text harmless too. Every
+ * human-readable line the CLI prints goes through it.
+ *
+ * @example
+ * printable('goal \u001b[2J') // 'goal \\u001b[2J'
+ */
+export const printable = escapeControlCharacters;
+
+/**
+ * Pads columns so rows line up; cells are made {@link printable} first.
  *
  * @example
  * table([['A', 'tax-statements'], ['B.g1', 'transaction-feed']]) // ['A     tax-statements', 'B.g1  transaction-feed']
  */
 export const table = (rows: readonly (readonly string[])[]): string[] => {
-  const widths = rows.reduce<number[]>((w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), []);
-  return rows.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '));
+  const cells = rows.map((row) => row.map(printable));
+  const widths = cells.reduce<number[]>((w, row) => row.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), []);
+  return cells.map((row) => row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  '));
 };
 
 const indent = (lines: readonly string[]): string[] => lines.map((line) => `  ${line}`);
@@ -32,7 +44,7 @@ const subtaskRow = (universe: Universe, subtask: DispatchedSubtask): string[] =>
  */
 export const formatPlan = (universe: Universe, subtasks: readonly DispatchedSubtask[]): string => {
   const header = `Plan: ${subtasks.length} subtask${subtasks.length === 1 ? '' : 's'} tile ${describeScope(universe.dimension, universe)}`;
-  return [header, ...indent(table(subtasks.map((s) => subtaskRow(universe, s))))].join('\n');
+  return [printable(header), ...indent(table(subtasks.map((s) => subtaskRow(universe, s))))].join('\n');
 };
 
 /**
@@ -42,11 +54,12 @@ export const formatPlan = (universe: Universe, subtasks: readonly DispatchedSubt
  * formatProblems('The plan was rejected', problems)
  */
 export const formatProblems = (title: string, problems: readonly (Problem | RequestProblem)[]): string =>
-  [`${title} (${problems.length} problem${problems.length === 1 ? '' : 's'}):`, ...indent(table(problems.map((p) => [p.path ?? '', p.code, p.message])))].join('\n');
+  [printable(`${title} (${problems.length} problem${problems.length === 1 ? '' : 's'}):`), ...indent(table(problems.map((p) => [p.path ?? '', p.code, p.message])))].join('\n');
 
 const gapRow = (dimension: Universe['dimension'], gap: CoverageGap): string[] => {
   const region = hasRegion(gap) ? describeScope(dimension, regionOf(gap), 'exact') : '';
-  const origin = gap.kind === 'observed' ? `observed by ${gap.subtaskId ?? '?'}` : 'unassigned';
+  const origin =
+    gap.kind === 'observed' ? `observed by ${gap.subtaskId ?? '?'}` : gap.kind === 'unread' ? `not read by ${gap.subtaskId ?? '?'} (${gap.reason ?? '?'})` : 'unassigned';
   const recheck = gap.recheckSubtaskId ? `${gap.recheckSubtaskId} against ${gap.recheckedAgainst ?? '?'}` : '';
   const records = gap.records === undefined ? '' : `${gap.records} records`;
   return [region, origin, gap.status, recheck, records];
@@ -61,12 +74,12 @@ const gapRow = (dimension: Universe['dimension'], gap: CoverageGap): string[] =>
  */
 export const formatCoverage = (universe: Universe, coverage: Coverage): string => {
   const lines = [
-    coverage.statement,
+    printable(coverage.statement),
     '',
     `complete: ${coverage.complete ? 'yes' : 'no'}`,
     `partitions: ${coverage.partitions}`,
-    `missing questions: ${coverage.missingQuestions.join(', ') || 'none'}`,
-    `degraded: ${coverage.degradedReason.join(', ') || 'none'}`,
+    printable(`missing questions: ${coverage.missingQuestions.join(', ') || 'none'}`),
+    printable(`degraded: ${coverage.degradedReason.join(', ') || 'none'}`),
   ];
   if (coverage.overlaps.length > 0) {
     lines.push('overlaps:', ...indent(table(coverage.overlaps.map((o) => [describeScope(universe.dimension, regionOf(o), 'exact'), o.subtaskIds.join(', ')]))));

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_DEADLINE_SECONDS, validateRunRequest, type WorkerCatalog } from '../domain';
+import { DEFAULT_MAX_DEADLINE_SECONDS, validateRunRequest, withModels, type WorkerCatalog } from '../domain';
 import { UsageError } from './errors';
 import { formatPlan, formatProblems } from './output';
 import { fileArgs, readJson, type Command } from './router';
@@ -11,6 +11,8 @@ export interface PlanCommandOptions {
    * @default - the worker module's: `--workers PATH`, else package.json's `"tessera": { "workers": PATH }`
    */
   readonly catalog?: WorkerCatalog;
+  /** Model ids requests may name, applied to the worker module's catalog (`withModels`). @default - the catalog's own */
+  readonly models?: readonly string[];
   /** Default horizon for `deadlineSeconds`; `--max-deadline-seconds` overrides it. */
   readonly maxDeadlineSeconds?: number;
 }
@@ -41,7 +43,8 @@ export const createPlanCommand = (options: PlanCommandOptions = {}): Command => 
     const parsed = fileArgs('plan', USAGE, args, { flags: ['json'], options: ['max-deadline-seconds', 'workers'] });
     const maxDeadlineSeconds = horizon(parsed.values.get('max-deadline-seconds'), options.maxDeadlineSeconds ?? DEFAULT_MAX_DEADLINE_SECONDS);
     const body = await readJson(io, parsed.file);
-    const catalog = options.catalog ?? (await cliRegistry(parsed.values.get('workers'))).catalog();
+    const loaded = options.catalog ?? (await cliRegistry(parsed.values.get('workers'))).catalog();
+    const catalog = options.models ? withModels(loaded, options.models) : loaded;
     const result = validateRunRequest(body, catalog, { maxDeadlineSeconds });
     if (parsed.flags.has('json')) {
       io.out(JSON.stringify(result.ok ? { ok: true, subtasks: result.subtasks } : result, null, 2));

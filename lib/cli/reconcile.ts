@@ -1,6 +1,6 @@
 import { ReconcileInput } from '../contract';
 import { buildCoverage } from '../domain';
-import { formatCoverage } from './output';
+import { formatCoverage, printable } from './output';
 import { fileArgs, readJson, type Command } from './router';
 
 const USAGE = 'tessera reconcile FILE [--json]';
@@ -23,7 +23,7 @@ export const reconcileCommand: Command = {
     const input = ReconcileInput.safeParse(await readJson(io, parsed.file));
     if (!input.success) {
       io.err(`${parsed.file} is not a reconcile input:`);
-      for (const issue of input.error.issues) io.err(`  ${issue.path.join('.') || '(root)'}: ${issue.message}`);
+      for (const issue of input.error.issues) io.err(printable(`  ${issue.path.join('.') || '(root)'}: ${issue.message}`));
       return 1;
     }
     const { outcomes, ...manifest } = input.data;

@@ -1,5 +1,5 @@
 import type { Observed, RunResource, SubtaskView } from '../contract';
-import { table } from './output';
+import { printable, table } from './output';
 
 /**
  * One line of live progress.
@@ -13,7 +13,7 @@ export const progressLine = (run: RunResource): string => {
     .filter(([, count]) => count > 0)
     .map(([state, count]) => `${state} ${count}`)
     .join(', ');
-  return `round ${run.round} · ${run.progress.terminal}/${run.progress.dispatched} subtasks ended${states ? ` · ${states}` : ''}`;
+  return printable(`round ${run.round} · ${run.progress.terminal}/${run.progress.dispatched} subtasks ended${states ? ` · ${states}` : ''}`);
 };
 
 const observedText = (observed: Observed | null): string => {
@@ -49,6 +49,7 @@ export const formatRun = (run: RunResource): string => {
   if (run.answer && Object.keys(run.answer.result).length > 0) lines.push(`Result    ${JSON.stringify(run.answer.result)}`);
   if (statement) lines.push(`Coverage  ${statement}`);
   lines.push(`Usage     ${run.usage.modelCalls} model calls, estimated cost ${run.usage.estimatedCost} of ${run.budget.costLimit}`);
-  lines.push('Subtasks', ...table([['id', 'worker', 'round', 'state', 'observed', 'usage', 'note'], ...run.subtasks.map(subtaskRow)]).map((l) => `  ${l}`));
-  return lines.join('\n');
+  // Table cells are escaped by table(); every other line carries stored text, escaped here.
+  const rows = table([['id', 'worker', 'round', 'state', 'observed', 'usage', 'note'], ...run.subtasks.map(subtaskRow)]).map((l) => `  ${l}`);
+  return [...lines.map(printable), 'Subtasks', ...rows].join('\n');
 };

@@ -1,8 +1,8 @@
-import { createTesseraClient, TesseraApiError, type TesseraClient } from '../client';
+import { createTesseraClient, RunWaitTimeout, TesseraApiError, type TesseraClient } from '../client';
 import type { RunResource } from '../contract';
 import { UsageError } from './errors';
 import { readLocalState } from './local-state';
-import { formatProblems } from './output';
+import { formatProblems, printable } from './output';
 import { formatRun, progressLine } from './run-output';
 import { fileArgs, readJson, type CliIo, type Command } from './router';
 
@@ -16,6 +16,8 @@ export interface RunTarget {
   readonly apiUrl: string;
   readonly token: string;
   readonly description: string;
+  /** A local cloud, whose runs live in memory and end with it. */
+  readonly local: boolean;
   stop?(): Promise<void>;
 }
 
@@ -37,31 +39,74 @@ const progressPrinter = (io: CliIo) => {
   };
 };
 
+/** Why waiting stopped, in words, or `undefined` for an error that is a bug. */
+const waitFailure = (error: unknown): string | undefined => {
+  if (error instanceof TesseraApiError && error.status === 404) return 'the API no longer knows this run (404)';
+  if (error instanceof TesseraApiError && error.status === 401) return 'the API refused the token (401)';
+  if (error instanceof TesseraApiError) return error.message;
+  if (error instanceof RunWaitTimeout) return error.message.replace(/^run \S+ /, 'it ');
+  if (error instanceof TypeError && error.message === 'fetch failed') {
+    return `the API could not be reached (${String((error.cause as Error | undefined)?.message ?? error.cause)})`;
+  }
+  return undefined;
+};
+
 /**
- * Submits a run request, shows progress while it runs, and prints the run: the answer and its
- * coverage statement, or with `json` exactly the run resource `GET /runs/{runId}` returns.
+ * What a person needs when waiting for an accepted run stopped: the run id, why, and what to do.
+ * A local cloud keeps every run in memory (README, "The local cloud keeps no data"), so after it
+ * stops or restarts the run is gone and its token is no longer valid.
  *
  * @example
- * const code = await submitAndReport(io, client, body, { json: false });
+ * lostRunMessage({ runId, apiUrl, local: true }, 'the API could not be reached (connect ECONNREFUSED 127.0.0.1:7700)')
  */
-export const submitAndReport = async (
-  io: CliIo,
-  client: TesseraClient,
-  body: unknown,
-  options: { json: boolean; idempotencyKey?: string },
-): Promise<number> => {
+export const lostRunMessage = (run: { runId: string; apiUrl: string; local: boolean }, why: string): string =>
+  [
+    `tessera: stopped waiting for run ${run.runId}: ${why}.`,
+    `  The run was accepted; it may still be running. To look at it: GET ${run.apiUrl.replace(/\/$/, '')}/runs/${run.runId} with your token.`,
+    ...(run.local
+      ? ['  The local cloud keeps runs in memory: if it was stopped or restarted, this run is gone (and a new token is in .tessera/local.json); run the request again.']
+      : []),
+  ].join('\n');
+
+/** Where a submitted run is reported: its API, for the messages that name the run. */
+export interface ReportOptions {
+  readonly json: boolean;
+  readonly idempotencyKey?: string;
+  readonly apiUrl: string;
+  /** A local cloud, whose runs live in memory and end with it. */
+  readonly local: boolean;
+}
+
+/**
+ * Submits a run request, shows progress while it runs, and prints the run: the answer and its
+ * coverage statement, or with `json` exactly the run resource `GET /runs/{runId}` returns. Once the
+ * run is accepted, every way waiting can fail prints the run id and what to do (exit 1).
+ *
+ * @example
+ * const code = await submitAndReport(io, client, body, { json: false, apiUrl, local: true });
+ */
+export const submitAndReport = async (io: CliIo, client: TesseraClient, body: unknown, options: ReportOptions): Promise<number> => {
   let runId: string;
   try {
     runId = (await client.createRun(body as never, options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {})).runId;
   } catch (error) {
     if (!(error instanceof TesseraApiError)) throw error;
     const issues = error.issues.map((issue) => ({ ...issue, code: issue.code as 'invalid_request' }));
-    io.err(issues.length > 0 ? formatProblems(`the run request was rejected (${error.status})`, issues) : error.message);
+    io.err(issues.length > 0 ? formatProblems(`the run request was rejected (${error.status})`, issues) : printable(error.message));
     return RUN_EXIT.requestError;
   }
-  io.err(`run ${runId} accepted`);
+  io.err(printable(`run ${runId} accepted`));
   const progress = progressPrinter(io);
-  const run = await client.waitForRun(runId, { onProgress: (r) => progress.update(r) });
+  let run: RunResource;
+  try {
+    run = await client.waitForRun(runId, { onProgress: (r) => progress.update(r) });
+  } catch (error) {
+    progress.done();
+    const why = waitFailure(error);
+    io.err(lostRunMessage({ runId, apiUrl: options.apiUrl, local: options.local }, why ?? `${(error as Error).name ?? 'Error'}: ${(error as Error).message}`));
+    if (why === undefined) throw error;
+    return RUN_EXIT.requestError;
+  }
   progress.done();
   io.out(options.json ? JSON.stringify(run, null, 2) : formatRun(run));
   return run.status === 'succeeded' ? RUN_EXIT.succeeded : RUN_EXIT.notSucceeded;
@@ -78,10 +123,10 @@ const resolveTarget = async (values: ReadonlyMap<string, string>, io: CliIo, sta
   if (api !== undefined) {
     const token = values.get('token') ?? process.env.TESSERA_TOKEN;
     if (!token) throw new UsageError({ command: 'run', problem: '--api needs a token: pass --token JWT or set TESSERA_TOKEN', usage: USAGE });
-    return { apiUrl: api, token, description: api };
+    return { apiUrl: api, token, description: api, local: false };
   }
   const running = await readLocalState();
-  if (running) return { apiUrl: running.apiUrl, token: values.get('token') ?? running.token, description: `the local cloud at ${running.apiUrl}` };
+  if (running) return { apiUrl: running.apiUrl, token: values.get('token') ?? running.token, description: `the local cloud at ${running.apiUrl}`, local: true };
   const workers = values.get('workers');
   return startLocal(io, workers === undefined ? {} : { workers });
 };
@@ -104,7 +149,7 @@ export const createRunCommand = (options: { startLocal: StartLocal }): Command =
     try {
       const client = createTesseraClient({ apiUrl: target.apiUrl, token: target.token });
       const key = parsed.values.get('idempotency-key');
-      return await submitAndReport(io, client, body, { json: parsed.flags.has('json'), ...(key ? { idempotencyKey: key } : {}) });
+      return await submitAndReport(io, client, body, { json: parsed.flags.has('json'), apiUrl: target.apiUrl, local: target.local, ...(key ? { idempotencyKey: key } : {}) });
     } finally {
       await target.stop?.();
     }

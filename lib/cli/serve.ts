@@ -39,7 +39,17 @@ const parseServeArgs = (args: readonly string[]) => {
   }
 };
 
-const banner = (apiUrl: string, endpoints: Record<string, string | undefined>): string =>
+/**
+ * The local cloud keeps no data across restarts, and says so. DynamoDB Local could persist its
+ * tables, but SQS messages, Step Functions executions, task tokens and the token-signing key live
+ * in this process: after a restart every persisted run would have lost its execution and could
+ * only be closed as failed. Starting empty is the honest state.
+ */
+export const LOCAL_DATA_NOTICE =
+  'Runs are kept in memory: stopping or restarting the local cloud forgets every run and issues a new token.';
+
+/** What `serve` prints once the cloud is up. @example banner(apiUrl, { ...cloud.endpoints }) */
+export const banner = (apiUrl: string, endpoints: Record<string, string | undefined>): string =>
   [
     'tessera local cloud is running on 127.0.0.1 (Ctrl-C stops everything it started)',
     `  API             ${apiUrl}`,
@@ -48,6 +58,7 @@ const banner = (apiUrl: string, endpoints: Record<string, string | undefined>): 
     `  DynamoDB Local  ${endpoints.dynamodb}`,
     `  SQS (fauxqs)    ${endpoints.sqs ? loopbackOrigin(endpoints.sqs) : ''}`,
     '',
+    LOCAL_DATA_NOTICE,
     `A token for tenant "${DEMO_TENANT}" (valid 12 h) is in ${relative(process.cwd(), LOCAL_STATE_FILE) || LOCAL_STATE_FILE}.`,
     'Try, in another terminal:',
     '  npx tessera run examples/scout.json',
@@ -94,7 +105,7 @@ export const serveCommand: Command = {
     io.out(banner(apiUrl, { ...cloud.endpoints }));
     if (body !== undefined) {
       io.out(`\nRunning ${example}:`);
-      await submitAndReport(io, createTesseraClient({ apiUrl, token }), body, { json: false });
+      await submitAndReport(io, createTesseraClient({ apiUrl, token }), body, { json: false, apiUrl, local: true });
       io.out('\nThe local cloud is still running. Ctrl-C stops it.');
     }
     await stopped;

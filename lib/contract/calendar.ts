@@ -19,6 +19,17 @@ export interface ParsedTimePoint {
   readonly offsetMinutes: number;
 }
 
+/** Time points are written with four-digit years: `0000` to `9999`. */
+export const MAX_YEAR = 9999;
+
+/**
+ * The calendar year of an instant as written in a fixed offset (minutes east of UTC).
+ *
+ * @example
+ * yearInOffset(Date.UTC(9999, 11, 31, 23), 120) // 10000: 01:00 on 1 January 10000 at +02:00
+ */
+export const yearInOffset = (ms: number, offsetMinutes: number): number => new Date(ms + offsetMinutes * 60_000).getUTCFullYear();
+
 /** True when the year is a Gregorian leap year. */
 export const isLeapYear = (year: number): boolean =>
   (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;

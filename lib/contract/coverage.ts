@@ -29,6 +29,8 @@ export const ProblemCode = z.enum([
   'deadline_out_of_horizon',
   'unassigned_question',
   'plan_too_large',
+  'budget_exceeds_run',
+  'unknown_model',
   // reconcile problems: found when outcomes are compared with the manifest
   'missing_outcome',
   'unexpected_outcome',
@@ -56,13 +58,25 @@ export type Problem = z.infer<typeof Problem>;
 export const GapStatus = z.enum(['confirmed_empty', 'data_found', 'unchecked', 'recheck_failed', 'source_unreachable']);
 export type GapStatus = z.infer<typeof GapStatus>;
 
-/** Part of the universe that no assignment covered, or that a worker's data did not reach. */
+/** Why an assigned region was never read: its line of work's latest attempt did not end `ok`. */
+export const UnreadReason = z.enum(['timed_out', 'invalid', 'empty', 'cancelled', 'source_unreachable', 'missing_outcome']);
+export type UnreadReason = z.infer<typeof UnreadReason>;
+
+/**
+ * Part of the universe without `ok` data. Every such region is listed: the `ok` observations
+ * and the gaps together cover the whole universe.
+ */
 export const CoverageGap = z.object({
   ...regionFields,
-  /** `assignment`: no subtask was given it. `observed`: assigned, but the data stopped short. */
-  kind: z.enum(['assignment', 'observed']),
-  /** The subtask whose observed data left this gap. */
+  /**
+   * `assignment`: no subtask was given it. `observed`: assigned, but the data stopped short.
+   * `unread`: assigned, but its subtask (latest attempt) did not end `ok`, so nobody read it.
+   */
+  kind: z.enum(['assignment', 'observed', 'unread']),
+  /** The subtask whose observed data left this gap, or (`unread`) the latest attempt that did not read it. */
   subtaskId: SubtaskId.optional(),
+  /** For `unread` gaps: how that attempt ended (`source_unreachable` is `empty` with no source reached). */
+  reason: UnreadReason.optional(),
   status: GapStatus,
   /** Worker kind the gap was re-checked against, such as `transaction-feed`. */
   recheckedAgainst: WorkerKind.optional(),
@@ -80,6 +94,10 @@ export type CoverageOverlap = z.infer<typeof CoverageOverlap>;
  * Every answer carries one; it is never optional.
  */
 export const Coverage = z.object({
+  /**
+   * True exactly when nothing is left in doubt: no gap other than one a re-check settled
+   * (`confirmed_empty`, `data_found`), no `degradedReason` and no missing question.
+   */
   complete: z.boolean(),
   missingQuestions: z.array(QuestionId),
   /** `"<subtaskId>:<state>"` for every line of work that did not end `ok`. */

@@ -3,8 +3,10 @@
  * TypeScript types, its JSON Schema and its OpenAPI document. Fields may be added; none removed.
  */
 export * from './calendar';
+export * from './text';
 export * from './scope';
 export * from './run-request';
 export * from './outcome';
 export * from './coverage';
 export * from './run-resource';
+export * from './http';

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FileScope, Scope, TimePoint, Universe } from './scope';
+import { PlainText } from './text';
 
 /** Subtask and question identifiers appear in reports such as `C:timed_out`, so keep them short. */
 export const SubtaskId = z
@@ -12,17 +13,42 @@ export const QuestionId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 
 /** A worker kind name such as `tax-statements`. Whether it exists is checked against the worker catalog. */
 export const WorkerKind = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and "-"');
 
+/**
+ * Bounds of every budget figure. The ledger keeps allowances as exact integers and multiplies
+ * a subtask's calls by its cost per call; with these bounds every figure and that product stay
+ * below `Number.MAX_SAFE_INTEGER` (2^53 - 1), so nothing is refused or rounded after planning.
+ */
+export const BUDGET_LIMITS = {
+  /** Model calls of one subtask or one run. */
+  modelCalls: 1_000_000,
+  /** Estimated cost units of one model call. */
+  costPerCall: 1_000_000_000,
+  /** Cost units of one run: the largest subtask allowance, `modelCalls × costPerCall`. */
+  costLimit: 1_000_000_000_000_000,
+} as const;
+
+const modelCalls = z
+  .int()
+  .min(1, 'must be a positive whole number of model calls')
+  .max(BUDGET_LIMITS.modelCalls, `must be at most ${BUDGET_LIMITS.modelCalls.toLocaleString('en')} model calls`);
+
 /** The allowance fixed into one assignment. Cost is in integer cost units (pence, cents). */
 export const SubtaskBudget = z.object({
-  modelCalls: z.int().min(1, 'must be a positive whole number of model calls'),
-  estimatedCostPerCall: z.int().min(0, 'must not be negative'),
+  modelCalls,
+  estimatedCostPerCall: z
+    .int()
+    .min(0, 'must not be negative')
+    .max(BUDGET_LIMITS.costPerCall, `must be at most ${BUDGET_LIMITS.costPerCall.toLocaleString('en')} cost units per call`),
 });
 export type SubtaskBudget = z.infer<typeof SubtaskBudget>;
 
 /** The run-wide allowance shared by every subtask and every round. */
 export const RunBudget = z.object({
-  modelCalls: z.int().min(1, 'must be a positive whole number of model calls'),
-  costLimit: z.int().min(1, 'must be a positive whole number of cost units'),
+  modelCalls,
+  costLimit: z
+    .int()
+    .min(1, 'must be a positive whole number of cost units')
+    .max(BUDGET_LIMITS.costLimit, `must be at most ${BUDGET_LIMITS.costLimit.toLocaleString('en')} cost units`),
 });
 export type RunBudget = z.infer<typeof RunBudget>;
 
@@ -34,13 +60,13 @@ const delegationFields = {
   questionIds: z.array(QuestionId).default([]),
   required: z.boolean().default(false),
   /** Why the run cannot answer without this subtask. Mandatory when `required` is true. */
-  justification: z.string().trim().min(1).max(500).optional(),
+  justification: PlainText.trim().min(1).max(500).optional(),
   /** Seconds from dispatch to the subtask's absolute deadline. The horizon is checked by the planner. */
   deadlineSeconds: z.int().min(1, 'must be at least 1 second'),
   budget: SubtaskBudget,
   input: WorkerInput.optional(),
   /** Model adapter for this subtask, such as `offline` or a Bedrock model id allowed by the deployment. */
-  model: z.string().min(1).max(128).optional(),
+  model: PlainText.min(1).max(128).optional(),
 };
 
 const requireJustification = (value: { required: boolean; justification?: string | undefined }, ctx: z.RefinementCtx) => {
@@ -96,12 +122,12 @@ export const Policy = z.object({
 export type Policy = z.infer<typeof Policy>;
 
 /** A question the goal needs answered; lets the planner report one no subtask was given. */
-export const Question = z.object({ id: QuestionId, text: z.string().min(1).max(500).optional() });
+export const Question = z.object({ id: QuestionId, text: PlainText.min(1).max(500).optional() });
 
 /** `POST /runs` body and `tessera run FILE` input. */
 export const RunRequest = z
   .object({
-    goal: z.string().trim().min(1).max(2000),
+    goal: PlainText.trim().min(1).max(2000),
     universe: Universe,
     subtasks: z.array(SubtaskSpec).min(1).max(1000).optional(),
     split: SplitSpec.optional(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { parseTimePoint } from './calendar';
+import { MAX_YEAR, parseTimePoint, yearInOffset } from './calendar';
+import { PlainText } from './text';
 
 /**
  * A point in time: an ISO date (`2025-04-01`, taken as 00:00 UTC) or an ISO instant with an
@@ -24,12 +25,20 @@ export const TimeRange = z
       ctx.addIssue({ code: 'custom', path: ['toExclusive'], message: 'must use the same form as from (both dates or both instants)' });
     } else if (from.ms >= to.ms) {
       ctx.addIssue({ code: 'custom', path: ['toExclusive'], message: `must be after from (${range.from})` });
+    } else if (yearInOffset(to.ms, from.offsetMinutes) > MAX_YEAR) {
+      // Every point of a range is written in the offset of `from` (split pieces, gaps, coverage),
+      // so that end must still have a four-digit year there.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['toExclusive'],
+        message: `is after ${MAX_YEAR}-12-31 in the offset of from (${range.from}); points of a range are written in that offset with four-digit years`,
+      });
     }
   });
 export type TimeRange = z.infer<typeof TimeRange>;
 
 /** A stable identifier: tickets, sources, SKUs, accounts. */
-export const ItemId = z.string().min(1).max(256);
+export const ItemId = PlainText.min(1).max(256);
 
 /** A set of IDs. Inside a scope the order carries no meaning. */
 export const IdsScope = z.object({ ids: z.array(ItemId).min(1) });
@@ -46,7 +55,7 @@ export type LineRange = z.infer<typeof LineRange>;
 
 /** One file; without `lines` the whole file is meant. */
 export const FileScope = z.object({
-  path: z.string().min(1).max(1024),
+  path: PlainText.min(1).max(1024),
   lines: z.array(LineRange).min(1).optional(),
 });
 export type FileScope = z.infer<typeof FileScope>;
@@ -64,12 +73,12 @@ export type Dimension = z.infer<typeof Dimension>;
 export const TimeUniverse = TimeRange.safeExtend({
   dimension: z.literal('time'),
   /** Name of the record field the range applies to, for reports (`postedDate`). */
-  field: z.string().min(1).max(64).optional(),
+  field: PlainText.min(1).max(64).optional(),
 });
 export const IdsUniverse = IdsScope.extend({
   dimension: z.literal('ids'),
   /** What one ID names, for reports (`ticket`). */
-  noun: z.string().min(1).max(32).optional(),
+  noun: PlainText.min(1).max(32).optional(),
 });
 export const PathsUniverse = PathsScope.extend({ dimension: z.literal('paths') });
 

@@ -34,4 +34,22 @@ export interface WorkerKindInfo {
 export interface WorkerCatalog {
   get(kind: string): WorkerKindInfo | undefined;
   kinds(): readonly string[];
+  /**
+   * The model ids a subtask may name in `model` (`offline`, a Bedrock model id the deployment
+   * allows). Planning refuses any other. A catalog without it leaves `model` to the workers;
+   * the API's catalog always has it ({@link withModels}).
+   */
+  models?(): readonly string[];
 }
+
+/**
+ * The same catalog, allowing exactly `models` in a subtask's `model`.
+ *
+ * @example
+ * const catalog = withModels(registry.catalog(), ['offline', 'offline:broaden']);
+ * catalog.models?.() // ['offline', 'offline:broaden']
+ */
+export const withModels = (catalog: WorkerCatalog, models: readonly string[]): WorkerCatalog => {
+  const allowed = Object.freeze([...models]);
+  return Object.freeze({ get: (kind: string) => catalog.get(kind), kinds: () => catalog.kinds(), models: () => allowed });
+};

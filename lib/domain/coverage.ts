@@ -1,5 +1,6 @@
-import type { Coverage, CoverageGap, CoverageOverlap, DispatchedSubtask, Manifest, Outcome, Problem, ProblemCode } from '../contract';
-import { hasRegion, regionOf } from './dimensions';
+import { UnreadReason, type Coverage, type CoverageGap, type CoverageOverlap, type DispatchedSubtask, type Manifest, type Outcome, type Problem, type ProblemCode, type Scope } from '../contract';
+import { algebraFor, hasRegion, regionOf } from './dimensions';
+import { DimensionMismatchError, ScopeError } from './errors';
 import { recheckId, reportedState, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 import { renderStatement, type StatementFacts, type UncoveredWork } from './statement';
@@ -121,6 +122,35 @@ const overlapsOf = (problems: readonly Problem[]): CoverageOverlap[] =>
 const assignmentGapsOf = (problems: readonly Problem[]): CoverageGap[] =>
   problems.filter((p) => p.code === 'assignment_gap' && hasRegion(p)).map((p) => ({ ...regionOf(p), kind: 'assignment', status: 'unchecked' }));
 
+/**
+ * The assigned regions nobody read: one `unread` gap per region of the universe whose first-round
+ * line of work did not end `ok` (its latest attempt timed out, was invalid, found nothing, was
+ * cancelled, could not reach its source, or has no outcome), clipped to the universe. A scope
+ * of another dimension is a plan problem already and has no region to report.
+ *
+ * @example
+ * unreadGapsOf(manifest, reconciliation)
+ * // [{ ids: ['crm-acme'], kind: 'unread', subtaskId: 'C.r2', reason: 'timed_out', status: 'unchecked' }]
+ */
+export const unreadGapsOf = (manifest: Manifest, reconciliation: Reconciliation): CoverageGap[] => {
+  const algebra = algebraFor(manifest.universe.dimension);
+  const unread = reconciliation.chains.partitions.filter((c) => c.state !== 'ok');
+  if (unread.length === 0) return [];
+  const universe = algebra.normalise(manifest.universe);
+  const insideUniverse = (assigned: Scope): Scope[] => {
+    try {
+      return algebra.toScopes(algebra.intersect(universe, algebra.normalise(assigned)));
+    } catch (error) {
+      if (error instanceof DimensionMismatchError || error instanceof ScopeError) return [];
+      throw error;
+    }
+  };
+  return unread.flatMap((chain) => {
+    const reason = UnreadReason.parse(reportedState(chain));
+    return insideUniverse(chain.origin.assigned).map((scope): CoverageGap => ({ ...scope, kind: 'unread', subtaskId: chain.latest.id, reason, status: 'unchecked' }));
+  });
+};
+
 const uncoveredOf = (chains: readonly AttemptChain[]): UncoveredWork[] =>
   chains
     .filter((c) => c.state !== 'ok')
@@ -133,9 +163,12 @@ const observationProblemsOf = (problems: readonly Problem[]): StatementFacts['ob
 
 /**
  * The coverage of an answer, computed only from the manifest and the outcomes (never from
- * model text). `complete` is true exactly when nothing is degraded and no question is left
- * unanswered: the plan tiles, every line of work ended ok, every observed gap was re-checked
- * and confirmed empty or found data, and no worker reported data it was not given.
+ * model text). `gaps` lists every region of the universe without `ok` data: unassigned
+ * (`assignment`), assigned but never read (`unread`), and read short (`observed`, with what
+ * its re-check found). `complete` is true exactly when no gap is left unsettled, nothing is
+ * degraded and no question is unanswered: the plan tiles, every line of work ended ok, every
+ * observed gap was re-checked and confirmed empty or found data, and no worker reported data
+ * it was not given.
  *
  * @example
  * buildCoverage(taxManifest, outcomes).statement
@@ -149,6 +182,7 @@ export const buildCoverage = (manifest: Manifest, outcomes: readonly Outcome[], 
   const degradedReason = degradedReasonsOf(reconciliation, resolved);
   const overlaps = overlapsOf(problems);
   const assignmentGaps = assignmentGapsOf(problems);
+  const unreadGaps = unreadGapsOf(manifest, reconciliation);
   const facts: StatementFacts = {
     universe: manifest.universe,
     partitions: chains.partitions.length,
@@ -156,6 +190,7 @@ export const buildCoverage = (manifest: Manifest, outcomes: readonly Outcome[], 
     gaps: [
       ...assignmentGaps,
       ...resolved.map((g) => (g.recheck && g.coverage.status === 'recheck_failed' ? { ...g.coverage, recheckState: reportedState(g.recheck) } : g.coverage)),
+      ...unreadGaps,
     ],
     uncovered: uncoveredOf(chains.partitions),
     missingQuestions,
@@ -163,13 +198,15 @@ export const buildCoverage = (manifest: Manifest, outcomes: readonly Outcome[], 
     unexpectedOutcomes: sortedUnique(problems.filter((p) => p.code === 'unexpected_outcome').flatMap((p) => p.subtaskIds ?? [])),
     ...(manifest.sources ? { sources: manifest.sources } : {}),
   };
+  const gaps = [...assignmentGaps, ...resolved.map((g) => g.coverage), ...unreadGaps];
+  const unsettled = gaps.some((gap) => !RESOLVED.has(gap.status));
   return {
-    complete: degradedReason.length === 0 && missingQuestions.length === 0,
+    complete: !unsettled && degradedReason.length === 0 && missingQuestions.length === 0,
     missingQuestions,
     degradedReason,
     partitions: chains.partitions.length,
     overlaps,
-    gaps: [...assignmentGaps, ...resolved.map((g) => g.coverage)],
+    gaps,
     problems,
     statement: renderStatement(facts),
   };

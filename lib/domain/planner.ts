@@ -1,4 +1,4 @@
-import { RunRequest, type DispatchedSubtask, type Problem, type ProblemCode, type Scope, type SplitSpec, type SubtaskSpec, type Universe } from '../contract';
+import { RunRequest, type DispatchedSubtask, type Problem, type ProblemCode, type RunBudget, type Scope, type SplitSpec, type SubtaskBudget, type SubtaskSpec, type Universe } from '../contract';
 import { boundaryProblems, splitByCalendar, splitAtBoundaries } from './calendar-split';
 import type { WorkerCatalog } from './catalog';
 import { ScopeError, SplitError } from './errors';
@@ -52,8 +52,35 @@ export const generatedId = (index: number, prefix?: string): string => {
   return id;
 };
 
-/** Problems with a delegation's worker kind, input and deadline, at `path` (`subtasks.1` or `split`). */
-const delegationProblems = (delegation: Delegation, path: string, universe: Universe, catalog: WorkerCatalog, options: PlanOptions): RequestProblem[] => {
+/**
+ * A subtask's allowance must fit in the run's: more calls, or calls × cost per call beyond the
+ * run's cost limit, could never be spent and would only fail at the first reservation.
+ */
+const budgetProblems = (budget: SubtaskBudget, path: string, run: RunBudget): RequestProblem[] => {
+  const problems: RequestProblem[] = [];
+  if (budget.modelCalls > run.modelCalls) {
+    problems.push({ code: 'budget_exceeds_run', path: `${path}.budget.modelCalls`, message: `must not exceed the run's budget.modelCalls (${run.modelCalls}; got ${budget.modelCalls})` });
+  }
+  const cost = budget.modelCalls * budget.estimatedCostPerCall;
+  if (cost > run.costLimit) {
+    problems.push({
+      code: 'budget_exceeds_run',
+      path: `${path}.budget.estimatedCostPerCall`,
+      message: `${budget.modelCalls} calls × ${budget.estimatedCostPerCall} = ${cost} must not exceed the run's budget.costLimit (${run.costLimit})`,
+    });
+  }
+  return problems;
+};
+
+const modelProblems = (model: string | undefined, path: string, catalog: WorkerCatalog): RequestProblem[] => {
+  const allowed = catalog.models?.();
+  if (model === undefined || allowed === undefined || allowed.includes(model)) return [];
+  return [{ code: 'unknown_model', path: `${path}.model`, message: `unknown model ${model} (allowed: ${allowed.join(', ') || 'none'})` }];
+};
+
+/** Problems with a delegation's worker kind, input, deadline, budget and model, at `path` (`subtasks.1` or `split`). */
+const delegationProblems = (delegation: Delegation, path: string, request: RunRequest, catalog: WorkerCatalog, options: PlanOptions): RequestProblem[] => {
+  const { universe } = request;
   const problems: RequestProblem[] = [];
   const info = catalog.get(delegation.worker);
   if (!info) {
@@ -74,7 +101,7 @@ const delegationProblems = (delegation: Delegation, path: string, universe: Univ
       message: `must be between 1 and ${options.maxDeadlineSeconds} seconds (got ${delegation.deadlineSeconds})`,
     });
   }
-  return problems;
+  return [...problems, ...budgetProblems(delegation.budget, path, request.budget), ...modelProblems(delegation.model, path, catalog)];
 };
 
 const splitProblem = (error: SplitError | ScopeError): RequestProblem => ({
@@ -194,7 +221,8 @@ const dispatched = (draft: Draft): DispatchedSubtask => {
  * problem at once, each with its field path: a plan that does not tile (every gap and overlap
  * with exact bounds and subtask ids), a scope of the wrong dimension or outside the universe,
  * duplicate subtask or universe ids, an unknown worker kind or one of another dimension,
- * invalid worker input, a deadline outside `1..maxDeadlineSeconds`, a declared question
+ * invalid worker input, a deadline outside `1..maxDeadlineSeconds`, a subtask allowance
+ * larger than the run's budget, a `model` the catalog does not allow, a declared question
  * nobody was given, or more than {@link MAX_SUBTASKS} subtasks. Nothing is dispatched here.
  *
  * @example
@@ -208,8 +236,8 @@ export const planRun = (request: RunRequest, catalog: WorkerCatalog, options: Pl
   const handWritten = (request.subtasks ?? []).map((s, i): Draft => ({ id: s.id, scope: s.scope, delegation: s, scopePath: `subtasks.${i}.scope` }));
   const drafts = request.split ? fromSplit.drafts : handWritten;
   const problems: RequestProblem[] = [
-    ...(request.split ? delegationProblems(request.split, 'split', universe, catalog, options) : []),
-    ...(request.subtasks ?? []).flatMap((s, i) => delegationProblems(s, `subtasks.${i}`, universe, catalog, options)),
+    ...(request.split ? delegationProblems(request.split, 'split', request, catalog, options) : []),
+    ...(request.subtasks ?? []).flatMap((s, i) => delegationProblems(s, `subtasks.${i}`, request, catalog, options)),
     ...idProblems(request.subtasks ?? []),
     ...fromSplit.problems,
     ...(drafts.length > 0 ? tilingProblems(universe, drafts) : []),

@@ -59,6 +59,7 @@ const overlapsText = (facts: StatementFacts): string => {
 
 const gapPhrase = (facts: StatementFacts, gap: StatementFacts['gaps'][number]): string => {
   if (gap.kind === 'assignment') return 'assigned to no subtask';
+  if (gap.kind === 'unread') return `not read: ${gap.subtaskId ?? 'its subtask'} ${statePhrase(gap.reason ?? 'missing_outcome')}`;
   const kind = gap.recheckedAgainst;
   if (gap.status === 'unchecked' || kind === undefined) return 'not re-checked';
   const against = `against the ${labelOf(facts, kind)}`;

@@ -1,11 +1,12 @@
 import type { IdsUniverse, PathsUniverse, Problem, Scope, TimeUniverse, Universe } from '../contract';
+import { MAX_YEAR, yearInOffset } from '../contract';
 import { describeScope } from './dimensions';
 import { indexIds, idSet, type IdIndex } from './ids';
 import { containsRange, EMPTY_SET, intervalSet, pairsOf, subtractSets, type IntervalSet } from './intervals';
 import { fileScope, pathSet } from './paths';
 import { dimensionOf } from './scope';
 import { readTimeRange } from './time';
-import { formatTimePoint, pointMs, type TimeFormat } from './time-point';
+import { formatOf, formatTimePoint, pointMs, readTimePoint, type TimeFormat } from './time-point';
 import { listWords } from './words';
 
 /** One piece of a proposed tiling. */
@@ -77,7 +78,8 @@ const sweep = (starts: ArrayLike<number>, ends: ArrayLike<number>, members: numb
 
 /** Problem texts and paths for one dimension's gaps and overlaps, given tile neighbours. */
 interface RegionProblems {
-  region(from: number, to: number): Scope;
+  /** The region `[from, to)`; `tile` is the entry that holds it when it may lie outside the universe. */
+  region(from: number, to: number, tile?: number): Scope;
   /** Field of the tile the problem is attributed to (`from`, `toExclusive`, `files`). */
   readonly startField: string;
   readonly endField: string;
@@ -98,7 +100,7 @@ const gapAndOverlapHandlers = (tiles: readonly Tile[], owner: (entry: number) =>
     });
   },
   overlap: (from, to, first, second) => {
-    const region = text.region(from, to);
+    const region = text.region(from, to, second);
     const [a, b] = [tiles[owner(first)] as Tile, tiles[owner(second)] as Tile];
     emit({
       code: 'assignment_overlap',
@@ -123,6 +125,21 @@ const timeRegion = (format: TimeFormat) => (from: number, to: number): Scope => 
   toExclusive: formatTimePoint(to, format),
 });
 
+/** True when both ends of `[from, to)` have a four-digit year in `format`'s offset. */
+const writable = (format: TimeFormat, from: number, to: number): boolean =>
+  yearInOffset(from, format.offsetMinutes) >= 0 && yearInOffset(to, format.offsetMinutes) <= MAX_YEAR;
+
+/**
+ * Regions are written in the universe's format; a region outside the universe may have no
+ * four-digit year there (a tile ending at `9999-12-31T23:00:00-12:00` in a `Z` universe), so
+ * it is written in the format of the tile that holds it, where it always has one.
+ */
+const tileTimeRegion = (universe: TimeFormat, tiles: readonly Tile[]) => (from: number, to: number, tile?: number): Scope => {
+  const scope = tile === undefined ? undefined : tiles[tile]?.scope;
+  const own = scope !== undefined && 'from' in scope ? readTimePoint(scope.from) : undefined;
+  return timeRegion(writable(universe, from, to) || own === undefined ? universe : formatOf(own))(from, to);
+};
+
 /** Reads a tile's bounds on the fast path; falls back to the strict reader to throw its error. */
 const tileBounds = (scope: { from: string; toExclusive: string }): [number, number] => {
   const start = pointMs(scope.from);
@@ -135,7 +152,7 @@ const tileBounds = (scope: { from: string; toExclusive: string }): [number, numb
 const tileTime = (universe: TimeUniverse, tiles: readonly Tile[], emit: Emit): void => {
   const whole = readTimeRange(universe);
   const dates = whole.format.form === 'date';
-  const region = timeRegion(whole.format);
+  const region = tileTimeRegion(whole.format, tiles);
   const starts = new Float64Array(tiles.length);
   const ends = new Float64Array(tiles.length);
   const members: number[] = [];
@@ -153,7 +170,7 @@ const tileTime = (universe: TimeUniverse, tiles: readonly Tile[], emit: Emit): v
     members.push(i);
     if (!containsRange(whole.bounds, start, end)) {
       for (const [s, e] of pairsOf(subtractSets([start, end], whole.bounds))) {
-        emit(outsideProblem(tile, 'time', region(s, e), s < (whole.bounds[0] as number) ? 'from' : 'toExclusive', universeText));
+        emit(outsideProblem(tile, 'time', region(s, e, i), s < (whole.bounds[0] as number) ? 'from' : 'toExclusive', universeText));
       }
     }
   });

@@ -6,12 +6,15 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { RunStatus } from '../contract';
 import { METRIC_DIMENSIONS, METRICS } from '../observability/metrics';
+import type { UnfinishedExecutionStatus } from '../orchestration/execution-events';
 
 export interface FanOutMonitoringProps {
   /** The `service` dimension Powertools Metrics puts on every run metric. */
   readonly serviceName: string;
   readonly stateMachine: sfn.StateMachine;
   readonly deadLetterQueue: sqs.IQueue;
+  /** Where closings of unfinished executions go when they cannot be delivered or keep failing. */
+  readonly runClosureDeadLetterQueue: sqs.IQueue;
   /** Functions whose errors and throttles the dashboard shows, by name. */
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
   /** Fraction of finished runs with `coverage.complete: false` that raises the alarm. */
@@ -38,6 +41,7 @@ export class FanOutMonitoring extends Construct {
   readonly degradedRunRate: cloudwatch.Alarm;
   readonly deadLetterDepth: cloudwatch.Alarm;
   readonly executionsUnfinished: cloudwatch.Alarm;
+  readonly runClosureFailed: cloudwatch.Alarm;
   readonly dashboard: cloudwatch.Dashboard;
 
   constructor(scope: Construct, id: string, props: FanOutMonitoringProps) {
@@ -59,14 +63,24 @@ export class FanOutMonitoring extends Construct {
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
-    this.executionsUnfinished = this.unfinishedExpression(props.stateMachine).createAlarm(this, 'ExecutionsUnfinished', {
-      alarmDescription: 'A run execution timed out or was aborted, so its run never reached Finalize.',
+    this.executionsUnfinished = this.unfinishedExpression(props.stateMachine, props.serviceName).createAlarm(this, 'ExecutionsUnfinished', {
+      alarmDescription:
+        'A run execution timed out, was aborted, or failed without recording its run (Finalize failed, or a failure past every Catch), so its run never reached Finalize and was closed from the execution status change.',
       threshold: 0,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
-    for (const alarm of [this.degradedRunRate, this.deadLetterDepth, this.executionsUnfinished]) {
+    this.runClosureFailed = props.runClosureDeadLetterQueue
+      .metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM })
+      .createAlarm(this, 'RunClosureFailed', {
+        alarmDescription: 'A run whose execution ended unfinished could not be closed: its status change event is in the run-closure dead-letter queue, and the run may still read running.',
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+    for (const alarm of [this.degradedRunRate, this.deadLetterDepth, this.executionsUnfinished, this.runClosureFailed]) {
       alarm.addAlarmAction(...props.alarmActions);
     }
     this.dashboard = this.buildDashboard(props, rate);
@@ -97,12 +111,23 @@ export class FanOutMonitoring extends Construct {
     });
   }
 
-  private unfinishedExpression(stateMachine: sfn.StateMachine): cloudwatch.MathExpression {
+  /**
+   * Executions that ended without recording their run. Timed-out and aborted executions never do;
+   * a failed one usually did (a run that fails its policy fails its execution too), so failures
+   * are counted from the runs the closer found still open after a FAILED execution.
+   */
+  private unfinishedExpression(stateMachine: sfn.StateMachine, service: string): cloudwatch.MathExpression {
     const options = { period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM };
+    const failedOpen = new cloudwatch.Metric({
+      namespace: METRICS.namespace,
+      metricName: METRICS.runsClosedOnExecutionEnd,
+      dimensionsMap: { service, [METRIC_DIMENSIONS.executionStatus]: 'FAILED' satisfies UnfinishedExecutionStatus },
+      ...options,
+    });
     return new cloudwatch.MathExpression({
-      label: 'Executions timed out or aborted',
-      expression: 'FILL(timedOut, 0) + FILL(aborted, 0)',
-      usingMetrics: { timedOut: stateMachine.metricTimedOut(options), aborted: stateMachine.metricAborted(options) },
+      label: 'Executions that ended without recording their run',
+      expression: 'FILL(timedOut, 0) + FILL(aborted, 0) + FILL(failedOpen, 0)',
+      usingMetrics: { timedOut: stateMachine.metricTimedOut(options), aborted: stateMachine.metricAborted(options), failedOpen },
       period: options.period,
     });
   }

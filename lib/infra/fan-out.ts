@@ -13,6 +13,7 @@ import { FAN_OUT_DEFAULTS, MAX_RECEIVE_COUNT, MAX_ROUNDS, OUTCOME_ATTRIBUTES, ty
 import { InvalidConstructProps } from './errors';
 import { FanOutMonitoring } from './fan-out-monitoring';
 import { parseFanOutSettings, type FanOutSettings } from './fan-out-settings';
+import { RunClosure } from './run-closure';
 import { RunStateMachine } from './run-state-machine';
 import { RunsApi, type ApiThrottle, type JwtAuthConfig } from './runs-api';
 import { SubtaskQueues } from './subtask-queues';
@@ -120,6 +121,7 @@ export class TesseraFanOut extends Construct {
   readonly deadLetterQueue: sqs.Queue;
   readonly functions: FanOutFunctions;
   readonly monitoring: FanOutMonitoring;
+  readonly runClosure: RunClosure;
   /** The validated settings this fan-out was built from, defaults applied. */
   readonly settings: FanOutSettings;
   /** Absolute path of the worker module. */
@@ -158,6 +160,9 @@ export class TesseraFanOut extends Construct {
     });
     this.stateMachine = runs.stateMachine;
     this.grantRunAccess();
+    // A run whose execution ends without recording it (Finalize failed, aborted, timed out) is
+    // closed by the reconcile function's abort path, from the execution's status change.
+    this.runClosure = new RunClosure(this, 'RunClosure', { stateMachine: this.stateMachine, closer: this.functions.reconcile.function });
 
     this.api = new RunsApi(this, 'Api', {
       handler: this.functions.api.function,
@@ -171,6 +176,7 @@ export class TesseraFanOut extends Construct {
       serviceName: this.settings.serviceName,
       stateMachine: this.stateMachine,
       deadLetterQueue: this.deadLetterQueue,
+      runClosureDeadLetterQueue: this.runClosure.deadLetterQueue,
       functions: Object.fromEntries(Object.entries(this.functions).map(([name, fn]) => [name, fn.function])),
       degradedRunRateThreshold: this.settings.degradedRunRateThreshold,
       alarmActions: props.alarmActions ?? [],
@@ -216,6 +222,8 @@ export class TesseraFanOut extends Construct {
         description: 'validates, authorizes and starts runs; reads and cancels them',
         timeout: Duration.seconds(10),
         environment: {
+          // The same model variables as the workers, so planning refuses a model they would refuse.
+          ...modelEnv,
           ...maxDeadline,
           TENANT_CLAIM: settings.auth.tenantClaim,
           WORKER_KINDS: JSON.stringify(Object.keys(settings.kinds)),

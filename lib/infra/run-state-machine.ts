@@ -5,6 +5,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
+import { TRANSIENT_ERRORS } from './transient-errors';
 
 /**
  * State names of the run state machine. The handlers, the local cloud's callback emulation and
@@ -31,23 +32,8 @@ export const STATE_NAMES = {
   finalizeFailed: 'FinalizeFailed',
 } as const;
 
-/**
- * Errors a task retries: Lambda's own transient faults, plus `TransientError`, which a handler
- * throws for a fault worth another attempt (a throttled DynamoDB call, say).
- */
-export const TRANSIENT_ERRORS = [
-  'Lambda.ServiceException',
-  'Lambda.AWSLambdaException',
-  'Lambda.SdkClientException',
-  'Lambda.TooManyRequestsException',
-  'TransientError',
-  // A handler that exhausted the SDK's own retries against a throttled or briefly unavailable
-  // dependency fails with that error's name; another attempt a few seconds later usually passes.
-  'ThrottlingException',
-  'ProvisionedThroughputExceededException',
-  'RequestLimitExceeded',
-  'EnqueueFailed',
-] as const;
+/** Errors a task retries; defined beside the errors themselves (see `transient-errors.ts`). */
+export { TRANSIENT_ERRORS } from './transient-errors';
 
 /**
  * Retry budgets. Run-level tasks can wait out a longer outage. Tasks inside a subtask iteration

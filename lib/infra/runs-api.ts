@@ -6,6 +6,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { TOKEN_HEADER } from '../runtime/tenant';
 
 /** Who may call the API: a JWT issuer, the audiences it mints for, and where the tenant is. */
 export interface JwtAuthConfig {
@@ -83,7 +84,7 @@ export class RunsApi extends Construct {
     super(scope, id);
     const authorizer = new HttpJwtAuthorizer('Jwt', props.auth.issuer, {
       jwtAudience: [...props.auth.audiences],
-      identitySource: ['$request.header.Authorization'],
+      identitySource: [`$request.header.${TOKEN_HEADER}`],
     });
     this.httpApi = new apigw.HttpApi(this, 'HttpApi', {
       description: 'tessera runs API',

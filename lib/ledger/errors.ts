@@ -65,6 +65,12 @@ const ledgerError = <Details extends object>(name: string, describe: (details: D
   return DefinedLedgerError as unknown as LedgerErrorClass<Details>;
 };
 
+/**
+ * Names of the ledger errors worth another attempt a little later (`WriteConflict`). A Step
+ * Functions task that fails with one of them is retried; the state machine imports this list.
+ */
+export const TRANSIENT_LEDGER_ERRORS = ['WriteConflict'] as const;
+
 const lateNote = (kept: boolean | undefined): string => (kept ? '; the result was kept as late evidence' : '');
 
 /**
@@ -257,7 +263,7 @@ export class ItemTooLarge extends ledgerError<{ what: string; bytes: number; lim
  * new WriteConflict({ runId: 'r1', operation: 'reserveBudget', attempts: 8 })
  */
 export class WriteConflict extends ledgerError<{ operation: string; attempts: number }>(
-  'WriteConflict',
+  TRANSIENT_LEDGER_ERRORS[0],
   (d) => `${d.operation} kept conflicting with concurrent writes after ${d.attempts} attempts`,
 ) {}
 

@@ -4,11 +4,12 @@
  * HTTP, and a malformed id must not become a malformed key.
  */
 import { z } from 'zod';
-import { Answer, DispatchedSubtask, RunRequest, RunStatus, SubtaskId } from '../contract';
+import { Answer, DispatchedSubtask, RunRequest, RunStatus, SubtaskId, TenantId, isWellFormed } from '../contract';
 import { InvalidLedgerInput } from './errors';
 
-export const TenantId = z.string().min(1).max(256);
-export const RunId = z.string().min(1).max(128);
+// TenantId is the contract's tenant rule: an id the API accepted always makes a valid key.
+/** A run id as the ledger keys it; a path id that breaks this rule names no run. */
+export const RunId = z.string().min(1).max(128).refine(isWellFormed, 'must be well-formed Unicode');
 const Instant = z.iso.datetime({ offset: true });
 
 export const CreateRunInput = z.object({

@@ -90,7 +90,7 @@ const lateEvidence = (item: LateItem): LateEvidence => ({
 export const toSubtaskView = (item: SubtaskItem, late: readonly LateItem[]): SubtaskView => {
   const { input: _input, ...assignment } = item.assignment;
   const stored = item.outcome;
-  const reason = describeSubtask(item);
+  const reason = describeSubtask(item, late);
   const sourcesReached = stored?.sourcesReached ?? 0;
   return {
     ...assignment,

@@ -2,6 +2,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import './polyfills';
 import { startDynamoDbLocal } from './dynamodb-local';
+import { eventRulesFromTemplate, startEventBus, type EventBus } from './event-rules';
 import { startEventSourceMappings, eventSourceMappingsFromTemplate, type EventSourceMappings } from './event-source-mapping';
 import { startHttpApi, type LocalHttpApi } from './http-api';
 import { httpApiFromTemplate } from './http-routes';
@@ -13,7 +14,7 @@ import { silentLog, type LocalLog } from './log';
 import { resolveLocalhostSubdomains } from './loopback-dns';
 import { freePort } from './ports';
 import { provisionQueues, provisionTables, type ProvisionedQueue, type ProvisionedTable } from './provision';
-import { createExecutionService, type ExecutionService } from './sfn-executions';
+import { createExecutionService, executionStatusChangeEvent, type ExecutionService } from './sfn-executions';
 import { startSqsLocal } from './sqs-local';
 import { stateMachinesFromTemplate, type LocalStateMachine } from './state-machines';
 import { startStepFunctionsEndpoint, type StepFunctionsEndpoint } from './stepfunctions-endpoint';
@@ -240,6 +241,11 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   const executions = createExecutionService({ stateMachines, lambda, region, lambdaEndpoint: lambdaEndpoint.url, log });
   const stepFunctions: StepFunctionsEndpoint = await startStepFunctionsEndpoint({ service: executions, port: ports.stepFunctions, log });
   cleanups.push(() => stepFunctions.stop(), () => executions.shutdown());
+  // Execution status changes go to the template's EventBridge rules. The bus stops before the
+  // executions are shut down, so stopping the cloud never reads as an aborted run.
+  const bus: EventBus = startEventBus({ rules: eventRulesFromTemplate(resolver, { functions, queues }), lambda, sqs: sqsClient, log });
+  const unsubscribe = executions.onStatusChange((record) => bus.publish(executionStatusChangeEvent(record, { region, accountId: resolver.accountId })));
+  cleanups.push(() => bus.stop(), unsubscribe);
 
   const mappings: EventSourceMappings = startEventSourceMappings({ mappings: eventSourceMappingsFromTemplate(resolver, queues), sqs: sqsClient, lambda, region, log });
   cleanups.push(() => mappings.stop());

@@ -1,5 +1,12 @@
 import { setMaxListeners } from 'node:events';
-import { DeleteMessageBatchCommand, ReceiveMessageCommand, type Message, type MessageAttributeValue, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ChangeMessageVisibilityBatchCommand,
+  DeleteMessageBatchCommand,
+  ReceiveMessageCommand,
+  type Message,
+  type MessageAttributeValue,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import type { SQSEvent, SQSMessageAttribute, SQSRecord } from 'aws-lambda';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
@@ -13,6 +20,14 @@ import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type
  * event, invoke the function through the local Lambda endpoint and delete what succeeded. What is
  * not deleted reappears after the visibility timeout, and the emulator's redrive policy moves it to
  * the dead-letter queue after `maxReceiveCount` receives, as in AWS.
+ *
+ * Received messages are never left behind silently. A batch whose invocation was lost (the invoke
+ * request failed or its answer never came back, so the function may not have run at all) goes
+ * back to the queue at once with ChangeMessageVisibility 0, where AWS's poller would retry the
+ * invocation: waiting out the visibility timeout (six times the function timeout) would strand
+ * the subtasks past their deadlines. That is logged at `error`, which `tessera serve` prints
+ * without `--verbose`. Messages received while the pollers stop go back the same way. A function
+ * error keeps Lambda's rule: the batch returns after the visibility timeout.
  */
 
 /** One SQS event-source mapping of the template, resolved. */
@@ -187,20 +202,48 @@ const receive = async (ctx: PollerContext, max: number, waitSeconds: number): Pr
   return response.Messages ?? [];
 };
 
-/** Collects up to BatchSize messages; with a batching window, keeps receiving until it closes. */
+/**
+ * Collects up to BatchSize messages; with a batching window, keeps receiving until it closes. Once
+ * a first message is in hand, a failed or aborted receive ends the window: the batch keeps what it
+ * has, so no received message is dropped while it sits invisible in flight.
+ */
 const collectBatch = async (ctx: PollerContext): Promise<Message[]> => {
   const { batchSize, maximumBatchingWindowSeconds } = ctx.mapping;
   const batch = await receive(ctx, batchSize, POLL_WAIT_SECONDS);
   if (batch.length === 0) return batch;
   const closes = Date.now() + maximumBatchingWindowSeconds * 1000;
-  while (batch.length < batchSize && !ctx.signal.aborted) {
-    const remainingMs = closes - Date.now();
-    const more = await receive(ctx, batchSize - batch.length, remainingMs >= 1000 ? POLL_WAIT_SECONDS : 0);
-    batch.push(...more);
-    if (more.length === 0 && remainingMs <= 0) break;
-    if (more.length === 0 && remainingMs < 1000) await sleep(Math.min(remainingMs, 50));
+  try {
+    while (batch.length < batchSize && !ctx.signal.aborted) {
+      const remainingMs = closes - Date.now();
+      const more = await receive(ctx, batchSize - batch.length, remainingMs >= 1000 ? POLL_WAIT_SECONDS : 0);
+      batch.push(...more);
+      if (more.length === 0 && remainingMs <= 0) break;
+      if (more.length === 0 && remainingMs < 1000) await sleep(Math.min(remainingMs, 50));
+    }
+  } catch (error) {
+    if (!ctx.signal.aborted) {
+      ctx.log({ level: 'warn', component: 'esm', message: `${ctx.mapping.logicalId}: receiving more of a batch failed; invoking with the ${batch.length} in hand: ${(error as Error).message}` });
+    }
   }
   return batch;
+};
+
+/**
+ * Makes messages visible again at once (ChangeMessageVisibility 0). Never throws: a message it
+ * cannot return is logged, and comes back after its visibility timeout.
+ */
+const returnToQueue = async (ctx: PollerContext, messages: readonly Message[]): Promise<void> => {
+  for (let start = 0; start < messages.length; start += RECEIVE_LIMIT) {
+    const entries = messages.slice(start, start + RECEIVE_LIMIT).map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: 0 }));
+    try {
+      const result = await ctx.sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: ctx.mapping.queueUrl, Entries: entries }));
+      for (const failure of result.Failed ?? []) {
+        ctx.log({ level: 'error', component: 'esm', message: `${ctx.mapping.logicalId}: could not return a message to the queue (it comes back after the visibility timeout): ${failure.Message ?? failure.Code}` });
+      }
+    } catch (error) {
+      ctx.log({ level: 'error', component: 'esm', message: `${ctx.mapping.logicalId}: could not return ${entries.length} messages to the queue (they come back after the visibility timeout): ${(error as Error).message}` });
+    }
+  }
 };
 
 const deleteMessages = async (ctx: PollerContext, messages: readonly Message[]): Promise<void> => {
@@ -219,12 +262,23 @@ const invokeBatch = async (ctx: PollerContext, batch: readonly Message[]): Promi
   try {
     outcome = await ctx.lambda.invoke(ctx.mapping.functionName, sqsEvent(batch, ctx.mapping, ctx.region));
   } catch (error) {
-    ctx.log({ level: 'error', component: 'esm', message: `${ctx.mapping.logicalId}: ${(error as Error).message}` });
+    ctx.log({
+      level: 'error',
+      component: 'esm',
+      message: `${ctx.mapping.logicalId}: the invocation of ${ctx.mapping.functionName} was lost, returning its ${batch.length} messages to the queue: ${(error as Error).message}`,
+    });
+    await returnToQueue(ctx, batch);
     return;
   }
   const ids = batch.map((message) => message.MessageId ?? '');
   const settled = settleBatch(ids, outcome, ctx.mapping.reportBatchItemFailures);
-  if (settled.retain.length > 0) {
+  if (!outcome.ok) {
+    ctx.log({
+      level: 'warn',
+      component: 'esm',
+      message: `${ctx.mapping.logicalId}: ${ctx.mapping.functionName} failed (${outcome.error.errorType}); its ${ids.length} messages return after the queue's visibility timeout`,
+    });
+  } else if (settled.retain.length > 0) {
     ctx.log({ level: 'info', component: 'esm', message: `${ctx.mapping.logicalId}: ${settled.retain.length} of ${ids.length} messages stay for redelivery` });
   }
   const deletable = new Set(settled.delete);
@@ -235,7 +289,10 @@ const poll = async (ctx: PollerContext): Promise<void> => {
   while (!ctx.signal.aborted) {
     try {
       const batch = await collectBatch(ctx);
-      if (batch.length > 0) await invokeBatch(ctx, batch);
+      if (batch.length > 0 && ctx.signal.aborted) {
+        ctx.log({ level: 'info', component: 'esm', message: `${ctx.mapping.logicalId}: stopping, returning ${batch.length} received messages to the queue` });
+        await returnToQueue(ctx, batch);
+      } else if (batch.length > 0) await invokeBatch(ctx, batch);
     } catch (error) {
       if (ctx.signal.aborted) return;
       ctx.log({ level: 'warn', component: 'esm', message: `${ctx.mapping.logicalId}: polling failed, retrying in 1 s: ${(error as Error).message}` });

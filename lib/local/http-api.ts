@@ -56,18 +56,36 @@ const requestTime = (date: Date): string => {
   return `${day}/${month}/${year}:${time} +0000`;
 };
 
-/** API Gateway writes every claim as a string; arrays become `[a b]`. */
-const claimText = (value: unknown): string => {
+/**
+ * A claim as API Gateway's JWT authorizer hands it to the integration
+ * (`requestContext.authorizer.jwt.claims`): always a string. A string stays as it is; a number or
+ * boolean becomes its text (`123` → `"123"`, so the function cannot tell it from the string
+ * `"123"`); an array becomes its items space-separated in brackets (`["a","b"]` → `"[a b]"`, an item
+ * that is not a string as its JSON); an object becomes its JSON text; a null-valued claim is left
+ * out. Functions that must know a claim's JSON type read it from the verified token itself (the
+ * API handler does, for the tenant claim).
+ */
+const claimText = (value: unknown): string | undefined => {
+  if (value === null || value === undefined) return undefined;
   if (typeof value === 'string') return value;
-  if (Array.isArray(value)) return `[${value.map(String).join(' ')}]`;
-  return typeof value === 'object' && value !== null ? JSON.stringify(value) : String(value);
+  if (Array.isArray(value)) return `[${value.map((item) => (typeof item === 'string' ? item : JSON.stringify(item))).join(' ')}]`;
+  return typeof value === 'object' ? JSON.stringify(value) : String(value);
+};
+
+const claimTexts = (claims: JWTPayload): Record<string, string> => {
+  const texts: Record<string, string> = {};
+  for (const [name, value] of Object.entries(claims)) {
+    const text = claimText(value);
+    if (text !== undefined) texts[name] = text;
+  }
+  return texts;
 };
 
 const jwtAuthorizerContext = (claims: JWTPayload) => {
   const scope = typeof claims.scope === 'string' ? claims.scope : typeof claims.scp === 'string' ? claims.scp : undefined;
   return {
     jwt: {
-      claims: Object.fromEntries(Object.entries(claims).map(([name, value]) => [name, claimText(value)])),
+      claims: claimTexts(claims),
       scopes: scope ? scope.split(' ').filter((item) => item !== '') : null,
     },
   };

@@ -209,13 +209,27 @@ const compareSpecificity = (a: HttpRoute, b: HttpRoute): number => {
 };
 
 /**
+ * A path segment percent-decoded, or as it came when it is not valid percent-encoding of UTF-8
+ * (`%ZZ`, `%E0%A4%A`): route selection never fails on a malformed escape, so such a request
+ * still meets the authorizer (no token: 401) and then the function, which finds no run of that id.
+ */
+const decodeSegment = (segment: string): string => {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+};
+
+/**
  * Selects the route for a request the way API Gateway does, with path parameters URL-decoded.
  *
  * @example
  * matchRoute(routes, 'GET', '/runs/r-1')?.pathParameters; // { runId: 'r-1' }
+ * matchRoute(routes, 'GET', '/runs/%ZZ')?.pathParameters; // { runId: '%ZZ' }
  */
 export const matchRoute = (routes: readonly HttpRoute[], method: string, path: string): RouteMatch | undefined => {
-  const segments = path.split('/').filter((segment) => segment !== '').map((segment) => decodeURIComponent(segment));
+  const segments = path.split('/').filter((segment) => segment !== '').map(decodeSegment);
   const candidates = [...routes].sort(compareSpecificity);
   for (const route of candidates) {
     if (route.method !== 'ANY' && route.method !== method.toUpperCase()) continue;

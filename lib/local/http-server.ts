@@ -20,19 +20,27 @@ export interface HttpReply {
 /** Answers one request whose body has been read. */
 export type RequestHandler = (request: IncomingMessage, body: Buffer) => Promise<HttpReply>;
 
-/** Lambda's and API Gateway's payload limits are 6 MB and 10 MB; anything larger is a bug. */
-const MAX_BODY_BYTES = 10 * 1024 * 1024;
+/** API Gateway's payload limit, 10 MB. (Lambda's own, 6 MB, is the integration's to answer.) */
+export const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
-const readBody = (request: IncomingMessage): Promise<Buffer> =>
+/** API Gateway's answer to a larger body: 413 with its JSON message shape. */
+const tooLarge = (): HttpReply => jsonReply(413, { message: 'Request Entity Too Large' }, { connection: 'close' });
+
+/**
+ * The request body, or `'too-large'` once it passes `MAX_BODY_BYTES`. The rest of a body that is
+ * too large is read and dropped rather than the socket destroyed, so the client gets the 413
+ * instead of a reset connection in the middle of its upload.
+ */
+const readBody = (request: IncomingMessage): Promise<Buffer | 'too-large'> =>
   new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) request.destroy(new Error(`request body exceeds ${MAX_BODY_BYTES} bytes`));
-      else chunks.push(chunk);
+      if (size <= MAX_BODY_BYTES) chunks.push(chunk);
+      else chunks.length = 0;
     });
-    request.once('end', () => resolve(Buffer.concat(chunks)));
+    request.once('end', () => resolve(size > MAX_BODY_BYTES ? 'too-large' : Buffer.concat(chunks)));
     request.once('error', reject);
   });
 
@@ -58,7 +66,8 @@ export const jsonReply = (status: number, value: unknown, headers: HttpReply['he
 
 /**
  * Starts an HTTP server on 127.0.0.1 (port 0 picks a free one). A handler that throws answers
- * 500 and is reported to `onError`, so one bad request never takes the server down.
+ * 500 and is reported to `onError`, so one bad request never takes the server down; a body over
+ * `MAX_BODY_BYTES` is answered 413 without calling the handler.
  *
  * @example
  * const server = await listenOnLoopback(async () => jsonReply(200, { ok: true }));
@@ -70,7 +79,7 @@ export const listenOnLoopback = async (
 ): Promise<LoopbackServer> => {
   const server: Server = createServer((request, response) => {
     readBody(request)
-      .then((body) => handler(request, body))
+      .then((body) => (body === 'too-large' ? tooLarge() : handler(request, body)))
       .then((reply) => send(response, reply))
       .catch((error: unknown) => {
         options.onError?.(error);

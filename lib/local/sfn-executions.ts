@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, type StateMachine } from 'aws-local-stepfunctions';
 import { z } from 'zod';
+import { EXECUTION_STATUS_CHANGE } from '../orchestration/execution-events';
 import './polyfills';
 import { EndpointMisconfiguredError, StatesApiError, TaskFailure } from './errors';
 import type { LambdaInvoker } from './lambda-client';
@@ -64,11 +65,45 @@ export interface ExecutionService {
   executions(): readonly ExecutionRecord[];
   /** Called for each event of each execution as it happens (for live progress); returns an unsubscribe. */
   subscribe(listener: (record: ExecutionRecord, event: ExecutionEvent) => void): () => void;
+  /** Called when an execution starts (RUNNING) and when it ends, as Step Functions reports status changes to EventBridge. */
+  onStatusChange(listener: (record: ExecutionRecord) => void): () => void;
   /** Resolves when the execution is no longer RUNNING. */
   settled(executionArn: string): Promise<ExecutionRecord>;
   /** Aborts every running execution and waits for them to end. */
   shutdown(): Promise<void>;
 }
+
+/**
+ * The EventBridge event Step Functions sends when an execution's status changes, as a rule's
+ * target receives it.
+ *
+ * @example
+ * executionStatusChangeEvent(record, { region: 'us-east-1', accountId: '000000000000' })['detail-type'] // 'Step Functions Execution Status Change'
+ */
+export const executionStatusChangeEvent = (record: ExecutionRecord, where: { region: string; accountId: string }) => ({
+  version: '0',
+  id: randomUUID(),
+  'detail-type': EXECUTION_STATUS_CHANGE.detailType,
+  source: EXECUTION_STATUS_CHANGE.source,
+  account: where.accountId,
+  time: (record.stopDate ?? record.startDate).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+  region: where.region,
+  resources: [record.executionArn],
+  detail: {
+    executionArn: record.executionArn,
+    stateMachineArn: record.stateMachineArn,
+    name: record.name,
+    status: record.status,
+    startDate: record.startDate.getTime(),
+    stopDate: record.stopDate?.getTime() ?? null,
+    input: record.input,
+    output: record.output ?? null,
+    inputDetails: { included: true },
+    outputDetails: record.output === undefined ? null : { included: true },
+    error: record.error ?? null,
+    cause: record.cause ?? null,
+  },
+});
 
 /** A JSON value as aws-local-stepfunctions types it. */
 type JsonValue = Parameters<StateMachine['run']>[0];
@@ -168,6 +203,7 @@ export const createExecutionService = (options: {
   const records = new Map<string, ExecutionRecord>();
   const running = new Map<string, RunningExecution>();
   const listeners = new Set<(record: ExecutionRecord, event: ExecutionEvent) => void>();
+  const statusListeners = new Set<(record: ExecutionRecord) => void>();
   const placeholder = `tessera-local-task-token-placeholder-${randomUUID()}`;
 
   const stateMachine = (arn: string): LocalStateMachine => {
@@ -227,6 +263,16 @@ export const createExecutionService = (options: {
     }
   };
 
+  const notifyStatus = (execution: ExecutionRecord): void => {
+    for (const listener of statusListeners) {
+      try {
+        listener(execution);
+      } catch (error) {
+        log({ level: 'warn', component: 'states', message: `a status listener failed: ${(error as Error).message}` });
+      }
+    }
+  };
+
   const collectEvents = async (execution: ExecutionRecord, events: AsyncGenerator<unknown>): Promise<void> => {
     for await (const event of events) {
       // The library's event objects always carry `type` and `timestamp`; its EventLog type is not exported.
@@ -244,6 +290,7 @@ export const createExecutionService = (options: {
     if (result.cause) execution.cause = result.cause;
     tokens.closeExecution(execution.executionArn);
     log({ level: 'info', component: 'states', message: `${execution.name} ${result.status}`, data: { executionArn: execution.executionArn, error: result.error } });
+    notifyStatus(execution);
   };
 
   const run = (machine: LocalStateMachine, execution: ExecutionRecord): void => {
@@ -291,6 +338,7 @@ export const createExecutionService = (options: {
     const execution: ExecutionRecord = { executionArn, stateMachineArn: machine.arn, name, input, startDate: new Date(), status: 'RUNNING', events: [] };
     records.set(executionArn, execution);
     run(machine, execution);
+    notifyStatus(execution);
     return execution;
   };
 
@@ -321,6 +369,10 @@ export const createExecutionService = (options: {
     subscribe: (listener) => {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    onStatusChange: (listener) => {
+      statusListeners.add(listener);
+      return () => statusListeners.delete(listener);
     },
     settled: async (executionArn) => {
       const execution = record(executionArn);

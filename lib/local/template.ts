@@ -62,6 +62,9 @@ export const RESOURCE_TYPES = {
   integration: 'AWS::ApiGatewayV2::Integration',
   authorizer: 'AWS::ApiGatewayV2::Authorizer',
   stage: 'AWS::ApiGatewayV2::Stage',
+  eventRule: 'AWS::Events::Rule',
+  lambdaPermission: 'AWS::Lambda::Permission',
+  eventInvokeConfig: 'AWS::Lambda::EventInvokeConfig',
 } as const;
 
 /** Where the local cloud runs, which fixes the physical values the template resolves to. */
@@ -194,6 +197,12 @@ const stateMachinePhysical = (ctx: PhysicalContext): PhysicalResource => {
   return { ref: stateMachineArn, attributes: { Arn: stateMachineArn, Name: name } };
 };
 
+/** An EventBridge rule on the default bus: `Ref` is its name. */
+const eventRulePhysical = (ctx: PhysicalContext): PhysicalResource => {
+  const name = ctx.name('Name', `${ctx.env.namePrefix}${ctx.logicalId}`);
+  return { ref: name, attributes: { Arn: arn(ctx.env, 'events', `rule/${name}`) } };
+};
+
 /** API Gateway IDs are 10 lower-case characters; a stable one per logical ID keeps URLs and logs readable. */
 const apiId = (logicalId: string): string => logicalId.toLowerCase().replace(/[^a-z0-9]/g, '').padEnd(10, '0').slice(0, 10);
 
@@ -229,6 +238,7 @@ const PHYSICAL: Readonly<Record<string, (ctx: PhysicalContext) => PhysicalResour
   [RESOURCE_TYPES.integration]: idOnlyPhysical,
   [RESOURCE_TYPES.authorizer]: idOnlyPhysical,
   [RESOURCE_TYPES.stage]: idOnlyPhysical,
+  [RESOURCE_TYPES.eventRule]: eventRulePhysical,
   'AWS::Logs::LogGroup': inertPhysical('logs', 'log-group:'),
   'AWS::IAM::Role': inertPhysical('iam', 'role/', 'global'),
   'AWS::KMS::Key': inertPhysical('kms', 'key/'),

@@ -14,9 +14,14 @@ export const METRICS = {
   subtasksByState: 'SubtasksByState',
   /** Count: observed gaps re-checked against another source. */
   gapsRechecked: 'GapsRechecked',
+  /**
+   * Count, dimension `executionStatus` (FAILED, TIMED_OUT, ABORTED): runs still open when their
+   * execution ended, closed from the execution's status change. Finalize never ran for them.
+   */
+  runsClosedOnExecutionEnd: 'RunsClosedOnExecutionEnd',
   /** Count: results that arrived after their subtask was sealed or cancelled. */
   lateResults: 'LateResults',
 } as const;
 
 /** The metric dimension names used above. */
-export const METRIC_DIMENSIONS = { status: 'status', reason: 'reason', state: 'state' } as const;
+export const METRIC_DIMENSIONS = { status: 'status', reason: 'reason', state: 'state', executionStatus: 'executionStatus' } as const;

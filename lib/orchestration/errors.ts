@@ -11,3 +11,16 @@ export class ExecutionStartFailed extends OrchestrationError {
     super(`could not start the execution of run ${runId}`, options);
   }
 }
+
+/**
+ * Step Functions' names for a Lambda invocation that failed in the Lambda service, not in the
+ * handler: Lambda's transient faults, which AWS recommends every Lambda task retry, and its
+ * throttling (`TooManyRequestsException`, the account's or the function's concurrency).
+ */
+export const LAMBDA_SERVICE_ERRORS = [
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.ClientExecutionTimeoutException',
+  'Lambda.TooManyRequestsException',
+] as const;

@@ -12,9 +12,15 @@ export class NoQueueForWorker extends QueueError {
   }
 }
 
+/**
+ * Names of the queue errors worth another attempt a little later (`EnqueueFailed`). A Step
+ * Functions task that fails with one of them is retried; the state machine imports this list.
+ */
+export const TRANSIENT_QUEUE_ERRORS = ['EnqueueFailed'] as const;
+
 /** Some messages could not be sent after retrying; the caller (a Step Functions task) retries the whole step. */
 export class EnqueueFailed extends QueueError {
-  override readonly name = 'EnqueueFailed';
+  override readonly name = TRANSIENT_QUEUE_ERRORS[0];
   constructor(readonly subtaskIds: readonly string[], readonly codes: readonly string[], options?: { cause?: unknown }) {
     super(`could not enqueue ${subtaskIds.length} subtask(s): ${subtaskIds.slice(0, 10).join(', ')} (${[...new Set(codes)].join(', ')})`, options);
   }

@@ -38,3 +38,10 @@ export class AwaitTooLate extends RuntimeError {
     super(`subtask ${subtaskId}: the deadline ${deadline} has passed; nothing left to await`);
   }
 }
+
+/**
+ * Errors of AWS services that a handler lets escape once the SDK's own retries are spent: a
+ * throttled or briefly overloaded dependency. Another attempt a few seconds later usually passes,
+ * so the Step Functions tasks retry them.
+ */
+export const AWS_THROTTLING_ERRORS = ['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded'] as const;

@@ -34,6 +34,7 @@ export {
   type OfflineVariant,
 } from './models/offline';
 export {
+  allowedModelIds,
   createModelProvider,
   ModelEnvironment,
   parseModelConfig,

@@ -9,7 +9,7 @@ import { Coverage } from '../../lib/contract';
 import { createPlanCommand } from '../../lib/cli/plan';
 import { reconcileCommand } from '../../lib/cli/reconcile';
 import { runCli, type CliIo } from '../../lib/cli/router';
-import { taxRequest, testCatalog } from '../domain/fixtures';
+import { farFuture, taxRequest, testCatalog } from '../domain/fixtures';
 
 /** An in-memory terminal and file system. */
 const terminal = (files: Record<string, string>) => {
@@ -80,6 +80,17 @@ describe('tessera plan', () => {
     expect(out.split('\n')[1]).toBe('  subtasks.0.deadlineSeconds  deadline_out_of_horizon  must be between 1 and 30 seconds (got 60)');
   });
 
+  it('exits 1 naming the field of a far-future range instead of crashing', async () => {
+    expect(await cli(['plan', 'far.json'], { 'far.json': JSON.stringify(farFuture) })).toEqual({
+      code: 1,
+      err: '',
+      out: [
+        'far.json was rejected (1 problem):',
+        '  universe.toExclusive  invalid_request  is after 9999-12-31 in the offset of from (9999-12-31T00:00:00+00:00); points of a range are written in that offset with four-digit years (got "9999-12-31T23:00:00-12:00")',
+      ].join('\n'),
+    });
+  });
+
   it('exits 1 with one clear line for a missing file, bad JSON and a wrong call', async () => {
     expect(await cli(['plan', 'nope.json'])).toEqual({ code: 1, out: '', err: "nope.json cannot be read: ENOENT: no such file or directory, open 'nope.json'" });
     expect((await cli(['plan', 'bad.json'], { 'bad.json': '{ "goal": ' })).err).toMatch(/^bad\.json is not valid JSON: /);
@@ -121,14 +132,15 @@ describe('tessera reconcile', () => {
     expect(code).toBe(0);
     expect(out).toBe(
       [
-        'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-06-28 to 2025-06-30) re-checked against the transaction feed: zero transactions. Not covered: C (monthly statements, required) timed out. Question q1 unanswered.',
+        'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. Two gaps: (2025-06-28 to 2025-06-30) re-checked against the transaction feed: zero transactions; (2025-07-01 to 2025-09-30) not read: C timed out. Not covered: C (monthly statements, required) timed out. Question q1 unanswered.',
         '',
         'complete: no',
         'partitions: 4',
         'missing questions: q1',
         'degraded: C:timed_out',
         'gaps:',
-        '  2025-06-28..2025-07-01  observed by B  confirmed_empty  B.g1 against transaction-feed  0 records',
+        '  2025-06-28..2025-07-01  observed by B              confirmed_empty  B.g1 against transaction-feed  0 records',
+        '  2025-07-01..2025-10-01  not read by C (timed_out)  unchecked                                       ',
         'reconcile found (1 problem):',
         "  outcomes.1.observed  observed_ends_early  B's data ends 2025-06-27, before its assignment ends (2025-07-01 exclusive): gap 2025-06-28..2025-07-01",
       ].join('\n'),
@@ -139,7 +151,14 @@ describe('tessera reconcile', () => {
     const { code, out } = await cli(['reconcile', '--json', 'run.json'], { 'run.json': reconcileInput('none') });
     const coverage = Coverage.parse(JSON.parse(out));
     expect(code).toBe(0);
-    expect(coverage).toMatchObject({ complete: false, degradedReason: ['C:timed_out', 'B:observed_ends_early'], gaps: [{ subtaskId: 'B', status: 'unchecked' }] });
+    expect(coverage).toMatchObject({
+      complete: false,
+      degradedReason: ['C:timed_out', 'B:observed_ends_early'],
+      gaps: [
+        { kind: 'observed', subtaskId: 'B', status: 'unchecked', from: '2025-06-28', toExclusive: '2025-07-01' },
+        { kind: 'unread', subtaskId: 'C', reason: 'timed_out', status: 'unchecked', from: '2025-07-01', toExclusive: '2025-10-01' },
+      ],
+    });
   });
 
   it('exits 1 naming every schema issue by path', async () => {

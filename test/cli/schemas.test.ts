@@ -20,12 +20,30 @@ describe('schemas/', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
     const routes = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => [`${method.toUpperCase()} ${path}`, Object.keys(op.responses).sort()]));
+    // Every answer the handler or API Gateway can give: the fuzz suite checks status-code conformance.
     expect(routes).toEqual([
-      ['POST /runs', ['200', '202', '400', '401', '409', '500']],
-      ['GET /runs/{runId}', ['200', '401', '404', '500']],
-      ['POST /runs/{runId}/cancel', ['200', '401', '404', '409', '500']],
+      ['POST /runs', ['200', '202', '400', '401', '403', '409', '413', '429', '500', '503']],
+      ['GET /runs/{runId}', ['200', '401', '403', '404', '429', '500', '503']],
+      ['POST /runs/{runId}/cancel', ['200', '401', '403', '404', '409', '429', '500', '503']],
     ]);
     expect(doc.paths['/runs']?.post?.parameters).toContainEqual(expect.objectContaining({ name: 'Idempotency-Key', in: 'header' }));
+  });
+
+  it('states the cross-field rules JSON Schema can express: subtasks or split, one way to split, a justification when required', () => {
+    const doc = JSON.parse(rendered.get('openapi.json') ?? '{}') as { components: { schemas: { RunRequest: Record<string, unknown> } } };
+    const request = doc.components.schemas.RunRequest as { oneOf: unknown; properties: { subtasks: { items: unknown }; split: Record<string, unknown> } };
+    expect(request.oneOf).toEqual([{ required: ['subtasks'] }, { required: ['split'] }]);
+    const justified = { if: { properties: { required: { const: true } }, required: ['required'] }, then: { required: ['justification'] } };
+    expect(request.properties.subtasks.items).toMatchObject(justified);
+    expect(request.properties.split).toMatchObject({ ...justified, oneOf: ['parts', 'by', 'boundaries', 'chunkSize', 'groups'].map((field) => ({ required: [field] })) });
+  });
+
+  it('offers every request of examples/ as an example body of POST /runs', () => {
+    const doc = JSON.parse(rendered.get('openapi.json') ?? '{}') as { paths: { '/runs': { post: { requestBody: { content: { 'application/json': { examples: Record<string, { value: unknown }> } } } } } } };
+    const examples = doc.paths['/runs'].post.requestBody.content['application/json'].examples;
+    const files = readdirSync(join(SCHEMAS_DIR, '..', 'examples')).filter((name) => name.endsWith('.json'));
+    expect(Object.keys(examples).sort()).toEqual(files.map((name) => name.replace(/\.json$/, '')).sort());
+    expect(examples['catering']?.value).toEqual(JSON.parse(readFileSync(join(SCHEMAS_DIR, '..', 'examples', 'catering.json'), 'utf8')));
   });
 
   it('generates the run request on its input side: defaults are optional, required fields are listed', () => {

@@ -147,3 +147,11 @@ export const rejectionOf = (request: unknown) => {
   const result = validateRunRequest(request, testCatalog, PLAN_OPTIONS);
   return result.ok ? [] : result.problems;
 };
+
+/** The issue's case: the end lies in year 10000 in the offset of `from`, where split pieces are written. */
+export const farFuture = {
+  goal: 'far future',
+  universe: { dimension: 'time', from: '9999-12-31T00:00:00+00:00', toExclusive: '9999-12-31T23:00:00-12:00' },
+  split: { worker: 'tax-statements', parts: 2, deadlineSeconds: 60, budget: { modelCalls: 4, estimatedCostPerCall: 7 } },
+  budget: { modelCalls: 40, costLimit: 500 },
+};

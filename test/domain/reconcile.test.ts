@@ -41,8 +41,9 @@ describe('reconcile: the manifest against the outcomes', () => {
     ]);
     expect(coverage.degradedReason).toEqual(['C:missing_outcome', 'Z:unexpected_outcome', 'A:unexpected_outcome']);
     expect(coverage.missingQuestions).toEqual(['q1']);
+    expect(coverage.gaps).toEqual([{ from: '2025-07-01', toExclusive: '2025-10-01', kind: 'unread', subtaskId: 'C', reason: 'missing_outcome', status: 'unchecked' }]);
     expect(coverage.statement).toBe(
-      'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps, no gaps. Not covered: C (monthly statements, required) has no outcome. Question q1 unanswered. Ignored outcomes for A and Z, which were not dispatched as such.',
+      'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-07-01 to 2025-09-30) not read: C has no outcome. Not covered: C (monthly statements, required) has no outcome. Question q1 unanswered. Ignored outcomes for A and Z, which were not dispatched as such.',
     );
   });
 
@@ -98,8 +99,9 @@ describe('reconcile: the manifest against the outcomes', () => {
     const manifest = taxManifest();
     const coverage = buildCoverage(manifest, fullQuarters({ D: ended('D', 'cancelled') }));
     expect(coverage.degradedReason).toEqual(['D:cancelled']);
+    expect(coverage.gaps).toEqual([{ from: '2025-10-01', toExclusive: '2026-01-01', kind: 'unread', subtaskId: 'D', reason: 'cancelled', status: 'unchecked' }]);
     expect(coverage.statement).toBe(
-      'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps, no gaps. Not covered: D (monthly statements, required) was cancelled. Question q1 unanswered.',
+      'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-10-01 to 2025-12-31) not read: D was cancelled. Not covered: D (monthly statements, required) was cancelled. Question q1 unanswered.',
     );
   });
 });

@@ -51,8 +51,18 @@ describe('seed 001: Scout with the CRM worker stubbed to time out', () => {
     const outcomes = roundOne('C');
     const coverage = buildCoverage(manifest, outcomes);
 
-    expect(coverage).toMatchObject({ complete: false, missingQuestions: ['q3'], degradedReason: ['C:timed_out'], partitions: 5, overlaps: [], gaps: [] });
-    expect(coverage.statement).toBe('Coverage: five sources, five partitions, no overlaps, no gaps. Not covered: C (CRM notes, required) timed out. Question q3 unanswered.');
+    // Nobody read crm-acme: it is a gap, not full coverage with a footnote.
+    expect(coverage).toMatchObject({
+      complete: false,
+      missingQuestions: ['q3'],
+      degradedReason: ['C:timed_out'],
+      partitions: 5,
+      overlaps: [],
+      gaps: [{ ids: ['crm-acme'], kind: 'unread', subtaskId: 'C', reason: 'timed_out', status: 'unchecked' }],
+    });
+    expect(coverage.statement).toBe(
+      'Coverage: five sources, five partitions, no overlaps. One gap (id crm-acme) not read: C timed out. Not covered: C (CRM notes, required) timed out. Question q3 unanswered.',
+    );
   });
 
   it('never hands the timed-out subtask to synthesis', () => {
@@ -86,7 +96,8 @@ describe('seed 001: Scout with the CRM worker stubbed to time out', () => {
     const coverage = buildCoverage(manifest, outcomes, reconciliation);
 
     expect(coverage).toMatchObject({ complete: false, missingQuestions: ['q4'], degradedReason: ['D:timed_out'] });
-    expect(coverage.statement).toBe('Coverage: five sources, five partitions, no overlaps, no gaps. Not covered: D (review sites) timed out. Question q4 unanswered.');
+    expect(coverage.gaps).toEqual([{ ids: ['g2-reviews'], kind: 'unread', subtaskId: 'D', reason: 'timed_out', status: 'unchecked' }]);
+    expect(coverage.statement).toBe('Coverage: five sources, five partitions, no overlaps. One gap (id g2-reviews) not read: D timed out. Not covered: D (review sites) timed out. Question q4 unanswered.');
     expect(decideStatus(manifest, coverage, reconciliation)).toEqual({ status: 'succeeded', degraded: true });
   });
 
@@ -118,7 +129,11 @@ describe('seed 001: Scout with the CRM worker stubbed to time out', () => {
       const coverage = buildCoverage(manifest, outcomes);
 
       expect(coverage).toMatchObject({ complete: false, missingQuestions: ['q3'], degradedReason: ['C.r2:timed_out'], partitions: 5 });
-      expect(coverage.statement).toBe('Coverage: five sources, five partitions, no overlaps, no gaps. Not covered: C.r2 (CRM notes, required) timed out. Question q3 unanswered.');
+      // The gap names the latest attempt, as degradedReason does.
+      expect(coverage.gaps).toEqual([{ ids: ['crm-acme'], kind: 'unread', subtaskId: 'C.r2', reason: 'timed_out', status: 'unchecked' }]);
+      expect(coverage.statement).toBe(
+        'Coverage: five sources, five partitions, no overlaps. One gap (id crm-acme) not read: C.r2 timed out. Not covered: C.r2 (CRM notes, required) timed out. Question q3 unanswered.',
+      );
       expect(planNextRound(manifest, outcomes)).toEqual([]);
     });
 

@@ -9,6 +9,21 @@ describe('authentication and tenant isolation', () => {
     expect(await response.json()).toEqual({ message: 'Unauthorized' });
   });
 
+  it('answers a malformed percent-escape in the path 401 without a token and 404 with one, never 500', async () => {
+    const { apiUrl, tokens } = target();
+    const calls = [
+      { method: 'GET', path: '/runs/%E0%A4%A' },
+      { method: 'POST', path: '/runs/%ZZ/cancel' },
+    ];
+    for (const { method, path } of calls) {
+      const anonymous = await fetch(`${apiUrl}${path}`, { method });
+      expect(anonymous.status).toBe(401);
+      const signed = await fetch(`${apiUrl}${path}`, { method, headers: { authorization: `Bearer ${tokens.acme}` } });
+      expect(signed.status).toBe(404);
+      expect(await signed.json()).toEqual({ error: expect.objectContaining({ code: 'RunNotFound' }) });
+    }
+  });
+
   it("answers 404 for another tenant's run, exactly as for one that does not exist", async () => {
     const { runId } = await client('acme').createRun(example('catering'));
     const asGlobex = await client('globex').getRun(runId).catch((e: unknown) => e);

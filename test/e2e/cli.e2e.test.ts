@@ -45,7 +45,7 @@ describe('tessera run', () => {
 
     expect(result.code).toBe(2);
     expect(result.stdout).toContain('failed');
-    expect(result.stdout).toContain('Coverage  Coverage: five sources, five partitions, no overlaps, no gaps.');
+    expect(result.stdout).toContain('Coverage  Coverage: five sources, five partitions, no overlaps. One gap (id crm:vantage) not read: C.r2 timed out.');
   });
 
   it('exits 1 with every problem when the API rejects the request', async () => {

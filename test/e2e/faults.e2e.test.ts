@@ -26,7 +26,12 @@ describe('faults: cancellation, duplicate delivery, late results, poison message
     // The CRM worker reserved its search-planning call before the slow search; it stays charged.
     expect(subtask(run, 'C').usage).toEqual({ modelCalls: 1, estimatedCost: 3 });
     expect(run.usage).toEqual({ modelCalls: 5, estimatedCost: 15 });
-    expect(run.answer?.coverage).toMatchObject({ complete: false, missingQuestions: ['q3'], degradedReason: ['C:cancelled'] });
+    expect(run.answer?.coverage).toMatchObject({
+      complete: false,
+      missingQuestions: ['q3'],
+      degradedReason: ['C:cancelled'],
+      gaps: [{ ids: ['crm:vantage'], kind: 'unread', subtaskId: 'C', reason: 'cancelled', status: 'unchecked' }],
+    });
   });
 
   it('turns duplicate deliveries into one outcome and one charge', async () => {

@@ -10,6 +10,9 @@ describe('seed 001: Scout, five workers, the CRM one misses its deadline', () =>
     expect(run.answer?.coverage.missingQuestions).toEqual(['q3']);
     // One retry (policy timed_out: 1), and it timed out too: the reason names the latest attempt.
     expect(run.answer?.coverage.degradedReason).toEqual(['C.r2:timed_out']);
+    // Nobody read the CRM source: a gap naming the latest attempt and why, never "no gaps".
+    expect(run.answer?.coverage.gaps).toEqual([{ ids: ['crm:vantage'], kind: 'unread', subtaskId: 'C.r2', reason: 'timed_out', status: 'unchecked' }]);
+    expect(run.answer?.coverage.statement).not.toContain('no gaps');
     expect(subtask(run, 'C').state).toBe('timed_out');
     expect(subtask(run, 'C.r2').state).toBe('timed_out');
     expect(Object.keys(run.answer?.result.findings ?? {}).sort()).toEqual(['q1', 'q2', 'q4', 'q5']);
@@ -22,7 +25,13 @@ describe('seed 001: Scout, five workers, the CRM one misses its deadline', () =>
 
     expect(run.status).toBe('failed');
     expect(run.error?.code).toBe('RequiredGapError');
-    expect(run.answer?.coverage).toMatchObject({ complete: false, missingQuestions: ['q3'], degradedReason: ['C.r2:timed_out'], partitions: 5 });
+    expect(run.answer?.coverage).toMatchObject({
+      complete: false,
+      missingQuestions: ['q3'],
+      degradedReason: ['C.r2:timed_out'],
+      partitions: 5,
+      gaps: [{ ids: ['crm:vantage'], kind: 'unread', subtaskId: 'C.r2', reason: 'timed_out', status: 'unchecked' }],
+    });
     expect(run.answer?.result).toEqual({});
   });
 });

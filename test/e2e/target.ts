@@ -68,10 +68,23 @@ export const deliverAgain = async (worker: string, message: SubtaskMessage): Pro
   await sqsClient().send(new SendMessageCommand({ QueueUrl: url, MessageBody: JSON.stringify(message) }));
 };
 
-/** Subtask messages of one run that reached the dead-letter queue (received, not deleted). */
+/**
+ * Subtask messages of one run that reached the dead-letter queue (received, not deleted). Other
+ * runs' messages share the queue (the chaos suite dead-letters many), so it reads page after page;
+ * each page stays hidden for a few seconds so the next one shows other messages.
+ */
 export const deadLettered = async (runId: string): Promise<SubtaskMessage[]> => {
-  const page = await sqsClient().send(
-    new ReceiveMessageCommand({ QueueUrl: target().outputs.DeadLetterQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1, VisibilityTimeout: 0 }),
-  );
-  return (page.Messages ?? []).map((m) => SubtaskMessage.parse(JSON.parse(m.Body ?? '{}'))).filter((m) => m.runId === runId);
+  const found: SubtaskMessage[] = [];
+  for (let page = 0; page < 20; page += 1) {
+    const received = await sqsClient().send(
+      new ReceiveMessageCommand({ QueueUrl: target().outputs.DeadLetterQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: page === 0 ? 1 : 0, VisibilityTimeout: 5 }),
+    );
+    const messages = (received.Messages ?? []).flatMap((m) => {
+      const parsed = SubtaskMessage.safeParse(JSON.parse(m.Body ?? '{}'));
+      return parsed.success ? [parsed.data] : [];
+    });
+    found.push(...messages.filter((m) => m.runId === runId));
+    if (found.length > 0 || messages.length === 0) return found;
+  }
+  return found;
 };

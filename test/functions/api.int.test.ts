@@ -185,6 +185,14 @@ describe('every route', () => {
     expect(errorOf(answer)).toMatchObject({ code: 'NoTenant', message: 'the token has no custom:tenant claim' });
   });
 
+  it('answers 401 to a request without a bearer token, which the JWT authorizer never lets through', async () => {
+    const event = apiEvent({ routeKey: 'POST /runs', tenant: uniqueName('tenant'), body: JSON.stringify(halfYearRequest()) });
+    delete event.headers.authorization;
+    const answer = answerOf(await p.get().api(event));
+    expect(answer.statusCode).toBe(401);
+    expect(errorOf(answer).code).toBe('Unauthorized');
+  });
+
   it('answers 404 to a route it does not serve', async () => {
     const answer = await callApi(p.get(), { routeKey: 'DELETE /runs/{runId}', tenant: uniqueName('tenant'), runId: 'r' });
     expect(answer.statusCode).toBe(404);
@@ -251,5 +259,74 @@ describe('logs', () => {
     const failure = lines.find((line) => line.message === 'request refused');
     expect(failure).toMatchObject({ tenantId: tenant, route: 'POST /runs', errorName: 'IdempotencyConflict' });
     expect(failure).not.toHaveProperty('runId');
+  });
+});
+
+describe('the tenant claim', () => {
+  const claim = (tenant: string | null, tokenTenant: unknown) =>
+    callApi(p.get(), { routeKey: 'POST /runs', tenant, tokenTenant, body: JSON.stringify(halfYearRequest()) });
+
+  it('accepts a tenant of exactly 256 bytes of UTF-8, ASCII or not', async () => {
+    const ascii = uniqueName('t');
+    const accented = uniqueName('t');
+    // 'é' is 2 bytes of UTF-8.
+    for (const tenant of [ascii.padEnd(256, 'a'), accented + 'é'.repeat(100) + 'a'.repeat(256 - accented.length - 200)]) {
+      expect(new TextEncoder().encode(tenant).length).toBe(256);
+      expect((await claim(tenant, tenant)).statusCode).toBe(202);
+    }
+  });
+
+  it('refuses a tenant over 256 bytes of UTF-8 with 403 InvalidTenant, not 500, and writes nothing', async () => {
+    // 257 ASCII characters; and 86 characters of 3 bytes each (258 bytes) under the old 256-character bound.
+    for (const tenant of ['t'.repeat(257), '€'.repeat(86)]) {
+      const answer = await claim(tenant, tenant);
+      expect(answer.statusCode).toBe(403);
+      expect(errorOf(answer)).toMatchObject({ code: 'InvalidTenant', message: "the token's custom:tenant claim must be at most 256 bytes of UTF-8" });
+      expect(await itemsOfTenant(p.get(), tenant)).toEqual([]);
+    }
+  });
+
+  it('refuses a tenant with a lone surrogate, which has no UTF-8 form, with 403 instead of 500', async () => {
+    const answer = await claim('acme\ud800', 'acme\ud800');
+    expect(answer.statusCode).toBe(403);
+    expect(errorOf(answer)).toMatchObject({ code: 'InvalidTenant', message: "the token's custom:tenant claim must be well-formed Unicode (it has a lone surrogate)" });
+  });
+
+  it('refuses a claim that is not a string in the token, although API Gateway delivers its text', async () => {
+    // What API Gateway hands the function for each JSON value: scalars as text, arrays as [a b], objects as JSON.
+    const cases = [
+      { delivered: '123', token: 123, kind: 'a number' },
+      { delivered: 'true', token: true, kind: 'a boolean' },
+      { delivered: '[acme globex]', token: ['acme', 'globex'], kind: 'an array' },
+      { delivered: '{"name":"acme"}', token: { name: 'acme' }, kind: 'an object' },
+      // A local cloud that wrote null as "null" made every null-claim token one tenant.
+      { delivered: 'null', token: null, kind: 'null' },
+    ];
+    for (const { delivered, token, kind } of cases) {
+      const answer = await claim(delivered, token);
+      expect(answer.statusCode).toBe(403);
+      expect(errorOf(answer)).toMatchObject({ code: 'InvalidTenant', message: `the token's custom:tenant claim must be a string, not ${kind}` });
+    }
+  });
+
+  it('refuses a null claim, which API Gateway leaves out of the claims, as no tenant', async () => {
+    const answer = await claim(null, null);
+    expect(answer.statusCode).toBe(403);
+    expect(errorOf(answer).code).toBe('NoTenant');
+  });
+
+  it('accepts the string "123" as a tenant of its own', async () => {
+    const tenant = `${Date.now() % 1_000_000}${Math.floor(Math.random() * 1e6)}`;
+    expect((await claim(tenant, tenant)).statusCode).toBe(202);
+  });
+});
+
+describe('a path run id', () => {
+  it('answers 404, not 500, for a run id that is not well-formed Unicode (a lone surrogate)', async () => {
+    for (const routeKey of ['GET /runs/{runId}', 'POST /runs/{runId}/cancel']) {
+      const answer = await callApi(p.get(), { routeKey, tenant: uniqueName('tenant'), runId: 'r-\udc00' });
+      expect(answer.statusCode).toBe(404);
+      expect(errorOf(answer).code).toBe('RunNotFound');
+    }
   });
 });

@@ -42,7 +42,7 @@ const resourceOf = async (tenantId: string, runId: string) =>
 const reconcileRound = (run: { tenantId: string; runId: string }, round: number) => p.get().reconcile({ mode: 'reconcile', ...run, round });
 
 const B_TIMED_OUT_STATEMENT =
-  'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps, no gaps. Not covered: B (monthly statements, required) timed out. Question q2 unanswered.';
+  'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps. One gap (2025-04-01 to 2025-06-30) not read: B timed out. Not covered: B (monthly statements, required) timed out. Question q2 unanswered.';
 
 describe('reconcile with rounds left', () => {
   it("sends B's observed gap back out as round 2 and writes no answer yet", async () => {
@@ -142,7 +142,7 @@ describe('reconcile when every round is done', () => {
     expect(resource.answer?.coverage).toMatchObject({
       complete: false,
       degradedReason: ['B:cancelled'],
-      statement: 'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps, no gaps. Not covered: B (monthly statements, required) was cancelled. Question q2 unanswered.',
+      statement: 'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps. One gap (2025-04-01 to 2025-06-30) not read: B was cancelled. Not covered: B (monthly statements, required) was cancelled. Question q2 unanswered.',
     });
   });
 });
@@ -158,7 +158,7 @@ describe('reconcile in abort mode', () => {
     expect(resource.status).toBe('failed');
     expect(resource.error).toEqual({ code: 'States.TaskFailed', message: 'a step of the run failed after its retries; see the execution history' });
     const statement =
-      'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps, no gaps. Not covered: B (monthly statements, required) has no outcome. Question q2 unanswered.';
+      'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps. One gap (2025-04-01 to 2025-06-30) not read: B has no outcome. Not covered: B (monthly statements, required) has no outcome. Question q2 unanswered.';
     expect(resource.answer).toEqual({
       text: `The run failed: a step could not be completed. ${statement}`,
       result: {},
@@ -186,6 +186,107 @@ describe('reconcile in abort mode', () => {
       degradedReason: ['universe:assignment_gap'],
       gaps: [{ kind: 'assignment', from: '2025-01-01', toExclusive: '2025-07-01', status: 'unchecked' }],
       statement: 'Coverage: 2025-01-01 to 2025-06-30, zero partitions, no overlaps. One gap (2025-01-01 to 2025-06-30) assigned to no subtask.',
+    });
+  });
+});
+
+describe('closing the run of an execution that ended unfinished (the run-closure rule)', () => {
+  /** The event as EventBridge delivers it for an execution of the run state machine. */
+  const statusChange = (run: { tenantId: string; runId: string }, status: 'FAILED' | 'TIMED_OUT' | 'ABORTED', error: string | null = null) => ({
+    version: '0',
+    id: uniqueName('event'),
+    'detail-type': 'Step Functions Execution Status Change',
+    source: 'aws.states',
+    account: '123456789012',
+    time: '2040-06-01T12:05:00Z',
+    region: 'eu-west-1',
+    resources: [`arn:aws:states:eu-west-1:123456789012:execution:Runs:${run.runId}`],
+    detail: {
+      executionArn: `arn:aws:states:eu-west-1:123456789012:execution:Runs:${run.runId}`,
+      stateMachineArn: 'arn:aws:states:eu-west-1:123456789012:stateMachine:Runs',
+      name: run.runId,
+      status,
+      startDate: 2_222_222_222_000,
+      stopDate: 2_222_222_522_000,
+      input: JSON.stringify({ runId: run.runId, tenantId: run.tenantId, round: 1 }),
+      inputDetails: { included: true },
+      output: null,
+      outputDetails: null,
+      error,
+      cause: error === null ? null : 'The run could not be recorded as failed; its ledger status may still read running.',
+    },
+  });
+  const NO_OUTCOME_STATEMENT =
+    'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps, no gaps. Not covered: B (monthly statements, required) has no outcome. Question q2 unanswered.';
+
+  it('closes a run left running when Finalize failed: failed, with its coverage and the reason', async () => {
+    const run = await roundOneWorked(halfYearRequest(), ['A']);
+
+    expect(await p.get().reconcile(statusChange(run, 'FAILED', 'FinalizeFailed'))).toEqual({ next: 'finish', ...run, round: 1, status: 'failed' });
+
+    const resource = await resourceOf(run.tenantId, run.runId);
+    expect(resource.status).toBe('failed');
+    expect(resource.error).toEqual({
+      code: 'ExecutionFailed',
+      message: "the run's execution failed (FinalizeFailed) before the run was recorded; the run was closed when the execution ended",
+    });
+    expect(resource.answer).toEqual({
+      text: `The run failed: its execution failed (FinalizeFailed). ${NO_OUTCOME_STATEMENT}`,
+      result: {},
+      coverage: expect.objectContaining({ complete: false, missingQuestions: ['q2'], degradedReason: ['B:missing_outcome'], statement: NO_OUTCOME_STATEMENT }),
+    });
+    expect(resource.subtasks.map((s) => [s.id, s.state])).toEqual([
+      ['A', 'ok'],
+      ['B', 'cancelled'],
+    ]);
+  });
+
+  it.each([
+    ['TIMED_OUT', 'ExecutionTimedOut', 'timed out'],
+    ['ABORTED', 'ExecutionAborted', 'was aborted'],
+  ] as const)('names a %s execution in the closed run (%s)', async (status, code, what) => {
+    const run = await roundOneWorked(halfYearRequest(), ['A']);
+    await p.get().reconcile(statusChange(run, status));
+    const resource = await resourceOf(run.tenantId, run.runId);
+    expect(resource).toMatchObject({ status: 'failed', error: { code } });
+    expect(resource.answer?.text).toBe(`The run failed: its execution ${what}. ${NO_OUTCOME_STATEMENT}`);
+  });
+
+  it('leaves a run that already ended failed exactly as it is: the state machine\'s own RunFailed ends its execution FAILED too', async () => {
+    const run = await bTimedOut({ maxRounds: 1, onRequiredGap: 'fail' });
+    await reconcileRound(run, 1);
+    const ended = await resourceOf(run.tenantId, run.runId);
+    expect(ended).toMatchObject({ status: 'failed', error: { code: 'RequiredGapError' } });
+
+    expect(await p.get().reconcile(statusChange(run, 'FAILED', 'RunFailed'))).toEqual({ next: 'finish', ...run, round: 1, status: 'failed' });
+    expect(await resourceOf(run.tenantId, run.runId)).toEqual(ended);
+  });
+
+  it('leaves a succeeded run succeeded when its execution is stopped after Reconcile recorded it', async () => {
+    const run = await bTimedOut({ maxRounds: 1, onRequiredGap: 'degrade' });
+    await reconcileRound(run, 1);
+    const ended = await resourceOf(run.tenantId, run.runId);
+    expect(ended.status).toBe('succeeded');
+
+    expect(await p.get().reconcile(statusChange(run, 'ABORTED'))).toEqual({ next: 'finish', ...run, round: 1, status: 'succeeded' });
+    expect(await resourceOf(run.tenantId, run.runId)).toEqual(ended);
+  });
+
+  it('closes a run once: a second event for the same execution changes nothing', async () => {
+    const run = await roundOneWorked(halfYearRequest(), ['A']);
+    await p.get().reconcile(statusChange(run, 'ABORTED'));
+    const closed = await resourceOf(run.tenantId, run.runId);
+    await p.get().reconcile(statusChange(run, 'ABORTED'));
+    expect(await resourceOf(run.tenantId, run.runId)).toEqual(closed);
+  });
+
+  it('refuses an event whose execution input does not name a run, saying which field', async () => {
+    const run = { tenantId: uniqueName('tenant'), runId: uniqueName('run') };
+    const event = statusChange(run, 'ABORTED');
+    await expect(p.get().reconcile({ ...event, detail: { ...event.detail, input: null } })).rejects.toMatchObject({ name: 'InvalidTaskInput', message: expect.stringContaining('input') });
+    await expect(p.get().reconcile({ ...event, detail: { ...event.detail, input: '{"round":1}' } })).rejects.toMatchObject({
+      name: 'InvalidTaskInput',
+      message: expect.stringContaining('input.runId'),
     });
   });
 });

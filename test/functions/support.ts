@@ -247,8 +247,10 @@ export const secondQuarterRequest = (): RunRequestInput => ({
 export interface ApiCall {
   /** The route as declared, `METHOD /path`: `POST /runs`, `GET /runs/{runId}`, `POST /runs/{runId}/cancel`. */
   readonly routeKey: string;
-  /** The `custom:tenant` claim; `null` for a token without it. */
+  /** The `custom:tenant` claim as the authorizer delivers it (a string); `null` for a token without it. */
   readonly tenant: string | null;
+  /** The claim's JSON value in the token itself, when it is not `tenant` (API Gateway turns `123` into `"123"`). */
+  readonly tokenTenant?: unknown;
   readonly runId?: string;
   readonly body?: string;
   readonly idempotencyKey?: string;
@@ -256,9 +258,18 @@ export interface ApiCall {
 
 let requestCounter = 0;
 
+const base64url = (value: unknown): string => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/**
+ * A JWT whose payload is `claims`. Unsigned: the handler runs behind API Gateway's authorizer,
+ * which verified the signature; the handler reads the token only for its claims' JSON types.
+ */
+export const tokenWith = (claims: Record<string, unknown>): string => `${base64url({ alg: 'RS256', typ: 'JWT' })}.${base64url(claims)}.c2lnbmF0dXJl`;
+
 /**
  * The payload-format-2.0 event API Gateway's HTTP API sends after its JWT authorizer accepted the
- * token: claims as strings, header names lower-cased, path parameters from the route.
+ * token: the token in the authorization header, its claims as strings, header names lower-cased,
+ * path parameters from the route.
  *
  * @example
  * apiEvent({ routeKey: 'GET /runs/{runId}', tenant: 'acme', runId }).pathParameters; // { runId }
@@ -269,12 +280,15 @@ export const apiEvent = (call: ApiCall): APIGatewayProxyEventV2WithJWTAuthorizer
   requestCounter += 1;
   const requestId = `req-${requestCounter}`;
   const claims: Record<string, string> = { sub: 'user-1', iss: 'https://issuer.example', ...(call.tenant === null ? {} : { 'custom:tenant': call.tenant }) };
+  const tokenTenant = 'tokenTenant' in call ? call.tokenTenant : (call.tenant ?? undefined);
+  const token = tokenWith({ sub: 'user-1', iss: 'https://issuer.example', ...(tokenTenant === undefined ? {} : { 'custom:tenant': tokenTenant }) });
   return {
     version: '2.0',
     routeKey: call.routeKey,
     rawPath: path,
     rawQueryString: '',
     headers: {
+      authorization: `Bearer ${token}`,
       'content-type': 'application/json',
       host: 'api.example',
       ...(call.idempotencyKey === undefined ? {} : { 'idempotency-key': call.idempotencyKey }),

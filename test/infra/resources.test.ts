@@ -165,9 +165,10 @@ describe('functions', () => {
     expect(env.MAX_DEADLINE_SECONDS).toBe('900');
   });
 
-  test('the api knows its state machine, tenant claim, horizon and deployed kinds', () => {
+  test('the api knows its state machine, tenant claim, horizon, deployed kinds and the workers\' model', () => {
     const env = synth.template.toJSON().Resources[functionId('ApiFunction')].Properties.Environment.Variables;
     expect(env).toMatchObject({
+      MODEL_PROVIDER: 'offline',
       STATE_MACHINE_ARN: { Ref: logicalIdAt(synth.template, 'AWS::StepFunctions::StateMachine', '/Runs/StateMachine/Resource') },
       TENANT_CLAIM: 'custom:tenant',
       MAX_DEADLINE_SECONDS: '900',

@@ -7,20 +7,11 @@ import {
   pollSubtaskCost,
   runOverheadEvents,
 } from '../../lib/infra/deadline-figures';
+import { TRANSIENT_ERRORS } from '../../lib/infra/transient-errors';
+import { WriteConflict } from '../../lib/ledger/errors';
+import { EnqueueFailed } from '../../lib/queue/errors';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
 
-// Written out, not imported: these are the shapes the handlers and the local cloud rely on.
-const TRANSIENT = [
-  'Lambda.ServiceException',
-  'Lambda.AWSLambdaException',
-  'Lambda.SdkClientException',
-  'Lambda.TooManyRequestsException',
-  'TransientError',
-  'ThrottlingException',
-  'ProvisionedThroughputExceededException',
-  'RequestLimitExceeded',
-  'EnqueueFailed',
-];
 const INVOKE = 'arn:${AWS::Partition}:states:::lambda:invoke';
 
 let synth: Synthesized;
@@ -189,8 +180,30 @@ describe('failure handling', () => {
     expect(allTasks().map(([name]) => name).sort()).toEqual(['Arm', 'Await', 'Dispatch', 'Finalize', 'Reconcile', 'Seal']);
     for (const [, task] of allTasks()) {
       expect(task.Retry).toHaveLength(1);
-      expect(task.Retry?.[0]).toMatchObject({ ErrorEquals: TRANSIENT, BackoffRate: 2, JitterStrategy: 'FULL' });
+      expect(task.Retry?.[0]).toMatchObject({ ErrorEquals: [...TRANSIENT_ERRORS], BackoffRate: 2, JitterStrategy: 'FULL' });
     }
+  });
+
+  test('the retried errors are the ones the handlers really throw, plus Lambda\'s transient faults and throttling', () => {
+    const retried = state('Dispatch').Retry?.[0]?.ErrorEquals ?? [];
+    // The adapters' transient errors, named as a handler that throws them reports them.
+    expect(retried).toContain(new WriteConflict({ runId: 'r1', operation: 'appendRound', attempts: 8 }).name);
+    expect(retried).toContain(new EnqueueFailed(['A'], ['ServiceUnavailable']).name);
+    // What AWS recommends every Lambda task retry, and Lambda's own throttling.
+    for (const name of [
+      'Lambda.ServiceException',
+      'Lambda.AWSLambdaException',
+      'Lambda.SdkClientException',
+      'Lambda.ClientExecutionTimeoutException',
+      'Lambda.TooManyRequestsException',
+    ]) {
+      expect(retried).toContain(name);
+    }
+    // DynamoDB throttling that outlasted the SDK's retries.
+    for (const name of ['ThrottlingException', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded']) expect(retried).toContain(name);
+    // A name no error class carries would only hide a drift.
+    expect(retried).not.toContain('TransientError');
+    expect(new Set(retried).size).toBe(retried.length);
   });
 
   test('subtask tasks retry briefly (1 s, 2 attempts): a retried Await must not stretch the deadline by much', () => {

@@ -49,7 +49,8 @@ describe('cancelRun', () => {
     expect(view.status).toBe('cancelled');
     expect(view.subtasks.map((s) => [s.id, s.state, s.reason])).toEqual([
       ['A', 'ok', undefined],
-      ['B', 'cancelled', 'run cancelled at 2040-06-01T12:00:10.000Z; claimed by generation 1 (worker w-b) but no result arrived'],
+      // B's worker handed its result in at 12:00:15, after the cancel: kept as late evidence, and the reason says so.
+      ['B', 'cancelled', 'run cancelled at 2040-06-01T12:00:10.000Z; claimed by generation 1 (worker w-b); its result arrived late at 2040-06-01T12:00:15.000Z and is kept as late evidence'],
       ['C', 'cancelled', 'run cancelled at 2040-06-01T12:00:10.000Z; never claimed'],
     ]);
     expect(view.subtasks[0]?.observed).toEqual({ minDate: '2025-01-02', maxDate: '2025-03-31', recordCount: 180 });

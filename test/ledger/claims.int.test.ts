@@ -122,6 +122,7 @@ describe('seal and late evidence', () => {
 
     const view = (await resource()).subtasks[0];
     expect(view).toMatchObject({ state: 'timed_out', observed: null, usage: { modelCalls: 1, estimatedCost: 7 } });
+    expect(view?.reason).toBe('deadline 2040-06-01T12:01:00.000Z passed; claimed by generation 1 (worker w-1); its result arrived late at 2040-06-01T12:01:05.000Z and is kept as late evidence');
     expect(view?.late).toEqual([
       {
         receivedAt: '2040-06-01T12:01:05.000Z',

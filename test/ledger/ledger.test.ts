@@ -3,7 +3,9 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Outcome } from '../../lib/contract';
-import { boundOutcome, closeReason, createLedger, itemSize, LedgerConfigurationError, sealReason, toOutcome, toRunResource, WriteConflict, type SubtaskItem } from '../../lib/ledger';
+import { TRANSIENT_ERRORS } from '../../lib/infra/transient-errors';
+import { boundOutcome, closeReason, createLedger, itemSize, LedgerConfigurationError, sealReason, toOutcome, toRunResource, toSubtaskView, WriteConflict, type SubtaskItem } from '../../lib/ledger';
+import type { LateItem } from '../../lib/ledger/items';
 import { canonicalJson, contentHash } from '../../lib/ledger/canonical';
 import { retryConflicts } from '../../lib/ledger/failures';
 import { expressions } from '../../lib/ledger/io';
@@ -131,6 +133,32 @@ describe('rendered reasons', () => {
     );
   });
 
+  it('say that a result arrived late once late evidence exists, never that none arrived', () => {
+    const claimed = subtask({ generation: 1, workerId: 'w-1' });
+    const late = (generation: number, receivedAt: string): LateItem => ({
+      pk: 'T#acme#R#r-1',
+      sk: `LATE#C#${generation}`,
+      entity: 'late',
+      subtaskId: 'C',
+      receivedAt,
+      generation,
+      refusedBecause: 'sealed',
+      outcome: { subtaskId: 'C', state: 'ok', observed: null, sources: [], sourcesReached: 1, usage: { modelCalls: 1, estimatedCost: 7 }, refusals: [] },
+    });
+    expect(toSubtaskView(claimed, []).reason).toBe('deadline 2040-06-01T12:01:00.000Z passed; claimed by generation 1 (worker w-1) but no result arrived');
+    expect(toSubtaskView(claimed, [late(1, '2040-06-01T12:01:03.000Z')]).reason).toBe(
+      'deadline 2040-06-01T12:01:00.000Z passed; claimed by generation 1 (worker w-1); its result arrived late at 2040-06-01T12:01:03.000Z and is kept as late evidence',
+    );
+    const released = subtask({ generation: 2, workerId: 'w-2', releasedAt: '2040-06-01T12:00:50.000Z' });
+    expect(sealReason(released, [late(1, '2040-06-01T12:01:04.000Z')])).toBe(
+      'deadline 2040-06-01T12:01:00.000Z passed; generation 2 (worker w-2) released its claim without a result; a result of generation 1 arrived late at 2040-06-01T12:01:04.000Z and is kept as late evidence',
+    );
+    const cancelled = subtask({ state: 'cancelled', generation: 1, workerId: 'w-1', closedBy: 'cancel', closedAt: '2040-06-01T12:00:30.000Z' });
+    expect(toSubtaskView(cancelled, [late(1, '2040-06-01T12:00:31.000Z')]).reason).toBe(
+      'run cancelled at 2040-06-01T12:00:30.000Z; claimed by generation 1 (worker w-1); its result arrived late at 2040-06-01T12:00:31.000Z and is kept as late evidence',
+    );
+  });
+
   it('say how the run closed a subtask it cancelled', () => {
     expect(closeReason(subtask({ state: 'cancelled', closedBy: 'run_failed', closedAt: '2040-06-01T12:00:40.000Z' }))).toBe('run ended failed at 2040-06-01T12:00:40.000Z; never claimed');
   });
@@ -220,6 +248,8 @@ describe('conflict retries', () => {
     const giveUp = retryConflicts(policy, { operation: 'reserveBudget', runId: 'r-1' }, () => Promise.reject(conflict()));
     await expect(giveUp).rejects.toBeInstanceOf(WriteConflict);
     await expect(giveUp).rejects.toMatchObject({ attempts: 3, runId: 'r-1', cause: expect.objectContaining({ name: 'TransactionConflictException' }) });
+    // A Step Functions task that fails with it retries: the name is in the state machine's retry list.
+    expect(TRANSIENT_ERRORS).toContain(((await giveUp.catch((error: unknown) => error)) as Error).name);
   });
 
   it('do not retry other failures', async () => {

@@ -1,10 +1,16 @@
-import { GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { SQSEvent } from 'aws-lambda';
 import { createHash } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalCloud } from '../../lib/local/cloud';
+import { startEventSourceMappings, type EventSourceMappings } from '../../lib/local/event-source-mapping';
+import { createLambdaInvoker } from '../../lib/local/lambda-client';
+import type { LocalLogEntry } from '../../lib/local/log';
 import type { ProvisionedQueue } from '../../lib/local/provision';
-import { documentClient, sqsClient } from '../support/aws';
+import { documentClient, localRegion, sqsClient, uniqueName } from '../support/aws';
 import { WORK_QUEUE } from './stack';
 import { eventually, startTestCloud } from './support';
 
@@ -58,5 +64,77 @@ describe('SQS event-source mapping emulation', () => {
       messageAttributes: { kind: { stringValue: 'test', stringListValues: [], binaryListValues: [], dataType: 'String' } },
     });
     expect((first?.batchSize as number) <= WORK_QUEUE.batchSize).toBe(true);
+  });
+});
+
+describe('SQS event-source mapping emulation: a lost invocation', () => {
+  /** Far longer than the test may wait: a message left in flight would not come back in time. */
+  const VISIBILITY_TIMEOUT_SECONDS = 600;
+  let lambdaServer: Server | undefined;
+  let mappings: EventSourceMappings | undefined;
+  afterAll(async () => {
+    await mappings?.stop();
+    await new Promise((resolve) => (lambdaServer ? lambdaServer.close(resolve) : resolve(undefined)));
+  });
+
+  it('returns the batch of an invoke that failed on the wire to the queue at once, and logs it at error level', async () => {
+    const admin = sqsClient();
+    const created = await admin.send(new CreateQueueCommand({ QueueName: uniqueName('lost-invoke'), Attributes: { VisibilityTimeout: String(VISIBILITY_TIMEOUT_SECONDS) } }));
+    const queueUrl = created.QueueUrl as string;
+    const { Attributes } = await admin.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+    const bodies = ['m1', 'm2', 'm3', 'm4', 'm5'];
+    for (const body of bodies) await admin.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: body }));
+
+    // A real Lambda endpoint that drops the connection of the first invoke (the request never
+    // reaches a function) and answers every later one with an empty partial-batch response.
+    let invokes = 0;
+    const delivered: string[] = [];
+    lambdaServer = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        invokes += 1;
+        if (invokes === 1) {
+          request.socket.destroy();
+          return;
+        }
+        const event = JSON.parse(Buffer.concat(chunks).toString('utf8')) as SQSEvent;
+        delivered.push(...event.Records.map((record) => record.body));
+        response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ batchItemFailures: [] }));
+      });
+    });
+    await new Promise<void>((resolve) => lambdaServer?.listen(0, '127.0.0.1', resolve));
+    const { port } = lambdaServer.address() as AddressInfo;
+
+    const logged: LocalLogEntry[] = [];
+    mappings = startEventSourceMappings({
+      mappings: [
+        {
+          logicalId: 'LossyMapping',
+          functionName: 'Worker',
+          queueUrl,
+          queueArn: Attributes?.QueueArn as string,
+          batchSize: 5,
+          maximumBatchingWindowSeconds: 0,
+          concurrency: 1,
+          reportBatchItemFailures: true,
+          enabled: true,
+        },
+      ],
+      sqs: admin,
+      lambda: createLambdaInvoker({ endpoint: `http://127.0.0.1:${port}`, region: localRegion }),
+      region: localRegion,
+      log: (entry) => logged.push(entry),
+    });
+
+    await eventually('every message delivered to an invoke that answered', async () => (delivered.length >= bodies.length ? true : undefined));
+    await mappings.stop();
+
+    expect([...delivered].sort()).toEqual(bodies);
+    const lost = logged.filter((entry) => entry.level === 'error' && entry.component === 'esm');
+    expect(lost).toHaveLength(1);
+    expect(lost[0]?.message).toMatch(/^LossyMapping: the invocation of Worker was lost, returning its \d messages to the queue: /);
+    const left = await admin.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+    expect(left.Attributes).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
   });
 });

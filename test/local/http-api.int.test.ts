@@ -51,6 +51,43 @@ describe('local HTTP API', () => {
     });
   });
 
+  it('answers 401, not 500, to a path with a malformed percent-escape and no token', async () => {
+    for (const path of ['/runs/%E0%A4%A', '/runs/%ZZ', '/runs/%ED%A0%80']) {
+      const response = await get(path);
+      expect(response.status).toBe(401);
+      expect(await response.text()).toBe('{"message":"Unauthorized"}');
+    }
+  });
+
+  it('passes a path segment that is not valid percent-encoding to the function as it came', async () => {
+    const response = await get('/runs/%E0%A4%A', alice);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ routeKey: 'GET /runs/{runId}', pathParameters: { runId: '%E0%A4%A' } });
+  });
+
+  it("delivers every claim as API Gateway does: scalars as text, arrays as [a b], objects as JSON, null left out", async () => {
+    const token = await cloud.mintToken({
+      tenant: 'acme',
+      subject: 'alice',
+      claims: { level: 123, admin: true, groups: ['ops', 'dev', 7], address: { city: 'Oslo' }, nickname: null },
+    });
+    const response = await get('/runs/r-1', token);
+    const { claims } = z.object({ claims: z.record(z.string(), z.unknown()) }).parse(await response.json());
+    expect(claims).toMatchObject({ level: '123', admin: 'true', groups: '[ops dev 7]', address: '{"city":"Oslo"}', 'custom:tenant': 'acme' });
+    expect(claims).not.toHaveProperty('nickname');
+    expect(Object.values(claims).every((value) => typeof value === 'string')).toBe(true);
+  });
+
+  it("answers a body over 10 MB with 413 and API Gateway's message instead of closing the connection", async () => {
+    const response = await fetch(`${cloud.apiUrl}/runs`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+      body: 'x'.repeat(10 * 1024 * 1024 + 1),
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toEqual({ message: 'Request Entity Too Large' });
+  });
+
   it('turns a plain object result into a 200 JSON response', async () => {
     const response = await fetch(`${cloud.apiUrl}/runs`, {
       method: 'POST',

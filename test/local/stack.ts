@@ -33,12 +33,12 @@ export const FIXTURES = {
 /** The work queue's settings the tests reason from. */
 export const WORK_QUEUE = { visibilityTimeoutSeconds: 1, maxReceiveCount: 2, batchSize: 5 } as const;
 
-const named = <T extends Construct>(construct: T, logicalId: string): T => {
+export const named = <T extends Construct>(construct: T, logicalId: string): T => {
   (construct.node.defaultChild as CfnElement & { overrideLogicalId(id: string): void }).overrideLogicalId(logicalId);
   return construct;
 };
 
-const localFunction = (scope: Construct, id: string, entry: string, props: { timeout: number; environment?: Record<string, string> }) => {
+export const localFunction = (scope: Construct, id: string, entry: string, props: { timeout: number; environment?: Record<string, string> }) => {
   const fn = new NodejsFunction(scope, id, {
     entry: fileURLToPath(new URL(`../../${entry}`, import.meta.url)),
     depsLockFilePath: fileURLToPath(new URL('../../package-lock.json', import.meta.url)),

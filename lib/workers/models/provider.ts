@@ -1,54 +1,16 @@
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
-import { z } from 'zod';
-import { ModelConfigError, ModelNotAllowed } from '../errors';
+import { ModelNotAllowed } from '../errors';
 import type { ModelAdapter } from '../model';
 import { createBedrockAdapter } from './bedrock';
-import { createOfflineModel, OFFLINE_VARIANTS, parseOfflineModelId, type OfflineScript } from './offline';
+import { allowedModelIds, bedrockIdsOf, type ModelConfig } from './config';
+import { createOfflineModel, parseOfflineModelId, type OfflineScript } from './offline';
+
+export { allowedModelIds, ModelEnvironment, parseModelConfig, type ModelConfig } from './config';
 
 /**
  * Which model a subtask gets. The deployment chooses a provider and the Bedrock models it
  * allows; a subtask may name one of them (or an offline variant) in its `model` field.
  */
-
-const commaList = z
-  .string()
-  .optional()
-  .transform((value) => (value ?? '').split(',').map((item) => item.trim()).filter((item) => item.length > 0));
-
-/**
- * The model variables of a function's environment. Compose it into the function's own config
- * schema, or parse it alone with `parseModelConfig`.
- *
- * @example
- * const Config = z.object({ TABLE_NAME: z.string() }).and(ModelEnvironment);
- */
-export const ModelEnvironment = z
-  .object({
-    /** `offline` (default): the deterministic model. `bedrock`: Amazon Bedrock Converse. */
-    MODEL_PROVIDER: z.enum(['offline', 'bedrock']).default('offline'),
-    /** The model subtasks get when they name none; required with `bedrock`. */
-    BEDROCK_MODEL_ID: z.string().trim().min(1).optional(),
-    /** More Bedrock model ids a subtask may name, comma-separated. */
-    BEDROCK_ALLOWED_MODEL_IDS: commaList,
-  })
-  .superRefine((env, ctx) => {
-    if (env.MODEL_PROVIDER === 'bedrock' && env.BEDROCK_MODEL_ID === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['BEDROCK_MODEL_ID'], message: 'is required when MODEL_PROVIDER is bedrock' });
-    }
-  });
-export type ModelConfig = z.output<typeof ModelEnvironment>;
-
-/**
- * Parses the model variables once, at cold start, naming every bad one.
- *
- * @example
- * const config = parseModelConfig(process.env); // ModelConfigError: BEDROCK_MODEL_ID is required when MODEL_PROVIDER is bedrock
- */
-export const parseModelConfig = (env: Readonly<Record<string, string | undefined>>): ModelConfig => {
-  const parsed = ModelEnvironment.safeParse(env);
-  if (parsed.success) return parsed.data;
-  throw new ModelConfigError(parsed.error.issues.map((issue) => `${issue.path.join('.') || 'environment'} ${issue.message}`));
-};
 
 /**
  * @example
@@ -84,8 +46,6 @@ export interface ModelProviderOptions {
   readonly bedrockClient?: () => BedrockRuntimeClient;
 }
 
-const offlineIds = OFFLINE_VARIANTS.map((variant) => (variant === 'default' ? 'offline' : `offline:${variant}`));
-
 /**
  * Creates the provider. The offline model is always allowed: it is free and deterministic, so a
  * canary subtask can use it in any deployment. Bedrock models are allowed only with
@@ -97,11 +57,8 @@ const offlineIds = OFFLINE_VARIANTS.map((variant) => (variant === 'default' ? 'o
  */
 export const createModelProvider = (options: ModelProviderOptions): ModelProvider => {
   const { config } = options;
-  const bedrockIds =
-    config.MODEL_PROVIDER === 'bedrock' && config.BEDROCK_MODEL_ID !== undefined
-      ? [...new Set([config.BEDROCK_MODEL_ID, ...config.BEDROCK_ALLOWED_MODEL_IDS])]
-      : [];
-  const allowed = [...offlineIds, ...bedrockIds];
+  const bedrockIds = bedrockIdsOf(config);
+  const allowed = allowedModelIds(config);
   const fallback = config.MODEL_PROVIDER === 'bedrock' ? (config.BEDROCK_MODEL_ID ?? 'offline') : 'offline';
   let client: BedrockRuntimeClient | undefined;
   const bedrockAdapters = new Map<string, ModelAdapter>();

@@ -1,0 +1,91 @@
+/**
+ * The chaos property suite at scale: 1,000 runs of random fault schedules (duplicate deliveries,
+ * crashes after claim, late results, transient failures, poison messages, model calls beyond the
+ * allowance, cancels at random times) against one local cloud, many at once, and the count of
+ * runs that broke each invariant of test/chaos/schedule.ts (0 everywhere is the expected result),
+ * beside the terminal states and run statuses the faults produced.
+ *
+ * `npm run bench -- chaos`; `CHAOS_RUNS`, `CHAOS_SEED` and `CHAOS_CONCURRENCY` change the number of
+ * runs, the seed (printed, so a broken run reproduces) and how many are in flight at once. Every
+ * broken run is printed with its schedule. The baseline is the same schedules' fault mix, counted
+ * from the schedules themselves: how many runs carried each fault.
+ *
+ * Run alone: `npx tsx bench/chaos.bench.ts`.
+ */
+import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
+import fc from 'fast-check';
+import { pathToFileURL } from 'node:url';
+import { z } from 'zod';
+import { createTesseraClient } from '../lib/client';
+import { LOCAL_CREDENTIALS } from '../lib/local/lambda-client';
+import { loopbackOrigin } from '../lib/local/loopback-dns';
+import { startTesseraCloud } from '../lib/local/tessera-cloud';
+import { countInvariants, INVARIANTS, playAll, scheduleArbitrary, violations, type ChaosTarget, type Schedule } from '../test/chaos/schedule';
+import { exampleWorkerModule } from '../examples/app/cdk';
+
+const RUNS = Number(process.env.CHAOS_RUNS ?? 1_000);
+const CONCURRENCY = Number(process.env.CHAOS_CONCURRENCY ?? 20);
+const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 2_147_483_647);
+const WAIT_MS = 120_000;
+/** Runs per tenant, so no tenant reaches its daily model-call allowance (2,000) during the benchmark. */
+const RUNS_PER_TENANT = 200;
+
+const faultMix = (schedules: readonly Schedule[]) => {
+  const mix: Record<string, number> = {};
+  const add = (name: string) => (mix[name] = (mix[name] ?? 0) + 1);
+  for (const schedule of schedules) {
+    for (const fault of new Set(schedule.subtasks.map((s) => s.fault))) add(fault);
+    if (schedule.subtasks.some((s) => s.duplicates > 0)) add('duplicates');
+    if (schedule.subtasks.some((s) => s.fault === 'transient' && s.recoversAfterMs === null)) add('poison');
+    if (schedule.subtasks.some((s) => s.modelCalls > s.allowance)) add('over-allowance');
+    if (schedule.cancelAfterMs !== null) add('cancel');
+  }
+  return mix;
+};
+
+export async function run(): Promise<void> {
+  console.log(`chaos seed ${SEED} (CHAOS_SEED=${SEED} replays these schedules); ${RUNS} runs, ${CONCURRENCY} at once`);
+  const schedules = fc.sample(scheduleArbitrary, { seed: SEED, numRuns: RUNS });
+  const cloud = await startTesseraCloud({
+    // The chaos kind is the example app's fault-injection kind.
+    workers: exampleWorkerModule({ faultInjection: true }),
+    functionLogLevel: 'ERROR',
+    log: (entry) => {
+      if (entry.level === 'error') console.error(`[local cloud: ${entry.component}] ${entry.message}`);
+    },
+  });
+  try {
+    const sqs = new SQSClient({ region: cloud.region, endpoint: loopbackOrigin(cloud.endpoints.sqs), useQueueUrlAsEndpoint: false, credentials: LOCAL_CREDENTIALS });
+    const queueUrl = z.object({ chaos: z.string() }).parse(JSON.parse(cloud.outputs.SubtaskQueueUrls ?? '{}')).chaos;
+    const played = [];
+    const started = Date.now();
+    for (let from = 0; from < schedules.length; from += RUNS_PER_TENANT) {
+      const tenantId = `chaos-${from / RUNS_PER_TENANT + 1}`;
+      const target: ChaosTarget = {
+        client: createTesseraClient({ apiUrl: cloud.apiUrl ?? '', token: await cloud.mintToken({ tenant: tenantId, subject: 'bench' }) }),
+        tenantId,
+        deliver: async (message) => {
+          await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message) }));
+        },
+      };
+      played.push(...(await playAll(target, schedules.slice(from, from + RUNS_PER_TENANT), { concurrency: CONCURRENCY, waitMs: WAIT_MS })));
+      console.log(`  ${played.length}/${RUNS} runs played (${Math.round((Date.now() - started) / 1000)} s)`);
+    }
+    const counts = countInvariants(played);
+    console.log(`\nfault mix (runs carrying each fault): ${JSON.stringify(faultMix(schedules))}`);
+    console.log(`run statuses: ${JSON.stringify(counts.statuses)}`);
+    console.log(`subtask terminal states (${counts.subtasks} subtasks): ${JSON.stringify(counts.states)}`);
+    console.log('\nruns breaking each invariant:');
+    for (const [name, text] of Object.entries(INVARIANTS)) console.log(`  ${String(counts.violations[name as keyof typeof INVARIANTS]).padStart(5)}  ${text}`);
+    for (const run of played) {
+      const found = Object.entries(violations(run)).filter(([, problems]) => problems.length > 0);
+      if (found.length > 0) console.log(`broken: run ${run.runId} ${JSON.stringify(Object.fromEntries(found))} schedule ${JSON.stringify(run.schedule)}`);
+    }
+  } finally {
+    await cloud.stop();
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  await run();
+}

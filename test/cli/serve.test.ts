@@ -1,0 +1,33 @@
+import { describe, expect, it } from 'vitest';
+import { localCloudLog } from '../../lib/cli/local';
+import type { CliIo } from '../../lib/cli/router';
+import { banner } from '../../lib/cli/serve';
+
+const terminal = () => {
+  const err: string[] = [];
+  const io: CliIo = { out: () => undefined, err: (text) => void err.push(text), readText: async () => '' };
+  return { io, err };
+};
+
+describe('tessera serve', () => {
+  it('says plainly in its banner that runs live in memory and end with the cloud', () => {
+    const lines = banner('http://127.0.0.1:7700', { stepFunctions: 'http://127.0.0.1:1', lambda: 'http://127.0.0.1:2', dynamodb: 'http://127.0.0.1:3', sqs: 'http://127.0.0.1:4' }).split('\n');
+    expect(lines).toContain('Runs are kept in memory: stopping or restarting the local cloud forgets every run and issues a new token.');
+  });
+
+  it("prints the local cloud's error entries without --verbose, and everything with it", () => {
+    const entries = [
+      { level: 'info', component: 'cloud', message: 'local cloud ready' },
+      { level: 'warn', component: 'lambda', message: 'Worker failed: TransientFailure' },
+      { level: 'error', component: 'esm', message: 'the invocation of Worker was lost, returning its 5 messages to the queue' },
+    ] as const;
+    const quiet = terminal();
+    const verbose = terminal();
+    for (const entry of entries) {
+      localCloudLog(quiet.io, false)(entry);
+      localCloudLog(verbose.io, true)(entry);
+    }
+    expect(quiet.err).toEqual(['[esm] the invocation of Worker was lost, returning its 5 messages to the queue']);
+    expect(verbose.err).toHaveLength(3);
+  });
+});
