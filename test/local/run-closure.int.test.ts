@@ -6,7 +6,7 @@ import { startLocalCloud, type LocalCloud } from '../../lib/local/cloud';
 import { LOCAL_AUTH, synthesizeLocalTemplate } from '../../lib/local/tessera-cloud';
 import { PACKAGE_ROOT } from '../../lib/infra/tessera-function';
 import { exampleWorkerModule } from '../../examples/app/cdk';
-import { registry } from '../../examples/app/workers';
+import { registry } from '../../examples/app/fault-workers';
 import { uniqueName } from '../support/aws';
 import { eventually, finishedExecution, sfnClient } from './support';
 
@@ -24,7 +24,8 @@ describe('run closure in the local cloud', () => {
     process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
     process.env.POWERTOOLS_TRACE_ENABLED ??= 'false';
     cloud = await startLocalCloud({
-      template: synthesizeLocalTemplate(exampleWorkerModule({ faultInjection: false })),
+      // The run uses the fault-injection kind `chaos`.
+      template: synthesizeLocalTemplate(exampleWorkerModule({ faultInjection: true })),
       repoRoot: PACKAGE_ROOT,
       registry,
       emulators: { dynamodbEndpoint: inject('dynamoEndpoint'), sqsEndpoint: inject('sqsEndpoint') },
