@@ -46,8 +46,11 @@ describe('a worker module outside the repository', () => {
   test('gets a queue and an event-source mapping per kind, with its kinds setting', () => {
     const { fanOut, template } = synthesized;
     const queue = logicalIdAt(template, 'AWS::SQS::Queue', '/Queues/invoice-lines/Resource');
-    // The kind's queue and the dead-letter queue, nothing for any example kind.
-    expect(Object.keys(template.findResources('AWS::SQS::Queue'))).toHaveLength(2);
+    // The kind's queue and nothing for any example kind (besides the shared dead-letter queue).
+    const kindQueues = Object.values(template.findResources('AWS::SQS::Queue'))
+      .map((resource) => String(resource.Metadata?.['aws:cdk:path'] ?? ''))
+      .filter((path) => path.includes('/Queues/') && !path.includes('/Queues/DeadLetter/'));
+    expect(kindQueues).toEqual(['Own/FanOut/Queues/invoice-lines/Resource']);
     template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [queue, 'Arn'] },
