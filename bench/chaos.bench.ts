@@ -21,6 +21,7 @@ import { LOCAL_CREDENTIALS } from '../lib/local/lambda-client';
 import { loopbackOrigin } from '../lib/local/loopback-dns';
 import { startTesseraCloud } from '../lib/local/tessera-cloud';
 import { countInvariants, INVARIANTS, playAll, scheduleArbitrary, violations, type ChaosTarget, type Schedule } from '../test/chaos/schedule';
+import { exampleWorkerModule } from '../examples/app/cdk';
 
 const RUNS = Number(process.env.CHAOS_RUNS ?? 1_000);
 const CONCURRENCY = Number(process.env.CHAOS_CONCURRENCY ?? 20);
@@ -46,6 +47,8 @@ export async function run(): Promise<void> {
   console.log(`chaos seed ${SEED} (CHAOS_SEED=${SEED} replays these schedules); ${RUNS} runs, ${CONCURRENCY} at once`);
   const schedules = fc.sample(scheduleArbitrary, { seed: SEED, numRuns: RUNS });
   const cloud = await startTesseraCloud({
+    // The chaos kind is the example app's fault-injection kind.
+    workers: exampleWorkerModule({ faultInjection: true }),
     functionLogLevel: 'ERROR',
     log: (entry) => {
       if (entry.level === 'error') console.error(`[local cloud: ${entry.component}] ${entry.message}`);

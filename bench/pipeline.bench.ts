@@ -24,7 +24,9 @@ import type { AslStateMachine } from '../lib/infra/asl';
 import { callbackSubtaskCost, pollSubtaskCost, PRICING, subtaskIteration, type PathCost } from '../lib/infra/deadline-figures';
 import { STATE_NAMES } from '../lib/infra/run-state-machine';
 import { functionHandlers, stateMachineDefinition } from '../lib/infra/synthesized';
-import { REPO_ROOT } from '../lib/infra/tessera-function';
+import { PACKAGE_ROOT } from '../lib/infra/handler-metadata';
+import { exampleWorkerModule } from '../examples/app/cdk';
+import { registry as faultRegistry } from '../examples/app/fault-workers';
 import { itemSize } from '../lib/ledger';
 import { startLocalCloud, type LocalCloud } from '../lib/local/cloud';
 import { startDynamoDbLocal } from '../lib/local/dynamodb-local';
@@ -112,10 +114,12 @@ const startStack = async (): Promise<Stack> => {
     // (`sqs.<region>.localhost:<counter port>`), which is the origin the cloud derives from this endpoint.
     const [dynamodb, sqs] = await Promise.all([startRequestCounter({ target: ddb.endpoint, keepBodies: true }), startRequestCounter({ target: sqsLocal.endpoint })]);
     stops.push(() => dynamodb.stop(), () => sqs.stop());
-    const template = synthesizeLocalTemplate();
+    // The benchmark's no-op workers are the fault-injection kind `chaos` with fault 'none'.
+    const template = synthesizeLocalTemplate(exampleWorkerModule({ faultInjection: true }));
     const cloud = await startLocalCloud({
       template,
-      repoRoot: REPO_ROOT,
+      repoRoot: PACKAGE_ROOT,
+      registry: faultRegistry,
       emulators: { dynamodbEndpoint: dynamodb.endpoint, sqsEndpoint: sqs.endpoint },
       jwt: { issuer: LOCAL_AUTH.issuer, audience: [LOCAL_AUTH.audience], tenantClaim: LOCAL_AUTH.tenantClaim },
       functionEnvironment: { POWERTOOLS_LOG_LEVEL: 'ERROR' },

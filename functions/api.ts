@@ -11,8 +11,8 @@ import { errorResponse, json, largeJson } from '../lib/runtime/http';
 import { toHttpError } from '../lib/runtime/http-errors';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
 import { tenantOf } from '../lib/runtime/tenant';
+import type { WorkerRegistry } from '../lib/workers';
 import { allowedModelIds, parseModelConfig } from '../lib/workers/models/config';
-import { registryFromEnv } from '../lib/workers/reference';
 
 const Config = z.object({
   TABLE_NAME: z.string().min(1),
@@ -43,12 +43,13 @@ const deployedCatalog = (catalog: WorkerCatalog, deployed: readonly string[], mo
     models,
   );
 
-export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): ApiDeps => {
+/** What the function needs, from its environment and the deployment's worker registry. */
+export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): ApiDeps => {
   const config = parseConfig(Config, env);
   return {
     ledger: ledgerFor(config.TABLE_NAME),
     executions: executionsFor(config.STATE_MACHINE_ARN),
-    catalog: deployedCatalog(registryFromEnv(env).catalog(), config.WORKER_KINDS, allowedModelIds(parseModelConfig(env))),
+    catalog: deployedCatalog(registry.catalog(), config.WORKER_KINDS, allowedModelIds(parseModelConfig(env))),
     maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
     tenantClaim: config.TENANT_CLAIM,
     newRunId: randomUUID,
@@ -144,4 +145,11 @@ export const createHandler = (deps: ApiDeps) => async (event: Event): Promise<AP
   }
 };
 
-export const handler = onColdStart(() => createHandler(depsFromEnv(process.env)));
+/**
+ * The Lambda handler over a worker registry. The construct bundles a one-line entry per function
+ * that imports the deployment's worker module and exports `handlerFor(registry)` as `handler`.
+ *
+ * @example
+ * export const handler = handlerFor(registry);
+ */
+export const handlerFor = (registry: WorkerRegistry) => onColdStart(() => createHandler(depsFromEnv(process.env, registry)));

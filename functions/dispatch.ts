@@ -7,7 +7,7 @@ import { ledgerFor, queueFor } from '../lib/runtime/aws';
 import { intVariable, jsonVariable, parseConfig, parseInput } from '../lib/runtime/config';
 import { PlanRejected } from '../lib/runtime/errors';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
-import { registryFromEnv } from '../lib/workers/reference';
+import type { WorkerRegistry } from '../lib/workers';
 import type { SourceLabel } from '../lib/contract';
 
 const Config = z.object({
@@ -29,13 +29,14 @@ export interface DispatchDeps {
   readonly logger: ReturnType<typeof createLogger>;
 }
 
-export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): DispatchDeps => {
+/** What the function needs, from its environment and the deployment's worker registry. */
+export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): DispatchDeps => {
   const config = parseConfig(Config, env);
   return {
     ledger: ledgerFor(config.TABLE_NAME),
     queue: queueFor(config.QUEUE_URLS),
-    catalog: registryFromEnv(env).catalog(),
-    sources: registryFromEnv(env).sources(),
+    catalog: registry.catalog(),
+    sources: registry.sources(),
     maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
     now: Date.now,
     logger: createLogger('dispatch', env),
@@ -100,4 +101,11 @@ export const createHandler = (deps: DispatchDeps) => async (event: unknown) => {
   };
 };
 
-export const handler = onColdStart(() => createHandler(depsFromEnv(process.env)));
+/**
+ * The Lambda handler over a worker registry. The construct bundles a one-line entry per function
+ * that imports the deployment's worker module and exports `handlerFor(registry)` as `handler`.
+ *
+ * @example
+ * export const handler = handlerFor(registry);
+ */
+export const handlerFor = (registry: WorkerRegistry) => onColdStart(() => createHandler(depsFromEnv(process.env, registry)));

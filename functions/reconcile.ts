@@ -9,7 +9,6 @@ import { ledgerFor } from '../lib/runtime/aws';
 import { jsonVariable, parseConfig, parseInput } from '../lib/runtime/config';
 import { createLogger, createMetrics, onColdStart, publishMetrics } from '../lib/runtime/lambda';
 import type { WorkerRegistry } from '../lib/workers';
-import { registryFromEnv } from '../lib/workers/reference';
 
 const Config = z.object({ TABLE_NAME: z.string().min(1) });
 
@@ -63,12 +62,13 @@ export interface ReconcileDeps {
   readonly metrics: Metrics;
 }
 
-export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): ReconcileDeps => {
+/** What the function needs, from its environment and the deployment's worker registry. */
+export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): ReconcileDeps => {
   const config = parseConfig(Config, env);
   return {
     ledger: ledgerFor(config.TABLE_NAME),
-    registry: registryFromEnv(env),
-    sources: registryFromEnv(env).sources(),
+    registry: registry,
+    sources: registry.sources(),
     logger: createLogger('reconcile', env),
     metrics: createMetrics(env),
   };
@@ -149,4 +149,11 @@ export const createHandler = (deps: ReconcileDeps) => async (event: unknown) => 
   return { next: 'finish' as const, runId: task.runId, tenantId: task.tenantId, round, status };
 };
 
-export const handler = onColdStart(() => createHandler(depsFromEnv(process.env)));
+/**
+ * The Lambda handler over a worker registry. The construct bundles a one-line entry per function
+ * that imports the deployment's worker module and exports `handlerFor(registry)` as `handler`.
+ *
+ * @example
+ * export const handler = handlerFor(registry);
+ */
+export const handlerFor = (registry: WorkerRegistry) => onColdStart(() => createHandler(depsFromEnv(process.env, registry)));

@@ -10,7 +10,6 @@ import { executionsFor, ledgerFor, redeliveryFor } from '../lib/runtime/aws';
 import { intVariable, parseConfig } from '../lib/runtime/config';
 import { createLogger, createMetrics, onColdStart, publishMetrics } from '../lib/runtime/lambda';
 import { createModelProvider, parseModelConfig, runSubtask, type ModelProvider, type WorkerRegistry } from '../lib/workers';
-import { registryFromEnv } from '../lib/workers/reference';
 
 const Config = z.object({
   TABLE_NAME: z.string().min(1),
@@ -33,14 +32,15 @@ export interface WorkerDeps {
   readonly metrics: Metrics;
 }
 
-export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): WorkerDeps => {
+/** What the function needs, from its environment and the deployment's worker registry. */
+export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): WorkerDeps => {
   const config = parseConfig(Config, env);
   return {
     now: Date.now,
     ledger: ledgerFor(config.TABLE_NAME, { modelCalls: config.TENANT_DAILY_MODEL_CALLS, costLimit: config.TENANT_DAILY_COST_LIMIT }),
     executions: executionsFor(),
     redelivery: redeliveryFor(),
-    registry: registryFromEnv(env),
+    registry: registry,
     models: createModelProvider({ config: parseModelConfig(env) }),
     leaseMs: config.LEASE_SECONDS * 1000,
     maxReceiveCount: config.MAX_RECEIVE_COUNT,
@@ -163,4 +163,11 @@ export const createHandler = (deps: WorkerDeps) => async (event: SQSEvent, conte
   return { batchItemFailures: event.Records.filter((_, i) => !results[i]).map((r) => ({ itemIdentifier: r.messageId })) };
 };
 
-export const handler = onColdStart(() => createHandler(depsFromEnv(process.env)));
+/**
+ * The Lambda handler over a worker registry. The construct bundles a one-line entry per function
+ * that imports the deployment's worker module and exports `handlerFor(registry)` as `handler`.
+ *
+ * @example
+ * export const handler = handlerFor(registry);
+ */
+export const handlerFor = (registry: WorkerRegistry) => onColdStart(() => createHandler(depsFromEnv(process.env, registry)));

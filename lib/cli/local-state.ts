@@ -1,13 +1,21 @@
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { z } from 'zod';
-import { REPO_ROOT } from '../infra/tessera-function';
+
+/** The project the CLI runs in: the nearest directory at or above the current one with a package.json. */
+const projectDirectory = (from: string = process.cwd()): string => {
+  for (let dir = resolve(from); ; dir = dirname(dir)) {
+    if (existsSync(join(dir, 'package.json'))) return dir;
+    if (dirname(dir) === dir) return resolve(from);
+  }
+};
 
 /**
  * Where `tessera serve` leaves its API URL and a demo token, so that `tessera run` in another
- * terminal finds the running local cloud. Removed when the cloud stops.
+ * terminal of the same project finds the running local cloud. Removed when the cloud stops.
  */
-export const LOCAL_STATE_FILE = join(REPO_ROOT, '.tessera', 'local.json');
+export const LOCAL_STATE_FILE = join(projectDirectory(), '.tessera', 'local.json');
 
 export const LocalState = z.object({ apiUrl: z.url(), token: z.string().min(1), tenant: z.string(), pid: z.int(), startedAt: z.string() });
 export type LocalState = z.infer<typeof LocalState>;

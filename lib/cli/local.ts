@@ -2,6 +2,7 @@ import type { LocalCloud, LocalCloudPorts } from '../local/cloud';
 import type { LocalLogEntry } from '../local/log';
 import type { CliIo } from './router';
 import type { RunTarget } from './run';
+import { workerModulePath } from './workers';
 
 /** The tenant the local cloud's demo token belongs to. */
 export const DEMO_TENANT = 'demo';
@@ -31,10 +32,13 @@ export const localCloudLog =
  */
 export const startLocalSession = async (
   io: CliIo,
-  options: { ports?: LocalCloudPorts; verbose?: boolean; quiet?: boolean } = {},
+  options: { ports?: LocalCloudPorts; verbose?: boolean; quiet?: boolean; workers?: string } = {},
 ): Promise<LocalCloudSession> => {
+  // Resolved before the CDK and the emulators load, so a wrong path fails at once.
+  const workers = workerModulePath(options.workers);
   const { startTesseraCloud } = await import('../local/tessera-cloud');
   const cloud = await startTesseraCloud({
+    workers,
     ...(options.ports ? { ports: options.ports } : {}),
     log: localCloudLog(io, options.verbose === true),
     functionLogLevel: options.verbose ? 'INFO' : options.quiet ? 'ERROR' : 'WARN',
@@ -57,9 +61,9 @@ export const stopOnSignals = (stop: () => Promise<void>): (() => void) => {
 };
 
 /** What `tessera run` uses when no local cloud is running: one of its own, for this run only. */
-export const startLocalForRun = async (io: CliIo): Promise<RunTarget> => {
+export const startLocalForRun = async (io: CliIo, options: { workers?: string } = {}): Promise<RunTarget> => {
   io.err('No local cloud is running; starting one in this process (DynamoDB Local, SQS emulator, Step Functions, Lambda, API)…');
-  const { cloud, token } = await startLocalSession(io, { quiet: true });
+  const { cloud, token } = await startLocalSession(io, { quiet: true, ...options });
   const release = stopOnSignals(() => cloud.stop());
   return {
     apiUrl: cloud.apiUrl ?? '',

@@ -1,6 +1,4 @@
-import { withModels } from '../domain';
 import { allowedModelIds, ModelEnvironment } from '../workers';
-import { referenceCatalog } from '../workers/reference';
 import { createPlanCommand } from './plan';
 import { startLocalForRun } from './local';
 import { reconcileCommand } from './reconcile';
@@ -23,7 +21,7 @@ const planModels = (env: NodeJS.ProcessEnv): string[] => {
  * registering it here.
  */
 export const commands: CommandTable = {
-  plan: createPlanCommand({ catalog: withModels(referenceCatalog, planModels(process.env)) }),
+  plan: createPlanCommand({ models: planModels(process.env) }),
   reconcile: reconcileCommand,
   run: createRunCommand({ startLocal: startLocalForRun }),
   serve: serveCommand,

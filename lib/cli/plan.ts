@@ -1,16 +1,23 @@
-import { DEFAULT_MAX_DEADLINE_SECONDS, validateRunRequest, type WorkerCatalog } from '../domain';
+import { DEFAULT_MAX_DEADLINE_SECONDS, validateRunRequest, withModels, type WorkerCatalog } from '../domain';
 import { UsageError } from './errors';
 import { formatPlan, formatProblems } from './output';
 import { fileArgs, readJson, type Command } from './router';
+import { cliRegistry } from './workers';
 
 /** What the plan command checks requests against. */
 export interface PlanCommandOptions {
-  readonly catalog: WorkerCatalog;
+  /**
+   * The worker kinds requests may use.
+   * @default - the worker module's: `--workers PATH`, else package.json's `"tessera": { "workers": PATH }`
+   */
+  readonly catalog?: WorkerCatalog;
+  /** Model ids requests may name, applied to the worker module's catalog (`withModels`). @default - the catalog's own */
+  readonly models?: readonly string[];
   /** Default horizon for `deadlineSeconds`; `--max-deadline-seconds` overrides it. */
   readonly maxDeadlineSeconds?: number;
 }
 
-const USAGE = 'tessera plan FILE [--json] [--max-deadline-seconds N]';
+const USAGE = 'tessera plan FILE [--json] [--max-deadline-seconds N] [--workers PATH]';
 
 const horizon = (value: string | undefined, fallback: number): number => {
   if (value === undefined) return fallback;
@@ -22,20 +29,23 @@ const horizon = (value: string | undefined, fallback: number): number => {
 /**
  * `tessera plan FILE`: validates a run request and prints the tiling code generated for it
  * (exit 0), or every problem that stops it (exit 1). `--json` prints
- * `{ ok, subtasks }` or `{ ok, problems }`. The catalog is a parameter so tests and other
- * deployments can pass their own worker kinds.
+ * `{ ok, subtasks }` or `{ ok, problems }`. Requests are checked against the worker module's
+ * kinds, or against the catalog given (tests pass their own).
  *
  * @example
- * const plan = createPlanCommand({ catalog: referenceCatalog });
+ * const plan = createPlanCommand();
  * await plan.run(['examples/tax.json'], processIo()); // 0 when it tiles
  */
-export const createPlanCommand = (options: PlanCommandOptions): Command => ({
+export const createPlanCommand = (options: PlanCommandOptions = {}): Command => ({
   summary: 'validate a run request and print the tiling it generates (exit 1 with every problem if it does not tile)',
   usage: USAGE,
   run: async (args, io) => {
-    const parsed = fileArgs('plan', USAGE, args, { flags: ['json'], options: ['max-deadline-seconds'] });
+    const parsed = fileArgs('plan', USAGE, args, { flags: ['json'], options: ['max-deadline-seconds', 'workers'] });
     const maxDeadlineSeconds = horizon(parsed.values.get('max-deadline-seconds'), options.maxDeadlineSeconds ?? DEFAULT_MAX_DEADLINE_SECONDS);
-    const result = validateRunRequest(await readJson(io, parsed.file), options.catalog, { maxDeadlineSeconds });
+    const body = await readJson(io, parsed.file);
+    const loaded = options.catalog ?? (await cliRegistry(parsed.values.get('workers'))).catalog();
+    const catalog = options.models ? withModels(loaded, options.models) : loaded;
+    const result = validateRunRequest(body, catalog, { maxDeadlineSeconds });
     if (parsed.flags.has('json')) {
       io.out(JSON.stringify(result.ok ? { ok: true, subtasks: result.subtasks } : result, null, 2));
     } else {

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { TesseraApiError } from '../client/errors';
 import { LocalCloudError } from '../local/errors';
 import { InputFileError, UsageError } from './errors';
+import { WorkerModuleError } from '../workers/errors';
 
 /** Where a command reads and writes; tests pass their own. */
 export interface CliIo {
@@ -164,6 +165,7 @@ export const describeFailure = (error: unknown): string | undefined => {
   if (error instanceof UsageError || error instanceof InputFileError || error instanceof LocalCloudError || error instanceof TesseraApiError) {
     return error.message;
   }
+  if (error instanceof WorkerModuleError) return `tessera: ${error.message}`;
   const code = (error as { code?: unknown } | undefined)?.code;
   if (code === 'EADDRINUSE') return `tessera: ${(error as Error).message}; another process uses that port (pick one with --port)`;
   if (error instanceof TypeError && error.message === 'fetch failed') {

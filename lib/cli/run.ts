@@ -6,7 +6,7 @@ import { formatProblems, printable } from './output';
 import { formatRun, progressLine } from './run-output';
 import { fileArgs, readJson, type CliIo, type Command } from './router';
 
-const USAGE = 'tessera run FILE [--json] [--api URL] [--token JWT] [--idempotency-key KEY]';
+const USAGE = 'tessera run FILE [--json] [--api URL] [--token JWT] [--idempotency-key KEY] [--workers PATH]';
 
 /** Exit codes of `tessera run`: the run's ending, or a problem with the call itself. */
 export const RUN_EXIT = { succeeded: 0, requestError: 1, notSucceeded: 2 } as const;
@@ -112,8 +112,11 @@ export const submitAndReport = async (io: CliIo, client: TesseraClient, body: un
   return run.status === 'succeeded' ? RUN_EXIT.succeeded : RUN_EXIT.notSucceeded;
 };
 
-/** Starts the local cloud in this process (what `tessera run` does when none is running). */
-export type StartLocal = (io: CliIo) => Promise<RunTarget>;
+/**
+ * Starts the local cloud in this process (what `tessera run` does when none is running), running
+ * the worker module `--workers` names (else package.json's).
+ */
+export type StartLocal = (io: CliIo, options: { workers?: string }) => Promise<RunTarget>;
 
 const resolveTarget = async (values: ReadonlyMap<string, string>, io: CliIo, startLocal: StartLocal): Promise<RunTarget> => {
   const api = values.get('api');
@@ -124,7 +127,8 @@ const resolveTarget = async (values: ReadonlyMap<string, string>, io: CliIo, sta
   }
   const running = await readLocalState();
   if (running) return { apiUrl: running.apiUrl, token: values.get('token') ?? running.token, description: `the local cloud at ${running.apiUrl}`, local: true };
-  return startLocal(io);
+  const workers = values.get('workers');
+  return startLocal(io, workers === undefined ? {} : { workers });
 };
 
 /**
@@ -139,7 +143,7 @@ export const createRunCommand = (options: { startLocal: StartLocal }): Command =
   summary: 'run a request against the local cloud (or --api URL) with live progress; print the answer and its coverage',
   usage: USAGE,
   run: async (args, io) => {
-    const parsed = fileArgs('run', USAGE, args, { flags: ['json'], options: ['api', 'token', 'idempotency-key'] });
+    const parsed = fileArgs('run', USAGE, args, { flags: ['json'], options: ['api', 'token', 'idempotency-key', 'workers'] });
     const body = await readJson(io, parsed.file);
     const target = await resolveTarget(parsed.values, io, options.startLocal);
     try {

@@ -1,15 +1,16 @@
 import { parseArgs } from 'node:util';
+import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { createTesseraClient } from '../client';
-import { REPO_ROOT } from '../infra/tessera-function';
 import { loopbackOrigin } from '../local/loopback-dns';
 import { UsageError } from './errors';
 import { DEMO_TENANT, startLocalSession, stopOnSignals } from './local';
 import { LOCAL_STATE_FILE, removeLocalState, writeLocalState } from './local-state';
 import { readJson, type CliIo, type Command } from './router';
 import { submitAndReport } from './run';
+import { workerModulePath } from './workers';
 
-const USAGE = 'tessera serve [--port N] [--run FILE] [--verbose] [--lambda-port N] [--sfn-port N] [--dynamodb-port N] [--sqs-port N]';
+const USAGE = 'tessera serve [--port N] [--run FILE] [--workers PATH] [--verbose] [--lambda-port N] [--sfn-port N] [--dynamodb-port N] [--sqs-port N]';
 const DEFAULT_API_PORT = 7700;
 
 const port = (name: string, value: string | undefined): number | undefined => {
@@ -22,6 +23,7 @@ const port = (name: string, value: string | undefined): number | undefined => {
 const OPTIONS = {
   port: { type: 'string' },
   run: { type: 'string' },
+  workers: { type: 'string' },
   'lambda-port': { type: 'string' },
   'sfn-port': { type: 'string' },
   'dynamodb-port': { type: 'string' },
@@ -63,7 +65,7 @@ export const banner = (apiUrl: string, endpoints: Record<string, string | undefi
     `  TOKEN=$(node -p "require('./.tessera/local.json').token")`,
     `  curl -s -X POST ${apiUrl}/runs -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' --data @examples/tax-2025.json`,
     `  curl -s ${apiUrl}/runs/RUN_ID -H "authorization: Bearer $TOKEN"`,
-    `Example requests: ${relative(process.cwd(), `${REPO_ROOT}/examples`) || 'examples'}/`,
+    ...(existsSync('examples') ? ['Example requests: examples/'] : []),
   ].join('\n');
 
 /**
@@ -85,10 +87,11 @@ export const serveCommand: Command = {
       dynamodb: port('dynamodb-port', values['dynamodb-port']),
       sqs: port('sqs-port', values['sqs-port']),
     };
+    const workers = workerModulePath(values.workers);
     const example = values.run;
     const body = example === undefined ? undefined : await readJson(io, example);
     io.err('Starting the local cloud…');
-    const { cloud, token } = await startLocalSession(io, { ports, verbose: values.verbose === true });
+    const { cloud, token } = await startLocalSession(io, { ports, verbose: values.verbose === true, workers });
     const apiUrl = cloud.apiUrl ?? '';
     await writeLocalState({ apiUrl, token, tenant: DEMO_TENANT, pid: process.pid, startedAt: new Date().toISOString() });
     const stopped = new Promise<void>((resolve) => {

@@ -37,15 +37,20 @@ export const AppContext = z.object({
 });
 export type AppContext = z.infer<typeof AppContext>;
 
+/** Stack props from context: everything but the worker module, which is the app's own choice. */
+export type ContextStackProps = Omit<TesseraStackProps, 'fanOut'> & { readonly fanOut: Omit<TesseraStackProps['fanOut'], 'workers' | 'kinds'> };
+
 /**
  * Reads the tessera context keys of an app and turns them into stack props. `destroy` also
  * turns deletion protection off unless it is set explicitly, so a dev stack can be torn down.
+ * `faultInjection` is for the app to act on: it picks the worker module (the example app's
+ * `fault-workers.ts` adds the `chaos` kind the fault suite needs).
  *
  * @example
  * const { stackName, props } = stackPropsFromContext(app.node);
- * new TesseraStack(app, stackName, props);
+ * new TesseraStack(app, stackName, { ...props, fanOut: { ...props.fanOut, workers: { entry: 'src/workers.ts' } } });
  */
-export const stackPropsFromContext = (node: Node): { stackName: string; props: TesseraStackProps } => {
+export const stackPropsFromContext = (node: Node): { stackName: string; faultInjection: boolean; props: ContextStackProps } => {
   const raw = Object.fromEntries(Object.entries(CONTEXT_KEYS).map(([field, key]) => [field, node.tryGetContext(key)]));
   const parsed = AppContext.safeParse(raw);
   if (!parsed.success) {
@@ -61,6 +66,7 @@ export const stackPropsFromContext = (node: Node): { stackName: string; props: T
   const destroy = ctx.removalPolicy === 'destroy';
   return {
     stackName: ctx.stackName,
+    faultInjection: ctx.faultInjection,
     props: {
       alarmEmail: ctx.alarmEmail,
       fanOut: {
@@ -68,7 +74,6 @@ export const stackPropsFromContext = (node: Node): { stackName: string; props: T
         deletionProtection: ctx.deletionProtection ?? !destroy,
         corsAllowedOrigins: ctx.corsOrigins,
         model: ctx.model === 'bedrock' && ctx.bedrockModelId ? { provider: 'bedrock', modelId: ctx.bedrockModelId } : { provider: 'offline' },
-        faultInjection: ctx.faultInjection,
       },
     },
   };

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { REPO_ROOT } from './tessera-function';
+import { PACKAGE_ROOT } from './handler-metadata';
 
 const CdkJson = z.object({ app: z.string(), context: z.record(z.string(), z.unknown()) });
 
@@ -13,4 +13,4 @@ const CdkJson = z.object({ app: z.string(), context: z.record(z.string(), z.unkn
  * new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
  */
 export const cdkJsonContext = (): Record<string, unknown> =>
-  CdkJson.parse(JSON.parse(readFileSync(join(REPO_ROOT, 'cdk.json'), 'utf8'))).context;
+  CdkJson.parse(JSON.parse(readFileSync(join(PACKAGE_ROOT, 'cdk.json'), 'utf8'))).context;

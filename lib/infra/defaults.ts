@@ -2,10 +2,13 @@ import { Duration } from 'aws-cdk-lib';
 import { Policy } from '../contract';
 import { InfraError } from './errors';
 
-/** One worker kind the deployment runs: its own queue and its own concurrency cap. */
-export interface WorkerKindConfig {
-  /** Kind name as requests use it: `tax-statements`. */
-  readonly kind: string;
+/**
+ * Settings of one worker kind, in the construct's `kinds` map keyed by kind name.
+ *
+ * @example
+ * new TesseraFanOut(this, 'FanOut', { auth, workers: { entry: 'src/workers.ts' }, kinds: { 'crm-notes': { maxConcurrency: 2 } } });
+ */
+export interface WorkerKindSettings {
   /**
    * Most concurrent worker invocations for this kind (the event source mapping's
    * `MaximumConcurrency`; Lambda accepts 2–1000).
@@ -14,35 +17,14 @@ export interface WorkerKindConfig {
   readonly maxConcurrency?: number;
 }
 
+/** One worker kind the deployment runs: its own queue and its own concurrency cap. */
+export interface WorkerKindConfig extends WorkerKindSettings {
+  /** Kind name as requests use it: `tax-statements`. */
+  readonly kind: string;
+}
+
 /** Concurrency cap of a kind that does not set one. */
 export const DEFAULT_KIND_CONCURRENCY = 5;
-
-/**
- * The reference worker kinds. `scout-crm` gets 2 because seed 001's CRM search had a 22 s p95
- * and a long tail; more parallel calls into it only lengthen everyone's tail.
- *
- * @example
- * new TesseraFanOut(this, 'FanOut', { auth, workerKinds: [...REFERENCE_WORKER_KINDS, { kind: 'my-kind' }] });
- */
-export const REFERENCE_WORKER_KINDS: readonly WorkerKindConfig[] = [
-  { kind: 'tax-statements' },
-  { kind: 'transaction-feed' },
-  { kind: 'scout-pricing' },
-  { kind: 'scout-packaging' },
-  { kind: 'scout-reviews' },
-  { kind: 'scout-crm', maxConcurrency: 2 },
-  { kind: 'scout-news' },
-  { kind: 'catering-quote' },
-];
-
-/** The fault-injection kind `faultInjection: true` adds (lib/workers/reference/chaos.ts). */
-export const FAULT_INJECTION_KIND: WorkerKindConfig = { kind: 'chaos' };
-
-/**
- * The variable that registers the fault-injection kind in every function. The worker registry
- * reads it (lib/workers/reference `registryFromEnv`), so both sides import this name.
- */
-export { FAULT_INJECTION_ENV } from '../workers/reference/fault-injection';
 
 /**
  * Ledger attributes that hold what a worker observed or produced. Only the worker (and the

@@ -18,10 +18,10 @@ export class InfraError extends Error {
 
 /**
  * The props given to a tessera construct cannot describe a working deployment
- * (a worker kind named twice, an event-source concurrency below the Lambda minimum, …).
+ * (settings for a kind the worker module does not register, an event-source concurrency below the Lambda minimum, …).
  *
  * @example
- * new InvalidConstructProps('Stack/FanOut', ['workerKinds.1.kind "scout-crm" is declared twice'])
+ * new InvalidConstructProps('Stack/FanOut', ['kinds.nope: names no worker kind of src/workers.ts (its kinds: invoice-lines)'])
  */
 export class InvalidConstructProps extends InfraError {
   override readonly name = 'InvalidConstructProps';

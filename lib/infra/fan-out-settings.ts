@@ -8,14 +8,6 @@ import { InvalidConstructProps } from './errors';
  * any other, and a bad value should fail `cdk synth` with its path, not a deployment an hour in.
  */
 
-const kindsAreUnique = (kinds: readonly { kind: string }[], ctx: z.RefinementCtx) => {
-  const seen = new Set<string>();
-  kinds.forEach(({ kind }, index) => {
-    if (seen.has(kind)) ctx.addIssue({ code: 'custom', path: [index, 'kind'], message: `"${kind}" is declared twice` });
-    seen.add(kind);
-  });
-};
-
 /** What the props must satisfy, with durations already in seconds. */
 export const FanOutSettings = z.object({
   auth: z.object({
@@ -25,16 +17,16 @@ export const FanOutSettings = z.object({
   }),
   corsAllowedOrigins: z.array(z.string().regex(/^(\*|https?:\/\/[^/\s]+)$/, 'must be an origin such as https://app.example.com')),
   throttle: z.object({ rateLimit: z.number().positive(), burstLimit: z.int().min(0) }),
-  workerKinds: z
-    .array(
+  /** Every kind of the worker registry, in its order, with its settings. */
+  kinds: z
+    .record(
+      WorkerKind,
       z.object({
-        kind: WorkerKind,
         // Lambda's event-source MaximumConcurrency accepts 2 to 1000.
         maxConcurrency: z.int().min(2).max(1000).default(DEFAULT_KIND_CONCURRENCY),
       }),
     )
-    .min(1, 'needs at least one worker kind')
-    .superRefine(kindsAreUnique),
+    .refine((kinds) => Object.keys(kinds).length > 0, 'the worker registry needs at least one worker kind'),
   // Lambda's own 15-minute ceiling.
   workerTimeoutSeconds: z.int().min(1).max(900),
   // Subtask messages are kept a day; a deadline beyond half of that could outlive its message.

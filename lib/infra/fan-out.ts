@@ -1,3 +1,5 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
@@ -7,16 +9,8 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { LEDGER_TABLE } from '../ledger/table';
-import {
-  FAN_OUT_DEFAULTS,
-  FAULT_INJECTION_ENV,
-  FAULT_INJECTION_KIND,
-  MAX_RECEIVE_COUNT,
-  MAX_ROUNDS,
-  OUTCOME_ATTRIBUTES,
-  REFERENCE_WORKER_KINDS,
-  type WorkerKindConfig,
-} from './defaults';
+import { FAN_OUT_DEFAULTS, MAX_RECEIVE_COUNT, MAX_ROUNDS, OUTCOME_ATTRIBUTES, type WorkerKindSettings } from './defaults';
+import { InvalidConstructProps } from './errors';
 import { FanOutMonitoring } from './fan-out-monitoring';
 import { parseFanOutSettings, type FanOutSettings } from './fan-out-settings';
 import { RunClosure } from './run-closure';
@@ -24,6 +18,9 @@ import { RunStateMachine } from './run-state-machine';
 import { RunsApi, type ApiThrottle, type JwtAuthConfig } from './runs-api';
 import { SubtaskQueues } from './subtask-queues';
 import { TesseraFunction, type TesseraFunctionProps } from './tessera-function';
+import { projectOf, writeFunctionEntry, type WorkerProject } from './function-entries';
+import { packageModule } from './handler-metadata';
+import { readWorkerModule, WorkerModuleUnreadable, type WorkerModuleSummary } from './worker-module-reader';
 
 /** Which model adapter workers and synthesis use. */
 export type ModelConfig =
@@ -46,11 +43,17 @@ export interface TesseraFanOutProps {
   /** Stage-wide API throttling. @default { rateLimit: 20, burstLimit: 40 } */
   readonly throttle?: ApiThrottle;
   /**
-   * Worker kinds to run, each with its own queue and concurrency cap.
-   * @default the reference kinds (tax-statements, transaction-feed, scout-pricing, scout-packaging,
-   * scout-reviews, scout-crm, scout-news, catering-quote), 5 each, scout-crm 2
+   * The worker module: a module exporting `registry` (or a default export) made with
+   * `createRegistry([...])`. It is read at synth time: each of its kinds gets a queue and an
+   * event-source mapping, and it is bundled into every function that runs or plans worker kinds.
+   * A relative `entry` is resolved against the current directory, as NodejsFunction's is.
    */
-  readonly workerKinds?: readonly WorkerKindConfig[];
+  readonly workers: WorkerModuleProps;
+  /**
+   * Settings per worker kind, keyed by kind name; a key that names no kind of the worker module
+   * fails synth. @default - every kind: `maxConcurrency` 5
+   */
+  readonly kinds?: Readonly<Record<string, WorkerKindSettings>>;
   /** Worker Lambda timeout; the claim lease equals it. @default Duration.minutes(2) */
   readonly workerTimeout?: Duration;
   /** Latest deadline a subtask may ask for, from dispatch. @default Duration.minutes(15) */
@@ -73,12 +76,12 @@ export interface TesseraFanOutProps {
   readonly degradedRunRateThreshold?: number;
   /** Powertools service name of every function, and the `service` dimension of run metrics. @default 'tessera' */
   readonly serviceName?: string;
-  /**
-   * Registers the `chaos` worker kind (and its queue) used by the fault-injection tests: a worker
-   * that fails transiently, ignores its deadline or returns malformed findings on request. Turn
-   * it on only for a stack that runs the end-to-end suite. @default false
-   */
-  readonly faultInjection?: boolean;
+}
+
+/** Where the deployment's worker kinds come from. */
+export interface WorkerModuleProps {
+  /** Path of the worker module: `src/workers.ts`. */
+  readonly entry: string;
 }
 
 /** The five Lambda functions of a fan-out. */
@@ -101,7 +104,8 @@ const TASK_RESPONSE_ACTIONS = ['states:SendTaskSuccess', 'states:SendTaskFailure
  * @example
  * const fanOut = new TesseraFanOut(this, 'FanOut', {
  *   auth: { issuer: `https://cognito-idp.${this.region}.amazonaws.com/${pool.userPoolId}`, audiences: [client.userPoolClientId] },
- *   workerKinds: [{ kind: 'tax-statements' }, { kind: 'transaction-feed', maxConcurrency: 10 }],
+ *   workers: { entry: 'src/workers.ts' },
+ *   kinds: { 'transaction-feed': { maxConcurrency: 10 } },
  *   model: { provider: 'bedrock', modelId: 'anthropic.claude-3-haiku-20240307-v1:0' },
  * });
  * new CfnOutput(this, 'ApiUrl', { value: fanOut.api.url });
@@ -120,22 +124,26 @@ export class TesseraFanOut extends Construct {
   readonly runClosure: RunClosure;
   /** The validated settings this fan-out was built from, defaults applied. */
   readonly settings: FanOutSettings;
+  /** Absolute path of the worker module. */
+  readonly workerModule: string;
 
   constructor(scope: Construct, id: string, props: TesseraFanOutProps) {
     super(scope, id);
-    this.settings = parseFanOutSettings(this.node.path, settingsInput(props));
+    const workers = readWorkers(this.node.path, props);
+    this.workerModule = workers.path;
+    this.settings = parseFanOutSettings(this.node.path, settingsInput(this.node.path, props, workers.summary.kinds));
     const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.table = this.ledgerTable(removalPolicy, props.deletionProtection ?? true);
     const subtaskQueues = new SubtaskQueues(this, 'Queues', {
-      workerKinds: this.settings.workerKinds,
+      workerKinds: Object.entries(this.settings.kinds).map(([kind, settings]) => ({ kind, ...settings })),
       workerTimeout: Duration.seconds(this.settings.workerTimeoutSeconds),
       batchingWindow: FAN_OUT_DEFAULTS.workerBatchingWindow,
     });
     this.queues = subtaskQueues.queues;
     this.queueUrlsJson = subtaskQueues.queueUrlsJson();
     this.deadLetterQueue = subtaskQueues.deadLetterQueue;
-    this.functions = this.createFunctions(this.settings.model, logRetention, removalPolicy, props.faultInjection ?? false);
+    this.functions = this.createFunctions(workers, logRetention, removalPolicy);
     subtaskQueues.grantSend(this.functions.dispatch);
     subtaskQueues.attachWorker(this.functions.worker.function, { batchSize: FAN_OUT_DEFAULTS.workerBatchSize });
     this.functions.dispatch.function.addEnvironment('QUEUE_URLS', subtaskQueues.queueUrlsJson());
@@ -188,23 +196,29 @@ export class TesseraFanOut extends Construct {
     });
   }
 
-  private createFunctions(model: ModelConfig, logRetention: logs.RetentionDays, removalPolicy: RemovalPolicy, faultInjection: boolean): FanOutFunctions {
+  private createFunctions(workers: ReadWorkers, logRetention: logs.RetentionDays, removalPolicy: RemovalPolicy): FanOutFunctions {
     const { settings } = this;
-    const faultInjectionEnv: Record<string, string> = faultInjection ? { [FAULT_INJECTION_ENV]: 'true' } : {};
+    const { model } = settings;
     const modelEnv: Record<string, string> =
       model.provider === 'bedrock' ? { MODEL_PROVIDER: 'bedrock', BEDROCK_MODEL_ID: model.modelId } : { MODEL_PROVIDER: 'offline' };
-    const make = (id: string, props: Omit<TesseraFunctionProps, 'serviceName' | 'logRetention' | 'logRemovalPolicy'>) =>
-      new TesseraFunction(this, id, {
+    /** `name` is the module under functions/; `withRegistry` joins it with the worker module. */
+    const make = (id: string, name: string, withRegistry: boolean, props: Omit<TesseraFunctionProps, 'entry' | 'serviceName' | 'logRetention' | 'logRemovalPolicy'>) => {
+      const entry = packageModule(`functions/${name}`);
+      const registry = withRegistry ? { workers: { path: workers.path, exportName: workers.summary.exportName } } : {};
+      return new TesseraFunction(this, id, {
         ...props,
+        entry,
+        bundleEntry: writeFunctionEntry({ project: workers.project, handlerModule: entry, ...registry }),
+        project: workers.project,
         serviceName: settings.serviceName,
         logRetention,
         logRemovalPolicy: removalPolicy,
-        environment: { TABLE_NAME: this.table.tableName, ...faultInjectionEnv, ...props.environment },
+        environment: { TABLE_NAME: this.table.tableName, ...props.environment },
       });
+    };
     const maxDeadline = { MAX_DEADLINE_SECONDS: String(settings.maxDeadlineSeconds) };
     const functions: FanOutFunctions = {
-      api: make('ApiFunction', {
-        entry: 'functions/api.ts',
+      api: make('ApiFunction', 'api', true, {
         description: 'validates, authorizes and starts runs; reads and cancels them',
         // A request of the largest size (2 MiB, 100,000 ids) is validated, planned, hashed and
         // compressed in about a second at 1 GB; 29 s is just under API Gateway's 30 s integration limit.
@@ -215,23 +229,20 @@ export class TesseraFanOut extends Construct {
           ...modelEnv,
           ...maxDeadline,
           TENANT_CLAIM: settings.auth.tenantClaim,
-          WORKER_KINDS: JSON.stringify(settings.workerKinds.map(({ kind }) => kind)),
+          WORKER_KINDS: JSON.stringify(Object.keys(settings.kinds)),
         },
       }),
-      dispatch: make('DispatchFunction', {
-        entry: 'functions/dispatch.ts',
+      dispatch: make('DispatchFunction', 'dispatch', true, {
         description: 'plans a round, writes its manifest and enqueues its subtasks',
         timeout: Duration.minutes(1),
         memorySize: 1024,
         environment: maxDeadline,
       }),
-      deadline: make('DeadlineFunction', {
-        entry: 'functions/deadline.ts',
+      deadline: make('DeadlineFunction', 'deadline', false, {
         description: 'arms, awaits and seals each subtask against its absolute deadline',
         timeout: Duration.seconds(15),
       }),
-      worker: make('WorkerFunction', {
-        entry: 'functions/worker.ts',
+      worker: make('WorkerFunction', 'worker', true, {
         description: 'claims a subtask, runs its worker kind and records the outcome',
         timeout: Duration.seconds(settings.workerTimeoutSeconds),
         memorySize: 1024,
@@ -243,8 +254,7 @@ export class TesseraFanOut extends Construct {
           TENANT_DAILY_COST_LIMIT: String(settings.tenantDailyAllowance.costLimit),
         },
       }),
-      reconcile: make('ReconcileFunction', {
-        entry: 'functions/reconcile.ts',
+      reconcile: make('ReconcileFunction', 'reconcile', true, {
         description: 'reconciles outcomes with the manifest, plans follow-ups, writes the answer',
         timeout: Duration.minutes(2),
         memorySize: 1024,
@@ -304,7 +314,45 @@ export class TesseraFanOut extends Construct {
   }
 }
 
-const settingsInput = (props: TesseraFanOutProps) => ({
+/** The worker module as synthesis uses it. */
+interface ReadWorkers {
+  readonly path: string;
+  readonly project: WorkerProject;
+  readonly summary: WorkerModuleSummary;
+}
+
+/** Reads the worker module named by `props.workers`, failing synth with one clear problem when it cannot be used. */
+const readWorkers = (constructPath: string, props: TesseraFanOutProps): ReadWorkers => {
+  const entry = props.workers?.entry;
+  const fail = (problem: string, cause?: unknown): never => {
+    throw new InvalidConstructProps(constructPath, [`workers.entry: ${problem}`], cause === undefined ? {} : { cause });
+  };
+  if (typeof entry !== 'string' || entry === '') return fail('is required: the path of a module exporting `registry` made with createRegistry([...])');
+  const path = resolve(entry);
+  if (!existsSync(path)) return fail(`worker module ${entry} does not exist (resolved to ${path})`);
+  const project = projectOf(path) ?? fail(`no package.json at or above ${path}, so there is no project to bundle it in`);
+  try {
+    return { path, project, summary: readWorkerModule(path) };
+  } catch (error) {
+    if (error instanceof WorkerModuleUnreadable) return fail(error.problem, error);
+    throw error;
+  }
+};
+
+/** The settings of every registered kind; a `kinds` key naming no registered kind is a problem. */
+const kindSettings = (constructPath: string, props: TesseraFanOutProps, registered: readonly string[]): Record<string, WorkerKindSettings> => {
+  const given = props.kinds ?? {};
+  const unknown = Object.keys(given).filter((kind) => !registered.includes(kind));
+  if (unknown.length > 0) {
+    throw new InvalidConstructProps(
+      constructPath,
+      unknown.map((kind) => `kinds.${kind}: names no worker kind of ${props.workers.entry} (its kinds: ${registered.join(', ') || 'none'})`),
+    );
+  }
+  return Object.fromEntries(registered.map((kind) => [kind, { ...given[kind] }]));
+};
+
+const settingsInput = (constructPath: string, props: TesseraFanOutProps, registered: readonly string[]) => ({
   auth: {
     issuer: props.auth.issuer,
     audiences: [...props.auth.audiences],
@@ -312,7 +360,7 @@ const settingsInput = (props: TesseraFanOutProps) => ({
   },
   corsAllowedOrigins: [...(props.corsAllowedOrigins ?? [])],
   throttle: props.throttle ?? FAN_OUT_DEFAULTS.throttle,
-  workerKinds: [...(props.workerKinds ?? REFERENCE_WORKER_KINDS), ...(props.faultInjection ? [FAULT_INJECTION_KIND] : [])].map((k) => ({ ...k })),
+  kinds: kindSettings(constructPath, props, registered),
   workerTimeoutSeconds: (props.workerTimeout ?? FAN_OUT_DEFAULTS.workerTimeout).toSeconds(),
   maxDeadlineSeconds: (props.maxDeadline ?? FAN_OUT_DEFAULTS.maxDeadline).toSeconds(),
   mapMaxConcurrency: props.mapMaxConcurrency ?? FAN_OUT_DEFAULTS.mapMaxConcurrency,

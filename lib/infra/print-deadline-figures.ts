@@ -1,5 +1,6 @@
 /**
- * Prints the callback-versus-poll table of docs/deadlines.md from the synthesized state machine.
+ * Prints the callback-versus-poll table of docs/deadlines.md from the synthesized state machine
+ * of the project's worker module (package.json's `"tessera": { "workers": ... }`).
  * Run: `npx tsx lib/infra/print-deadline-figures.ts`.
  */
 import { App } from 'aws-cdk-lib';
@@ -14,9 +15,13 @@ import {
 } from './deadline-figures';
 import { TesseraStack } from './stack';
 import { stateMachineDefinition } from './synthesized';
+import { workerModuleFromPackageJson } from '../workers/worker-module';
+
+const workers = workerModuleFromPackageJson();
+if (!workers) throw new Error('package.json names no worker module ("tessera": { "workers": PATH })');
 
 const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
-const template = Template.fromStack(new TesseraStack(app, 'Figures'));
+const template = Template.fromStack(new TesseraStack(app, 'Figures', { fanOut: { workers: { entry: workers } } }));
 const asl = stateMachineDefinition(template.toJSON());
 
 const iteration = subtaskIteration(asl);

@@ -11,8 +11,8 @@ import { TesseraFanOut, type TesseraFanOutProps } from './fan-out';
 export const TENANT_ATTRIBUTE = 'tenant';
 
 export interface TesseraStackProps extends StackProps {
-  /** Fan-out settings; `auth` is supplied by the stack's own user pool. @default - construct defaults */
-  readonly fanOut?: Omit<TesseraFanOutProps, 'auth' | 'alarmActions'>;
+  /** Fan-out settings, the worker module among them; `auth` is supplied by the stack's own user pool. */
+  readonly fanOut: Omit<TesseraFanOutProps, 'auth' | 'alarmActions'>;
   /** An address subscribed to every alarm. @default - alarms without notification */
   readonly alarmEmail?: string;
 }
@@ -23,16 +23,16 @@ export interface TesseraStackProps extends StackProps {
  * needs. Teams with their own identity provider use `TesseraFanOut` directly instead.
  *
  * @example
- * new TesseraStack(app, 'Tessera', { alarmEmail: 'oncall@example.com' });
+ * new TesseraStack(app, 'Tessera', { fanOut: { workers: { entry: 'src/workers.ts' } }, alarmEmail: 'oncall@example.com' });
  */
 export class TesseraStack extends Stack {
   readonly fanOut: TesseraFanOut;
   readonly userPool: cognito.UserPool;
   readonly userPoolClient: cognito.UserPoolClient;
 
-  constructor(scope: Construct, id: string, props: TesseraStackProps = {}) {
+  constructor(scope: Construct, id: string, props: TesseraStackProps) {
     super(scope, id, props);
-    const removalPolicy = props.fanOut?.removalPolicy ?? RemovalPolicy.RETAIN;
+    const removalPolicy = props.fanOut.removalPolicy ?? RemovalPolicy.RETAIN;
     this.userPool = this.createUserPool(removalPolicy);
     this.userPoolClient = this.userPool.addClient('ApiClient', {
       // A public client: browsers and CLIs cannot keep a client secret.

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -9,19 +8,16 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { METRICS } from '../observability/metrics';
-import { HANDLER_METADATA_KEY } from './handler-metadata';
-
-/** The repository root: handler entries and the lock file are resolved from here. */
-export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+import { HANDLER_METADATA_KEY, PACKAGE_ROOT } from './handler-metadata';
 
 /*
  * NodejsFunction wants a lock file to pick the package manager and the project root. A clone has
  * package-lock.json; an installed copy of this package does not (npm never packs it), and its
  * package.json serves equally well, since nothing is installed at bundling time.
  */
-const DEPS_LOCK_FILE = [join(REPO_ROOT, 'package-lock.json'), join(REPO_ROOT, 'package.json')].find((f) => existsSync(f));
+const PACKAGE_LOCK_FILE = [join(PACKAGE_ROOT, 'package-lock.json'), join(PACKAGE_ROOT, 'package.json')].find((f) => existsSync(f));
 
-export { HANDLER_METADATA_KEY };
+export { HANDLER_METADATA_KEY, PACKAGE_ROOT };
 
 /**
  * The newest Node.js runtime this aws-cdk-lib knows. cdk-nag's AwsSolutions-L1 compares against
@@ -36,8 +32,22 @@ export const FUNCTION_RUNTIME = lambda.Runtime.NODEJS_24_X;
 const ESM_REQUIRE_BANNER = "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
 
 export interface TesseraFunctionProps {
-  /** Handler module, relative to the repository root, exporting `handler`: `functions/dispatch.ts`. */
+  /**
+   * Handler module, relative to the package root (`PACKAGE_ROOT`): `functions/dispatch.ts`. It is
+   * the function's `tessera:handler` metadata, and what esbuild bundles unless `bundleEntry` is set.
+   */
   readonly entry: string;
+  /**
+   * Absolute path of the module esbuild bundles, exporting `handler`, when it is not `entry` itself
+   * (the construct's generated entry that joins a handler module with the worker module).
+   * @default - `entry`
+   */
+  readonly bundleEntry?: string;
+  /**
+   * The project being bundled: NodejsFunction's `projectRoot` and `depsLockFilePath`; `bundleEntry`
+   * must be below `root`. @default - the package root and its lock file
+   */
+  readonly project?: { readonly root: string; readonly lockFile: string };
   /** Powertools service name; also the `service` dimension of every metric the function emits. */
   readonly serviceName: string;
   /** What the function does, for the console. */
@@ -71,6 +81,8 @@ export interface TesseraFunctionProps {
  */
 export class TesseraFunction extends Construct implements iam.IGrantable {
   readonly function: NodejsFunction;
+  /** Absolute path of the module esbuild bundles. */
+  readonly bundleEntry: string;
   readonly role: iam.Role;
   readonly logGroup: logs.LogGroup;
   readonly grantPrincipal: iam.IPrincipal;
@@ -89,11 +101,12 @@ export class TesseraFunction extends Construct implements iam.IGrantable {
     });
     this.logGroup.grantWrite(this.role);
     this.grantPrincipal = this.role;
+    this.bundleEntry = props.bundleEntry ?? join(PACKAGE_ROOT, props.entry);
     this.function = new NodejsFunction(this, 'Function', {
-      entry: join(REPO_ROOT, props.entry),
+      entry: this.bundleEntry,
       handler: 'handler',
-      projectRoot: REPO_ROOT,
-      depsLockFilePath: DEPS_LOCK_FILE,
+      projectRoot: props.project?.root ?? PACKAGE_ROOT,
+      depsLockFilePath: props.project?.lockFile ?? PACKAGE_LOCK_FILE,
       runtime: FUNCTION_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       description: props.description,

@@ -19,6 +19,7 @@ import { startSqsLocal } from './sqs-local';
 import { stateMachinesFromTemplate, type LocalStateMachine } from './state-machines';
 import { startStepFunctionsEndpoint, type StepFunctionsEndpoint } from './stepfunctions-endpoint';
 import { createResolver, LOCAL_ACCOUNT_ID, parseTemplate, resolveOutputs } from './template';
+import type { WorkerRegistry } from '../workers/registry';
 
 /**
  * The local cloud: DynamoDB Local and fauxqs, the template's tables and queues, a Lambda endpoint
@@ -39,8 +40,10 @@ export interface LocalCloudPorts {
 export interface LocalCloudOptions {
   /** The synthesized CloudFormation template (JSON). */
   readonly template: unknown;
-  /** Repository root; handler modules (`tessera:handler` metadata) are relative to it. */
+  /** Root of the handler modules: the `tessera:handler` metadata paths are relative to it. */
   readonly repoRoot: string;
+  /** The worker registry every handler module's `depsFromEnv(env, registry)` receives. */
+  readonly registry?: WorkerRegistry;
   /** @default 'us-east-1' */
   readonly region?: string;
   /** Fixed ports; free ones are picked otherwise. */
@@ -224,7 +227,12 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   // The SDK reads these when a client is created, so they are set before any handler is built.
   const environment = sdkEnvironment({ region, ports, dynamodb: emulators.dynamodb, sqs });
   cleanups.push(applyEnvironment(environment));
-  const functions = await loadFunctions({ resolver, repoRoot: options.repoRoot, runtimeEnvironment: { ...options.functionEnvironment, ...environment } });
+  const functions = await loadFunctions({
+    resolver,
+    repoRoot: options.repoRoot,
+    runtimeEnvironment: { ...options.functionEnvironment, ...environment },
+    ...(options.registry ? { registry: options.registry } : {}),
+  });
   const lambdaEndpoint: LambdaEndpoint = await startLambdaEndpoint({ functions, port: ports.lambda, log });
   cleanups.push(() => lambdaEndpoint.stop());
   const lambda = createLambdaInvoker({ endpoint: lambdaEndpoint.url, region });

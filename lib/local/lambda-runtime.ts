@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { HandlerLoadError, TemplateResolutionError, UnsupportedFeatureError } from './errors';
 import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
 import { HANDLER_METADATA_KEY } from '../infra/handler-metadata';
+import type { WorkerRegistry } from '../workers/registry';
 
 /**
  * Runs the template's Lambda functions in this process, each from its own handler module and its
@@ -20,10 +21,11 @@ export type LambdaHandler = (event: unknown, context: Context) => Promise<unknow
 
 /**
  * What a handler module exports. `depsFromEnv` receives the function's own environment (never the
- * shared `process.env`), so two functions with different configuration coexist in one process.
+ * shared `process.env`), so two functions with different configuration coexist in one process,
+ * and the deployment's worker registry (the modules that need none ignore it).
  */
 export interface HandlerModule {
-  depsFromEnv(env: Record<string, string | undefined>): unknown;
+  depsFromEnv(env: Record<string, string | undefined>, registry: WorkerRegistry | undefined): unknown;
   createHandler(deps: never): LambdaHandler;
 }
 
@@ -149,7 +151,13 @@ const isHandlerModule = (value: unknown): value is HandlerModule =>
   typeof (value as Record<string, unknown>).depsFromEnv === 'function' &&
   typeof (value as Record<string, unknown>).createHandler === 'function';
 
-const buildHandler = async (fn: LocalFunction, env: Record<string, string>, repoRoot: string, importModule: ModuleImporter): Promise<LambdaHandler> => {
+const buildHandler = async (
+  fn: LocalFunction,
+  env: Record<string, string>,
+  repoRoot: string,
+  importModule: ModuleImporter,
+  registry: WorkerRegistry | undefined,
+): Promise<LambdaHandler> => {
   const entry = fn.entry as string;
   let loaded: unknown;
   try {
@@ -159,7 +167,7 @@ const buildHandler = async (fn: LocalFunction, env: Record<string, string>, repo
   }
   if (!isHandlerModule(loaded)) throw new HandlerLoadError(fn.name, entry, 'the module must export depsFromEnv(env) and createHandler(deps)');
   try {
-    const handler: unknown = loaded.createHandler((await loaded.depsFromEnv(env)) as never);
+    const handler: unknown = loaded.createHandler((await loaded.depsFromEnv(env, registry)) as never);
     if (typeof handler !== 'function') throw new Error('createHandler(deps) did not return a function');
     return handler as LambdaHandler;
   } catch (error) {
@@ -187,12 +195,14 @@ export const loadFunctions = async (options: {
   /** Added to every function's environment (region, credentials, local endpoints); wins over the template. */
   runtimeEnvironment?: Readonly<Record<string, string>>;
   importModule?: ModuleImporter;
+  /** The worker registry handed to every handler module's `depsFromEnv(env, registry)`. */
+  registry?: WorkerRegistry;
 }): Promise<RunnableFunction[]> => {
   const importModule = options.importModule ?? ((url: string) => import(url));
   const loaded: RunnableFunction[] = [];
   for (const fn of functionsFromTemplate(options.resolver)) {
     const runtimeEnvironment = { ...fn.environment, ...reservedEnvironment(fn, options.resolver.region), ...options.runtimeEnvironment };
-    const handler = fn.entry === undefined ? undefined : await buildHandler(fn, runtimeEnvironment, options.repoRoot, importModule);
+    const handler = fn.entry === undefined ? undefined : await buildHandler(fn, runtimeEnvironment, options.repoRoot, importModule, options.registry);
     loaded.push({ ...fn, runtimeEnvironment, handler });
   }
   return loaded;

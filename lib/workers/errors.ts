@@ -321,3 +321,21 @@ export class ClassificationInvalid extends WorkerError {
     super(`classification of ${statement} is unusable: ${problem}`);
   }
 }
+
+/**
+ * The worker module a deployment, the CLI or the local cloud was pointed at cannot be used: it
+ * does not exist, fails to load, or exports no registry.
+ *
+ * @example
+ * throw new WorkerModuleError('src/workers.ts', 'exports no registry: export const registry = createRegistry([...])');
+ */
+export class WorkerModuleError extends WorkerError {
+  override readonly name = 'WorkerModuleError';
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+    options?: ErrorOptions,
+  ) {
+    super(`worker module ${path} ${problem}`, options);
+  }
+}

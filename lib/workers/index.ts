@@ -60,3 +60,11 @@ export {
   type TimeSeriesTool,
 } from './sources';
 export { converseWithTools, type ToolLoopOptions, type ToolLoopResult } from './tool-loop';
+export {
+  loadWorkerRegistry,
+  PACKAGE_JSON_FIELD,
+  registryOfModule,
+  resolveWorkerModule,
+  workerModuleFromPackageJson,
+  WORKER_MODULE_EXPORT_HINT,
+} from './worker-module';

@@ -20,10 +20,12 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
-import { REPO_ROOT } from '../../lib/infra/tessera-function';
 import type { LocalCloud } from '../../lib/local/cloud';
 
+/** The repository, from this script's own location. */
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SCHEMATHESIS = join(REPO_ROOT, '.venv', 'bin', 'schemathesis');
 const OPENAPI = join(REPO_ROOT, 'schemas', 'openapi.json');
 const CONFIG = join(REPO_ROOT, 'scripts', 'fuzz', 'schemathesis.toml');
@@ -82,7 +84,9 @@ const main = async (): Promise<number> => {
     const { startTesseraCloud } = await import('../../lib/local/tessera-cloud');
     // The cloud's own warnings name the cause of a 5xx the function did not answer itself
     // (a function error or timeout): printed, so a failure can be diagnosed from this output.
+    const { exampleWorkerModule } = await import('../../examples/app/cdk');
     cloud = await startTesseraCloud({
+      workers: exampleWorkerModule({ faultInjection: false }),
       functionLogLevel: 'ERROR',
       log: (entry) => {
         if (entry.level === 'warn' || entry.level === 'error') console.error(`fuzz: [cloud ${entry.component}] ${entry.message}`);

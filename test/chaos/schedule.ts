@@ -12,7 +12,7 @@ import type { SubtaskMessage } from '../../lib/queue/message';
 
 /** What one subtask does wrong, and what the harness does to its message. */
 export interface SubtaskFaults {
-  /** The chaos kind's fault (lib/workers/reference/chaos.ts). */
+  /** The chaos kind's fault (examples/app/chaos.ts). */
   readonly fault: 'none' | 'ignore-deadline' | 'transient' | 'malformed' | 'crash';
   /** `ignore-deadline`: work after reading; past the deadline it hands in a late result. */
   readonly delayMs: number;

@@ -95,7 +95,7 @@ describe('tessera plan', () => {
     expect(await cli(['plan', 'nope.json'])).toEqual({ code: 1, out: '', err: "nope.json cannot be read: ENOENT: no such file or directory, open 'nope.json'" });
     expect((await cli(['plan', 'bad.json'], { 'bad.json': '{ "goal": ' })).err).toMatch(/^bad\.json is not valid JSON: /);
     expect(await cli(['plan', 'a.json', '--yaml'])).toMatchObject({ code: 1, err: expect.stringContaining("tessera plan: Unknown option '--yaml'") });
-    expect(await cli(['plan', 'a.json', 'b.json'])).toEqual({ code: 1, out: '', err: 'tessera plan: expected one FILE (got 2)\nusage: tessera plan FILE [--json] [--max-deadline-seconds N]' });
+    expect(await cli(['plan', 'a.json', 'b.json'])).toEqual({ code: 1, out: '', err: 'tessera plan: expected one FILE (got 2)\nusage: tessera plan FILE [--json] [--max-deadline-seconds N] [--workers PATH]' });
   });
 });
 
@@ -199,7 +199,7 @@ describe('the command router', () => {
 });
 
 describe('bin/tessera.mjs', () => {
-  it('runs the real command table from the package bin, with the reference worker catalog', async () => {
+  it('runs the real command table from the package bin, with the worker module package.json names', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tessera-cli-'));
     const file = join(dir, 'tax.json');
     writeFileSync(file, fixed);

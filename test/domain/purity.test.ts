@@ -1,27 +1,14 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { REPOSITORY as root, sourcesUnder, specifiersOf } from '../support/imports';
 
 /**
  * The domain and the contract stay pure (DESIGN.md §4): they import zod and each other, and
  * nothing else: no AWS SDK, no aws-lambda types, no CDK, no Node built-ins, no adapters.
  */
-const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PURE = ['lib/contract', 'lib/domain'];
 const ALLOWED_PACKAGES = ['zod'];
-
-const sourcesUnder = (folder: string): string[] =>
-  readdirSync(join(root, folder), { withFileTypes: true }).flatMap((entry) => {
-    const path = join(folder, entry.name);
-    if (entry.isDirectory()) return sourcesUnder(path);
-    return /\.(ts|mts|cts|js|mjs)$/.test(entry.name) ? [path] : [];
-  });
-
-const SPECIFIER = /(?:^|[^.\w])(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|(?:^|[^.\w])import\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|require\s*\(\s*['"]([^'"]+)['"]\s*\)/g;
-
-/** Every module specifier a source file imports or re-exports, statically or dynamically. */
-const specifiersOf = (source: string): string[] => [...source.matchAll(SPECIFIER)].map((m) => m[1] ?? m[2] ?? m[3] ?? m[4] ?? '');
 
 /** Why a specifier is not allowed in `file`, or undefined when it is. */
 const violation = (file: string, specifier: string): string | undefined => {

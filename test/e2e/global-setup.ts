@@ -44,9 +44,12 @@ export default async function setup(project: TestProject) {
   }
   const { startTesseraCloud } = await import('../../lib/local/tessera-cloud');
   const { loopbackOrigin } = await import('../../lib/local/loopback-dns');
+  const { exampleWorkerModule } = await import('../../examples/app/cdk');
+  // The fault tests need the `chaos` kind, which only the example app's fault-workers.ts registers.
   // The local cloud's own faults (a lost invocation, a server that failed a request) are printed,
   // as `tessera serve` prints them: a test that fails because of one says so.
   const cloud = await startTesseraCloud({
+    workers: exampleWorkerModule({ faultInjection: true }),
     functionLogLevel: 'ERROR',
     log: (entry) => {
       if (entry.level === 'error') console.error(`[local cloud: ${entry.component}] ${entry.message}`);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createHandler, depsFromEnv } from '../../functions/api';
 import { RunAccepted } from '../../lib/contract';
+import { referenceRegistry } from '../../examples/app';
 import { uniqueName } from '../support/aws';
 import { farFuture } from '../domain/fixtures';
 import { answerOf, apiEvent, errorOf, halfYearRequest, itemsOfTenant, pipeline, recordingExecutions } from './support';
@@ -21,7 +22,7 @@ const deployment = (env: Record<string, string> = {}) => {
     WORKER_KINDS: JSON.stringify(['tax-statements', 'transaction-feed']),
     POWERTOOLS_LOG_LEVEL: 'ERROR',
     ...env,
-  });
+  }, referenceRegistry);
   const api = createHandler({ ...deps, ledger: p.get().ledger, executions, newRunId: () => uniqueName('run') });
   return { calls, post: async (tenant: string, body: unknown) => answerOf(await api(apiEvent({ routeKey: 'POST /runs', tenant, body: JSON.stringify(body) }))) };
 };

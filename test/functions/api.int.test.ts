@@ -4,7 +4,7 @@ import { createHandler } from '../../functions/api';
 import { RunAccepted, RunResource } from '../../lib/contract';
 import { createLedger } from '../../lib/ledger';
 import { createLogger } from '../../lib/runtime/lambda';
-import { referenceRegistry } from '../../lib/workers/reference';
+import { referenceRegistry } from '../../examples/app';
 import { documentClient, uniqueName } from '../support/aws';
 import { acceptRun, answerOf, apiEvent, callApi, dispatchRound, errorOf, halfYearRequest, itemsOfTenant, pipeline, recordingExecutions, T0 } from './support';
 

@@ -23,7 +23,7 @@ import { createRedelivery } from '../../lib/queue/redelivery';
 import { createSubtaskQueue } from '../../lib/queue/subtask-queue';
 import { createLogger, createMetrics } from '../../lib/runtime/lambda';
 import { createModelProvider, parseModelConfig } from '../../lib/workers';
-import { referenceRegistry } from '../../lib/workers/reference';
+import { referenceRegistry } from '../../examples/app';
 import { createTable, documentClient, dynamoClient, localRegion, sqsClient, uniqueName } from '../support/aws';
 
 // Metrics are asserted nowhere here; disabled, Powertools keeps them off stdout.

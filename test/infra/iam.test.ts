@@ -2,6 +2,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
+import { referenceRegistry } from '../../examples/app';
 
 const Statement = z.object({
   Sid: z.string().optional(),
@@ -28,7 +29,7 @@ const statementsOf = (template: Template, roleId: string): Statement[] =>
 const allows = (statements: readonly Statement[], action: string) =>
   statements.filter((s) => s.Effect === 'Allow' && s.Action.some((a) => a === action || (a.endsWith('*') && action.startsWith(a.slice(0, -1)))));
 
-const KIND_QUEUES = ['tax-statements', 'transaction-feed', 'scout-pricing', 'scout-packaging', 'scout-reviews', 'scout-crm', 'scout-news', 'catering-quote'];
+const KIND_QUEUES = referenceRegistry.kinds();
 
 let synth: Synthesized;
 let table: { 'Fn::GetAtt': [string, 'Arn'] };

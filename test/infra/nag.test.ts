@@ -16,7 +16,7 @@ describe('cdk-nag AwsSolutions', () => {
     fanOut: {
       model: { provider: 'bedrock', modelId: 'anthropic.claude-3-haiku-20240307-v1:0' },
       corsAllowedOrigins: ['https://app.example.com'],
-      workerKinds: [{ kind: 'tax-statements' }, { kind: 'transaction-feed', maxConcurrency: 10 }],
+      kinds: { 'transaction-feed': { maxConcurrency: 10 } },
       workerTimeout: Duration.minutes(5),
     },
   });

@@ -5,20 +5,12 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { renderIntrinsicString } from '../../lib/infra/asl';
 import { functionHandlers } from '../../lib/infra/synthesized';
-import { REPO_ROOT } from '../../lib/infra/tessera-function';
+import { PACKAGE_ROOT } from '../../lib/infra/tessera-function';
+import { referenceRegistry } from '../../examples/app';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
 
-// The reference kinds, written out here rather than imported, so a changed default fails a test.
-const KINDS = [
-  'tax-statements',
-  'transaction-feed',
-  'scout-pricing',
-  'scout-packaging',
-  'scout-reviews',
-  'scout-crm',
-  'scout-news',
-  'catering-quote',
-];
+// The stack runs the example app's worker module: a queue per kind of its registry, in its order.
+const KINDS = referenceRegistry.kinds();
 
 let synth: Synthesized;
 beforeAll(() => {
@@ -119,7 +111,7 @@ describe('functions', () => {
     for (const [name, entry] of Object.entries(HANDLERS)) {
       const resource = synth.template.toJSON().Resources[functionId(name)];
       expect(resource.Metadata['tessera:handler']).toBe(entry);
-      expect(existsSync(join(REPO_ROOT, entry))).toBe(true);
+      expect(existsSync(join(PACKAGE_ROOT, entry))).toBe(true);
     }
   });
 

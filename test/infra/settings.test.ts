@@ -7,12 +7,13 @@ import { InvalidConstructProps } from '../../lib/infra/errors';
 import { parseFanOutSettings, type FanOutSettingsInput } from '../../lib/infra/fan-out-settings';
 import { SubtaskQueues } from '../../lib/infra/subtask-queues';
 import { TesseraFanOut } from '../../lib/infra/fan-out';
+import { exampleWorkerModule } from '../../examples/app/cdk';
 
 const valid: FanOutSettingsInput = {
   auth: { issuer: 'https://issuer.example.com', audiences: ['client-1'], tenantClaim: 'custom:tenant' },
   corsAllowedOrigins: [],
   throttle: { rateLimit: 20, burstLimit: 40 },
-  workerKinds: [{ kind: 'tax-statements' }],
+  kinds: { 'tax-statements': {} },
   workerTimeoutSeconds: 120,
   maxDeadlineSeconds: 900,
   mapMaxConcurrency: 40,
@@ -34,23 +35,21 @@ const problemsOf = (input: FanOutSettingsInput): readonly string[] => {
 
 describe('fan-out props validation', () => {
   test('defaults a kind without a cap to 5', () => {
-    expect(parseFanOutSettings('Test/FanOut', valid).workerKinds).toEqual([{ kind: 'tax-statements', maxConcurrency: 5 }]);
+    expect(parseFanOutSettings('Test/FanOut', valid).kinds).toEqual({ 'tax-statements': { maxConcurrency: 5 } });
   });
 
   test('names every problem with its path at once', () => {
     const problems = problemsOf({
       ...valid,
-      workerKinds: [{ kind: 'scout-crm', maxConcurrency: 1 }, { kind: 'scout-crm' }],
+      kinds: { 'scout-crm': { maxConcurrency: 1 }, 'scout-news': {} },
       mapMaxConcurrency: 41,
       model: { provider: 'bedrock', modelId: '' },
     });
-    expect(problems.map((p) => p.split(':')[0])).toEqual([
-      'workerKinds.0.maxConcurrency',
-      'workerKinds.1.kind',
-      'mapMaxConcurrency',
-      'model.modelId',
-    ]);
-    expect(problems[1]).toBe('workerKinds.1.kind: "scout-crm" is declared twice');
+    expect(problems.map((p) => p.split(':')[0])).toEqual(['kinds.scout-crm.maxConcurrency', 'mapMaxConcurrency', 'model.modelId']);
+  });
+
+  test('a registry without kinds is refused', () => {
+    expect(problemsOf({ ...valid, kinds: {} })).toEqual(['kinds: the worker registry needs at least one worker kind']);
   });
 
   test('rejects a non-https issuer, an empty audience list and an origin with a path', () => {
@@ -65,7 +64,7 @@ describe('fan-out props validation', () => {
   test('property: an event-source concurrency is accepted exactly when Lambda accepts it (2..1000)', () => {
     fc.assert(
       fc.property(fc.integer({ min: -5, max: 1_100 }), (cap) => {
-        const accepted = problemsOf({ ...valid, workerKinds: [{ kind: 'scout-news', maxConcurrency: cap }] }).length === 0;
+        const accepted = problemsOf({ ...valid, kinds: { 'scout-news': { maxConcurrency: cap } } }).length === 0;
         expect(accepted).toBe(cap >= 2 && cap <= 1000);
       }),
     );
@@ -85,6 +84,7 @@ describe('fan-out props validation', () => {
       () =>
         new TesseraFanOut(stack, 'FanOut', {
           auth: { issuer: 'https://issuer.example.com', audiences: ['a'] },
+          workers: { entry: exampleWorkerModule({ faultInjection: false }) },
           mapMaxConcurrency: 0,
         }),
     ).toThrow(InvalidConstructProps);
@@ -116,15 +116,16 @@ describe('app context', () => {
   test('defaults to a retained, protected, offline stack named Tessera', () => {
     expect(stackPropsFromContext(contextOf({}))).toEqual({
       stackName: 'Tessera',
+      faultInjection: false,
       props: {
         alarmEmail: undefined,
-        fanOut: { removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, corsAllowedOrigins: [], model: { provider: 'offline' }, faultInjection: false },
+        fanOut: { removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, corsAllowedOrigins: [], model: { provider: 'offline' } },
       },
     });
   });
 
   test('destroy turns deletion protection off; command-line strings are parsed', () => {
-    const { stackName, props } = stackPropsFromContext(
+    const { stackName, faultInjection, props } = stackPropsFromContext(
       contextOf({
         'tessera:stackName': 'TesseraDev',
         'tessera:removalPolicy': 'destroy',
@@ -135,12 +136,12 @@ describe('app context', () => {
       }),
     );
     expect(stackName).toBe('TesseraDev');
+    expect(faultInjection).toBe(true);
     expect(props.fanOut).toEqual({
       removalPolicy: RemovalPolicy.DESTROY,
       deletionProtection: false,
       corsAllowedOrigins: ['https://a.example.com', 'https://b.example.com'],
       model: { provider: 'bedrock', modelId: 'anthropic.claude-3-haiku-20240307-v1:0' },
-      faultInjection: true,
     });
   });
 

@@ -5,6 +5,7 @@ import type { AslStateMachine } from '../../lib/infra/asl';
 import { stateMachineDefinition } from '../../lib/infra/synthesized';
 import { TesseraStack, type TesseraStackProps } from '../../lib/infra/stack';
 import { cdkJsonContext } from '../../lib/infra/cdk-context';
+import { exampleFanOut } from '../../examples/app/cdk';
 
 export { cdkJsonContext };
 
@@ -20,10 +21,13 @@ export interface Synthesized {
   readonly asl: AslStateMachine;
 }
 
-/** Synthesizes a `TesseraStack` without bundling, with cdk-nag's AwsSolutions pack attached. */
-export const synthTesseraStack = (props: TesseraStackProps = {}): Synthesized => {
+/** Stack props of a test: the fan-out's default to the example app's (its worker module and kind settings). */
+export type TestStackProps = Omit<TesseraStackProps, 'fanOut'> & { readonly fanOut?: Partial<TesseraStackProps['fanOut']> };
+
+/** Synthesizes a `TesseraStack` of the example app without bundling, with cdk-nag's AwsSolutions pack attached. */
+export const synthTesseraStack = (props: TestStackProps = {}): Synthesized => {
   const app = unbundledApp();
-  const stack = new TesseraStack(app, 'Tessera', props);
+  const stack = new TesseraStack(app, 'Tessera', { ...props, fanOut: { ...exampleFanOut({ faultInjection: false }), ...props.fanOut } });
   Aspects.of(app).add(new AwsSolutionsChecks());
   const template = Template.fromStack(stack);
   return { stack, template, asl: stateMachineDefinition(template.toJSON()) };

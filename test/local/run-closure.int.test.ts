@@ -4,7 +4,9 @@ import { createTesseraClient, type TesseraClient } from '../../lib/client';
 import type { RunRequestInput, RunResource } from '../../lib/contract';
 import { startLocalCloud, type LocalCloud } from '../../lib/local/cloud';
 import { LOCAL_AUTH, synthesizeLocalTemplate } from '../../lib/local/tessera-cloud';
-import { REPO_ROOT } from '../../lib/infra/tessera-function';
+import { PACKAGE_ROOT } from '../../lib/infra/tessera-function';
+import { exampleWorkerModule } from '../../examples/app/cdk';
+import { registry } from '../../examples/app/fault-workers';
 import { uniqueName } from '../support/aws';
 import { eventually, finishedExecution, sfnClient } from './support';
 
@@ -22,8 +24,10 @@ describe('run closure in the local cloud', () => {
     process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
     process.env.POWERTOOLS_TRACE_ENABLED ??= 'false';
     cloud = await startLocalCloud({
-      template: synthesizeLocalTemplate(),
-      repoRoot: REPO_ROOT,
+      // The run uses the fault-injection kind `chaos`.
+      template: synthesizeLocalTemplate(exampleWorkerModule({ faultInjection: true })),
+      repoRoot: PACKAGE_ROOT,
+      registry,
       emulators: { dynamodbEndpoint: inject('dynamoEndpoint'), sqsEndpoint: inject('sqsEndpoint') },
       namePrefix: `${uniqueName('rc')}-`,
       functionEnvironment: { POWERTOOLS_LOG_LEVEL: 'ERROR' },

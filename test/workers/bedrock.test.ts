@@ -10,7 +10,7 @@ import {
   toolSpec,
   userText,
 } from '../../lib/workers';
-import { CateringInquiry, referenceRegistry } from '../../lib/workers/reference';
+import { CateringInquiry, referenceRegistry } from '../../examples/app';
 import recorded from './fixtures/bedrock-converse-catering.json' with { type: 'json' };
 import { dispatched, memoryAllowance } from './support/harness';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UnknownProduct } from '../../lib/workers';
-import { CateringInquiry, quote, referenceCatalog, referenceRegistry } from '../../lib/workers/reference';
+import { CateringInquiry, quote, referenceCatalog, referenceRegistry } from '../../examples/app';
 import { memoryAllowance, runWith } from './support/harness';
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRegistry, runSubtask, TransientFailure } from '../../lib/workers';
-import { chaosKind } from '../../lib/workers/reference';
+import { chaosKind } from '../../examples/app';
 import { dispatched, memoryAllowance, offlineModels } from './support/harness';
 
 /** The `chaos` kind's faults, each as the fault-injection suites rely on it. */

@@ -10,7 +10,7 @@ import {
   timeRecorder,
   timeSeriesSource,
 } from '../../lib/workers';
-import { statementsSource } from '../../lib/workers/reference';
+import { statementsSource } from '../../examples/app';
 import { runWith, testKind } from './support/harness';
 
 const Q2 = { from: '2025-04-01', toExclusive: '2025-07-01' } as const;

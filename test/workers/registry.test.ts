@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRegistry, defineWorker, MergeConflict, UnknownWorkerKind, WorkerDefinitionError, type DefinedWorker } from '../../lib/workers';
-import { referenceCatalog, referenceRegistry, transactionFeedSource } from '../../lib/workers/reference';
+import { referenceCatalog, referenceRegistry, transactionFeedSource } from '../../examples/app';
 
 const Total = z.object({ total: z.int() });
 const sumTotals = (items: readonly { total: number }[]) => ({ total: items.reduce((sum, item) => sum + item.total, 0) });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createRegistry, defineWorker, fileSource, ScopeViolation, type TimeRangeRequest } from '../../lib/workers';
-import { quoteSource, referenceRegistry, statementsSource } from '../../lib/workers/reference';
+import { quoteSource, referenceRegistry, statementsSource } from '../../examples/app';
 import { runWith, testKind } from './support/harness';
 
 const Q2 = { from: '2025-04-01', toExclusive: '2025-07-01' } as const;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRegistry } from '../../lib/workers';
-import { createReferenceKinds, referenceRegistry, searchAccount } from '../../lib/workers/reference';
+import { createReferenceKinds, referenceRegistry, searchAccount } from '../../examples/app';
 import { runWith } from './support/harness';
 
 const scout = (worker: string, ids: string[], options: { deadlineInMs?: number; registry?: typeof referenceRegistry } = {}) =>

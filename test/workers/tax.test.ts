@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { referenceCatalog, referenceRegistry } from '../../lib/workers/reference';
+import { referenceCatalog, referenceRegistry } from '../../examples/app';
 import { runWith } from './support/harness';
 
 /**

@@ -1,8 +1,5 @@
 import { z } from 'zod';
-import { defineWorker } from '../define';
-import { NoQuoteProduced, UnknownProduct } from '../errors';
-import { keyedSource } from '../sources';
-import { converseWithTools } from '../tool-loop';
+import { converseWithTools, defineWorker, keyedSource, NoQuoteProduced, UnknownProduct } from '../../lib/workers';
 import catalogueFile from './fixtures/catalogue.json' with { type: 'json' };
 
 /**

@@ -1,10 +1,6 @@
 import { z } from 'zod';
-import { parseTimePoint, TimePoint } from '../../contract';
-import { defineWorker } from '../define';
-import { ClassificationInvalid } from '../errors';
-import { toolSpec, userText, type WorkerModel } from '../model';
-import { promptJson, type OfflineScript } from '../models/offline';
-import { timeSeriesSource, type TimeRangeRequest } from '../sources';
+import { parseTimePoint, TimePoint } from '../../lib/contract';
+import { ClassificationInvalid, defineWorker, type OfflineScript, promptJson, type TimeRangeRequest, timeSeriesSource, toolSpec, userText, type WorkerModel } from '../../lib/workers';
 import statementsFile from './fixtures/statements-2025.json' with { type: 'json' };
 
 /**

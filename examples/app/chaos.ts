@@ -1,9 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { defineWorker } from '../define';
-import { TransientFailure } from '../errors';
-import { userText } from '../model';
-import { keyedSource } from '../sources';
+import { defineWorker, keyedSource, TransientFailure, userText } from '../../lib/workers';
 
 /**
  * What a `chaos` subtask does. Every fault is one that production workers really have, made
@@ -52,9 +49,9 @@ const chaosSource = keyedSource({
 });
 
 /**
- * The fault-injection worker kind. It is registered only when a deployment opts in
- * (`faultInjection: true` on the construct, always on in the local cloud), so production
- * deployments cannot be asked to misbehave.
+ * The fault-injection worker kind. Only the example app's `fault-workers.ts` registers it (the
+ * worker module of a stack that runs the fault suite, and of the suite's local cloud), so a
+ * deployment of `workers.ts` has no `chaos` queue and cannot be asked to misbehave.
  *
  * @example
  * { "worker": "chaos", "scope": { "ids": ["x1"] }, "input": { "fault": "ignore-deadline", "delayMs": 3000 } }

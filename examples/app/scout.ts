@@ -1,11 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { TimePoint } from '../../contract';
-import { defineWorker, type DefinedWorker } from '../define';
-import { SourceUnavailable } from '../errors';
-import { userText, type WorkerModel } from '../model';
-import { promptJson, type OfflineScript } from '../models/offline';
-import { keyedSource, type LoadOptions } from '../sources';
+import { TimePoint } from '../../lib/contract';
+import { type DefinedWorker, defineWorker, keyedSource, type LoadOptions, type OfflineScript, promptJson, SourceUnavailable, userText, type WorkerModel } from '../../lib/workers';
 import scoutFile from './fixtures/scout-sources.json' with { type: 'json' };
 
 /**
