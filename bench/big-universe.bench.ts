@@ -16,6 +16,7 @@ import { pathToFileURL } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { createTesseraClient } from '../lib/client';
 import type { RunRequestInput } from '../lib/contract';
+import { exampleWorkerModule } from '../examples/app/cdk';
 import { startTesseraCloud } from '../lib/local/tessera-cloud';
 
 const TENANT = 'bench';
@@ -42,7 +43,8 @@ interface Figures {
 }
 
 export const run = async (): Promise<void> => {
-  const cloud = await startTesseraCloud({ functionLogLevel: 'ERROR' });
+  // The runs use the chaos kind, which only the example app's fault-workers module registers.
+  const cloud = await startTesseraCloud({ workers: exampleWorkerModule({ faultInjection: true }), functionLogLevel: 'ERROR' });
   try {
     const tessera = createTesseraClient({ apiUrl: cloud.apiUrl ?? '', token: await cloud.mintToken({ tenant: TENANT, subject: 'bench' }) });
     const table = cloud.resources.tables[0]?.tableName ?? '';

@@ -86,6 +86,11 @@ export const listenOnLoopback = async (
         if (!response.headersSent) send(response, jsonReply(500, { message: 'Internal Server Error' }));
       });
   });
+  // Node closes a keep-alive connection after 5 idle seconds by default. A client (the AWS SDK
+  // keeps its sockets alive) that sends on such a socket as it closes gets ECONNRESET or "socket
+  // hang up" with nothing answered. On loopback an idle connection costs nothing, so they are
+  // kept until `close()` ends them all, and a request is never raced against its socket's close.
+  server.keepAliveTimeout = 0;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, '127.0.0.1', () => resolve());

@@ -235,6 +235,8 @@ export const startRequestCounter = async (options: RequestCounterOptions): Promi
       response.destroy(error instanceof Error ? error : undefined);
     });
   });
+  // As the local cloud's own servers do (http-server.ts): no idle close racing a kept-alive request.
+  server.keepAliveTimeout = 0;
   const port = await listen(server, options.port ?? 0);
   let stopping: Promise<void> | undefined;
   return {

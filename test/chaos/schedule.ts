@@ -101,7 +101,9 @@ export const chaosRequest = (schedule: Schedule, submittedAt: number): RunReques
         ...(s.fault === 'transient' && s.recoversAfterMs !== null ? { recoversAt: new Date(submittedAt + s.recoversAfterMs).toISOString() } : {}),
       },
       deadlineSeconds: schedule.deadlineSeconds,
-      budget: { modelCalls: s.allowance, estimatedCostPerCall: COST_PER_CALL },
+      // Planning refuses a subtask allowance beyond the run's budget; the run's budget still runs
+      // out first when the subtasks together ask for more than it holds.
+      budget: { modelCalls: Math.min(s.allowance, runCalls), estimatedCostPerCall: COST_PER_CALL },
     })),
     policy: { retry: { timed_out: schedule.retries, invalid: schedule.retries, empty: 0 }, maxRounds: schedule.maxRounds },
     budget: { modelCalls: runCalls, costLimit: runCalls * COST_PER_CALL },

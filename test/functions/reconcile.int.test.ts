@@ -217,7 +217,7 @@ describe('closing the run of an execution that ended unfinished (the run-closure
     },
   });
   const NO_OUTCOME_STATEMENT =
-    'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps, no gaps. Not covered: B (monthly statements, required) has no outcome. Question q2 unanswered.';
+    'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps. One gap (2025-04-01 to 2025-06-30) not read: B has no outcome. Not covered: B (monthly statements, required) has no outcome. Question q2 unanswered.';
 
   it('closes a run left running when Finalize failed: failed, with its coverage and the reason', async () => {
     const run = await roundOneWorked(halfYearRequest(), ['A']);

@@ -2,7 +2,7 @@ import type { Message } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { runUsage } from '../../lib/ledger';
 import { uniqueName } from '../support/aws';
-import { acceptRun, callApi, deliver, dispatchRound, messagesOfRun, pipeline, receiveAll, secondQuarterRequest, sendRaw, sqsRecord, subtaskOf } from './support';
+import { acceptRun, callApi, halfYearRequest, deliver, dispatchRound, messagesOfRun, pipeline, receiveAll, secondQuarterRequest, sendRaw, sqsRecord, subtaskOf } from './support';
 
 /**
  * The worker Lambda over the real ledger, the reference tax kinds and the offline model, fed SQS
@@ -111,15 +111,22 @@ describe('worker', () => {
   it('records invalid, still charged, when the run budget runs out before the last statement', async () => {
     p.get().clock.moveTo(0);
     const tenantId = uniqueName('tenant');
-    // Two calls for the run; Q2 needs three (one per statement).
-    const runId = await acceptRun(p.get(), tenantId, { ...secondQuarterRequest(), budget: { modelCalls: 2, costLimit: 500 } });
+    // Five calls for the run, within each subtask's own four; each quarter needs three (one per
+    // statement). A runs first and spends three, so B's third statement finds the run spent.
+    const runId = await acceptRun(p.get(), tenantId, halfYearRequest({ policy: { maxRounds: 1 }, budget: { modelCalls: 5, costLimit: 500 } }));
     await dispatchRound(p.get(), tenantId, runId);
+    const messages = await messagesOfRun(p.get(), 'tax-statements', runId);
+    const bySubtask = (id: string) => messages.filter((m) => subtaskOf(m).subtaskId === id);
 
-    expect(await deliver(p.get(), recordsOf(await messagesOfRun(p.get(), 'tax-statements', runId)))).toEqual({ batchItemFailures: [] });
+    expect(await deliver(p.get(), recordsOf(bySubtask('A')))).toEqual({ batchItemFailures: [] });
+    expect(await deliver(p.get(), recordsOf(bySubtask('B')))).toEqual({ batchItemFailures: [] });
 
     const { outcomes, usage } = await stateOf(tenantId, runId);
-    expect(outcomes.map((o) => [o.subtaskId, o.state, o.reason, o.findings])).toEqual([['B', 'invalid', 'budget exhausted: run calls', undefined]]);
-    expect(usage).toEqual({ modelCalls: 2, estimatedCost: 14 });
+    expect(outcomes.map((o) => [o.subtaskId, o.state, o.reason])).toEqual([
+      ['A', 'ok', undefined],
+      ['B', 'invalid', 'budget exhausted: run calls'],
+    ]);
+    expect(usage).toEqual({ modelCalls: 5, estimatedCost: 35 });
   });
 
   it('drops a message of a cancelled run without failing it or recording anything', async () => {
