@@ -45,6 +45,7 @@ export {
 export { idsRecorder, mergeRanges, pathsRecorder, timeRecorder } from './observation';
 export { createRegistry, type MergedAnswer, type MergeItem, type WorkerRegistry } from './registry';
 export { runSubtask, type RunSubtaskOptions } from './run-subtask';
+export type { SetTimer } from './session';
 export {
   fileSource,
   keyedSource,
