@@ -11,6 +11,8 @@
  *    `import.meta.url` (RUNTIME_ASSETS).
  *
  * Usage: node scripts/build-package.mjs   (npm run build)
+ * `build({ outDir, declarationOnly })` does the same elsewhere (the API report test builds the
+ * declarations into a temporary directory).
  */
 import { execFileSync } from 'node:child_process';
 import { cpSync, existsSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -18,7 +20,6 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
-const dist = join(root, 'dist');
 
 /** Source files that are not TypeScript but are read at run time, relative to the root. */
 const RUNTIME_ASSETS = ['lib/local/java'];
@@ -37,9 +38,10 @@ const isFile = (path) => existsSync(path) && statSync(path).isFile();
 /** The specifier that names an emitted module, or undefined when none exists. */
 export const resolveSpecifier = (fromFile, specifier) => {
   const base = resolve(dirname(fromFile), specifier);
-  if (/\.(m?js|json)$/.test(specifier) && isFile(base)) return specifier;
-  if (isFile(`${base}.js`)) return `${specifier}.js`;
-  if (isFile(join(base, 'index.js'))) return `${specifier.replace(/\/$/, '')}/index.js`;
+  const emitted = (path) => isFile(path) || isFile(path.replace(/\.js$/, '.d.ts'));
+  if (/\.(m?js|json)$/.test(specifier) && emitted(base)) return specifier;
+  if (emitted(`${base}.js`)) return `${specifier}.js`;
+  if (emitted(join(base, 'index.js'))) return `${specifier.replace(/\/$/, '')}/index.js`;
   return undefined;
 };
 
@@ -59,19 +61,21 @@ export const rewriteFile = (file) => {
   return unresolved;
 };
 
-const main = () => {
-  rmSync(dist, { recursive: true, force: true });
-  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
+/**
+ * Emits the package into `outDir` (dist/ by default) and rewrites its specifiers; throws, naming
+ * each one, when a specifier names no emitted file.
+ */
+export const build = ({ outDir = join(root, 'dist'), declarationOnly = false } = {}) => {
+  rmSync(outDir, { recursive: true, force: true });
+  const only = declarationOnly ? ['--emitDeclarationOnly'] : [];
+  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir, ...only], { stdio: 'inherit' });
   const problems = [];
-  for (const file of walk(dist)) {
+  for (const file of walk(outDir)) {
     if (!/\.(js|d\.ts)$/.test(file)) continue;
-    for (const specifier of rewriteFile(file)) problems.push(`${relative(root, file)}: '${specifier}' names no emitted file`);
+    for (const specifier of rewriteFile(file)) problems.push(`${relative(outDir, file)}: '${specifier}' names no emitted file`);
   }
-  for (const asset of RUNTIME_ASSETS) cpSync(join(root, asset), join(dist, asset), { recursive: true });
-  if (problems.length > 0) {
-    console.error(problems.join('\n'));
-    process.exit(1);
-  }
+  if (!declarationOnly) for (const asset of RUNTIME_ASSETS) cpSync(join(root, asset), join(outDir, asset), { recursive: true });
+  if (problems.length > 0) throw new Error(`build-package: unresolved import specifiers\n${problems.join('\n')}`);
 };
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) build();

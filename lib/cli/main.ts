@@ -1,4 +1,5 @@
 import { referenceCatalog } from '../workers/reference';
+import { createInitCommand } from './init';
 import { createPlanCommand } from './plan';
 import { startLocalForRun } from './local';
 import { reconcileCommand } from './reconcile';
@@ -11,6 +12,7 @@ import { processIo, runCli, type CliIo, type CommandTable } from './router';
  * registering it here.
  */
 export const commands: CommandTable = {
+  init: createInitCommand(),
   plan: createPlanCommand({ catalog: referenceCatalog }),
   reconcile: reconcileCommand,
   run: createRunCommand({ startLocal: startLocalForRun }),

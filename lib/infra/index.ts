@@ -10,8 +10,8 @@
  */
 export { TesseraFanOut, type FanOutFunctions, type ModelConfig, type TenantDailyAllowance, type TesseraFanOutProps } from './fan-out';
 export type { ApiThrottle, JwtAuthConfig } from './runs-api';
-export { RunsApi } from './runs-api';
-export { FanOutMonitoring } from './fan-out-monitoring';
-export { TesseraFunction } from './tessera-function';
+export { RunsApi, type RunsApiProps } from './runs-api';
+export { FanOutMonitoring, type FanOutMonitoringProps } from './fan-out-monitoring';
+export { TesseraFunction, type TesseraFunctionProps } from './tessera-function';
 export type { FanOutSettings } from './fan-out-settings';
 export type { WorkerKindConfig } from './defaults';

@@ -4,7 +4,7 @@
  * See docs/workers.md for a walk-through.
  */
 export { buildAssignment, parseRunnableSubtask, RunnableSubtask, type Assignment, type ScopeByDimension } from './assignment';
-export { defineWorker, type SourcesOf, type ToolsOf, type WorkerContext, type WorkerDefinition, type DefinedWorker } from './define';
+export { defineWorker, type SourcesOf, type ToolsOf, type WorkerContext, type WorkerDefinition, type DefinedWorker, type WorkerRunParts } from './define';
 export * from './errors';
 export {
   assistantTurn,
@@ -18,6 +18,7 @@ export {
   type BudgetPort,
   type ModelAdapter,
   type ModelCallRequest,
+  type ParsedConverseRequest,
   type ToolCall,
   type WorkerModel,
 } from './model';
@@ -31,6 +32,7 @@ export {
   type OfflineModelOptions,
   type OfflineReply,
   type OfflineScript,
+  type OfflineTurn,
   type OfflineVariant,
 } from './models/offline';
 export {
@@ -42,7 +44,7 @@ export {
   type ModelProviderOptions,
   type ModelSelection,
 } from './models/provider';
-export { idsRecorder, mergeRanges, pathsRecorder, timeRecorder } from './observation';
+export { idsRecorder, mergeRanges, pathsRecorder, timeRecorder, type IdsRecorder, type PathsRecorder, type TimeRecorder } from './observation';
 export { createRegistry, type MergedAnswer, type MergeItem, type WorkerRegistry } from './registry';
 export { runSubtask, type RunSubtaskOptions } from './run-subtask';
 export type { SetTimer } from './session';
@@ -52,11 +54,15 @@ export {
   timeSeriesSource,
   type DataSource,
   type FileRequest,
+  type FileSpec,
   type FileTool,
+  type KeyedSpec,
   type KeyedTool,
   type LoadOptions,
   type SourceBatch,
   type TimeRangeRequest,
+  type TimeSeriesSpec,
+  type ToolBinding,
   type TimeSeriesTool,
 } from './sources';
 export { converseWithTools, type ToolLoopOptions, type ToolLoopResult } from './tool-loop';
