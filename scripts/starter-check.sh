@@ -6,6 +6,7 @@
 #   scripts/starter-check.sh              every step
 #   scripts/starter-check.sh --offline    skip `cdk synth` and `tessera run` (no Java needed)
 #   KEEP=1 scripts/starter-check.sh       keep the temporary copy and print where it is
+#   SKIP_BUILD=1 scripts/starter-check.sh pack the dist/ already built (after `npm run build`)
 #
 # npm installs from its local cache when it can (--prefer-offline). Exit status: the first step
 # that failed.
@@ -27,7 +28,7 @@ step() { echo "starter-check: $*"; }
 
 step "build and pack the package"
 cd "$root"
-npm run --silent build
+if [[ "${SKIP_BUILD:-}" != 1 ]]; then npm run --silent build; fi
 npm pack --silent --pack-destination "$work" >/dev/null
 tarball="$(ls "$work"/*.tgz)"
 

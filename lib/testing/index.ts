@@ -209,6 +209,9 @@ const stored = (reported: OutcomeInput) => {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
+/** The worker id of the claim an offline run holds (the Lambda request id in the pipeline); seal reasons name it. */
+export const OFFLINE_WORKER_ID = 'offline';
+
 /** The subtask after `recordOutcome`: the stored state is the bounded outcome's, not the worker's. */
 const recordedAs = (item: SubtaskItem, outcome: StoredOutcome, now: number): SubtaskItem => ({
   ...item,
@@ -293,6 +296,7 @@ export const runOffline = async (options: RunOfflineOptions): Promise<OfflineRun
     costLeft: allowance.budget.modelCalls * allowance.budget.estimatedCostPerCall - usage.estimatedCost,
     state: 'running',
     generation: claimed ? 1 : 0,
+    ...(claimed ? { workerId: OFFLINE_WORKER_ID } : {}),
     updatedAt: iso(now),
   };
   // The order of the ledger's conditions: a closed run refuses the result, then a passed deadline.

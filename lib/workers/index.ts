@@ -12,6 +12,7 @@ export {
   ConverseResult,
   ModelMessage,
   toolResultsTurn,
+  ToolCallPart,
   ToolSpec,
   toolSpec,
   userText,
@@ -44,8 +45,9 @@ export {
   type ModelProviderOptions,
   type ModelSelection,
 } from './models/provider';
-export { idsRecorder, mergeRanges, pathsRecorder, timeRecorder, type IdsRecorder, type PathsRecorder, type TimeRecorder } from './observation';
+export { idsRecorder, mergeRanges, pathsRecorder, timeRecorder, type IdsRecorder, type PathsRecorder, type RecorderByDimension, type TimeRecorder } from './observation';
 export { createRegistry, type MergedAnswer, type MergeItem, type WorkerRegistry } from './registry';
+export type { WorkerCatalog, WorkerKindInfo } from '../domain/catalog';
 export { runSubtask, type RunSubtaskOptions } from './run-subtask';
 export type { SetTimer } from './session';
 export {
@@ -60,6 +62,7 @@ export {
   type KeyedTool,
   type LoadOptions,
   type SourceBatch,
+  type StringKey,
   type TimeRangeRequest,
   type TimeSeriesSpec,
   type ToolBinding,

@@ -139,7 +139,7 @@ describe('deadlines on a test clock', () => {
       sources: [],
       sourcesReached: 0,
       usage: { modelCalls: 0, estimatedCost: 0 },
-      reason: 'deadline 2025-06-01T12:00:30.000Z passed; claimed by generation 1 but no result arrived',
+      reason: 'deadline 2025-06-01T12:00:30.000Z passed; claimed by generation 1 (worker offline) but no result arrived',
       refusals: [],
     });
     expect(coverage).toMatchObject({ complete: false, degradedReason: ['S1:timed_out'] });
@@ -150,7 +150,7 @@ describe('deadlines on a test clock', () => {
     onRead = () => clock.advance(10_000);
     try {
       const { outcome } = await runOffline({ registry, worker: 'reader', assigned: both, deadlineInMs: 15_000, clock });
-      expect(outcome).toMatchObject({ state: 'timed_out', reason: 'deadline 2025-06-01T12:00:15.000Z passed; claimed by generation 1 but no result arrived' });
+      expect(outcome).toMatchObject({ state: 'timed_out', reason: 'deadline 2025-06-01T12:00:15.000Z passed; claimed by generation 1 (worker offline) but no result arrived' });
     } finally {
       onRead = () => undefined;
     }
@@ -172,6 +172,6 @@ describe('deadlines on a test clock', () => {
     cancel.abort();
     const { outcome, reported } = await pending;
     expect(reported?.state).toBe('cancelled');
-    expect(outcome).toMatchObject({ state: 'cancelled', observed: null, reason: 'run cancelled at 2025-06-01T12:00:05.000Z; claimed by generation 1 but no result arrived' });
+    expect(outcome).toMatchObject({ state: 'cancelled', observed: null, reason: 'run cancelled at 2025-06-01T12:00:05.000Z; claimed by generation 1 (worker offline) but no result arrived' });
   });
 });

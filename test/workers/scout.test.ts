@@ -30,7 +30,7 @@ describe('scout-crm, the slow worker', () => {
       sourcesReached: 0,
       // The plan-search call was reserved before the search started, and stays charged.
       usage: { modelCalls: 1, estimatedCost: 7 },
-      reason: `deadline ${subtask.deadline} passed; claimed by generation 1 but no result arrived`,
+      reason: `deadline ${subtask.deadline} passed; claimed by generation 1 (worker offline) but no result arrived`,
       refusals: [],
     });
     expect(coverage).toMatchObject({ complete: false, degradedReason: ['C:timed_out'] });
