@@ -98,6 +98,7 @@ export const apiReports = ({ check, fromDist = false }) => {
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const check = process.argv.includes('--check');
   const results = apiReports({ check, fromDist: process.argv.includes('--dist') });
-  for (const r of results) console.log(`${r.name}: ${!r.succeeded ? 'FAILED' : r.changed ? (check ? 'DIFFERS from etc/api' : 'updated') : 'unchanged'}`);
+  const state = (r) => (r.changed ? (check ? 'DIFFERS from etc/api' : 'updated') : r.succeeded ? 'unchanged' : 'FAILED');
+  for (const r of results) console.log(`${r.name}: ${state(r)}`);
   if (results.some((r) => !r.succeeded || (check && r.changed))) process.exit(1);
 }
