@@ -175,3 +175,26 @@ describe('deadlines on a test clock', () => {
     expect(outcome).toMatchObject({ state: 'cancelled', observed: null, reason: 'run cancelled at 2025-06-01T12:00:05.000Z; claimed by generation 1 (worker offline) but no result arrived' });
   });
 });
+
+describe('createTestClock', () => {
+  it('fires each timer once the clock reaches it, earliest first, and never a cancelled one', () => {
+    const clock = createTestClock(0);
+    const fired: string[] = [];
+    clock.setTimer(() => fired.push(`b@${clock.now()}`), 200);
+    clock.setTimer(() => fired.push(`a@${clock.now()}`), 100);
+    const cancel = clock.setTimer(() => fired.push('cancelled'), 150);
+    cancel();
+    clock.advance(99);
+    expect(fired).toEqual([]);
+    clock.advance(1);
+    expect(fired).toEqual(['a@100']);
+    clock.advance(1_000);
+    expect(fired).toEqual(['a@100', 'b@200']);
+    expect(clock.now()).toBe(1_100);
+  });
+
+  it('refuses a start that is not a time and a step back', () => {
+    expect(() => createTestClock('not a date')).toThrow(RangeError);
+    expect(() => createTestClock(0).advance(-1)).toThrow(RangeError);
+  });
+});
