@@ -1,6 +1,9 @@
 #!/usr/bin/env node
-// The `tessera` command. It registers tsx so the TypeScript sources run as they are (no build
-// step), then hands the arguments to lib/cli/main.ts and exits with its code.
+// The `tessera` command. In a clone of the repository it runs the TypeScript sources as they are
+// (lib/cli/main.ts, through tsx); in the installed package, which ships no sources, it runs the
+// built JavaScript (dist/lib/cli/main.js). tsx is registered in both cases, so the project's own
+// worker module and CDK app may be TypeScript.
+import { existsSync } from 'node:fs';
 import { register } from 'tsx/esm/api';
 
 // tessera runs locally on Node 20 on purpose (README, "Node versions"); the AWS SDK's notice that
@@ -8,5 +11,7 @@ import { register } from 'tsx/esm/api';
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 register();
-const { main } = await import('../lib/cli/main.ts');
+const source = new URL('../lib/cli/main.ts', import.meta.url);
+const built = new URL('../dist/lib/cli/main.js', import.meta.url);
+const { main } = await import(existsSync(source) ? source.href : built.href);
 process.exitCode = await main(process.argv.slice(2));

@@ -1,4 +1,5 @@
 import { allowedModelIds, ModelEnvironment } from '../workers';
+import { createInitCommand } from './init';
 import { createPlanCommand } from './plan';
 import { startLocalForRun } from './local';
 import { reconcileCommand } from './reconcile';
@@ -22,6 +23,7 @@ const planModels = (env: NodeJS.ProcessEnv): string[] => {
  */
 export const commands: CommandTable = {
   plan: createPlanCommand({ models: planModels(process.env) }),
+  init: createInitCommand(),
   reconcile: reconcileCommand,
   run: createRunCommand({ startLocal: startLocalForRun }),
   serve: serveCommand,

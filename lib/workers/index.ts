@@ -4,7 +4,7 @@
  * See docs/workers.md for a walk-through.
  */
 export { buildAssignment, parseRunnableSubtask, RunnableSubtask, type Assignment, type ScopeByDimension } from './assignment';
-export { defineWorker, type SourcesOf, type ToolsOf, type WorkerContext, type WorkerDefinition, type DefinedWorker } from './define';
+export { defineWorker, type SourcesOf, type ToolsOf, type WorkerContext, type WorkerDefinition, type DefinedWorker, type WorkerRunParts } from './define';
 export * from './errors';
 export {
   assistantTurn,
@@ -12,12 +12,14 @@ export {
   ConverseResult,
   ModelMessage,
   toolResultsTurn,
+  ToolCallPart,
   ToolSpec,
   toolSpec,
   userText,
   type BudgetPort,
   type ModelAdapter,
   type ModelCallRequest,
+  type ParsedConverseRequest,
   type ToolCall,
   type WorkerModel,
 } from './model';
@@ -31,6 +33,7 @@ export {
   type OfflineModelOptions,
   type OfflineReply,
   type OfflineScript,
+  type OfflineTurn,
   type OfflineVariant,
 } from './models/offline';
 export {
@@ -43,20 +46,27 @@ export {
   type ModelProviderOptions,
   type ModelSelection,
 } from './models/provider';
-export { idsRecorder, mergeRanges, pathsRecorder, timeRecorder } from './observation';
+export { idsRecorder, mergeRanges, pathsRecorder, timeRecorder, type IdsRecorder, type PathsRecorder, type RecorderByDimension, type TimeRecorder } from './observation';
 export { createRegistry, type MergedAnswer, type MergeItem, type WorkerRegistry } from './registry';
+export type { WorkerCatalog, WorkerKindInfo } from '../domain/catalog';
 export { runSubtask, type RunSubtaskOptions } from './run-subtask';
+export type { SetTimer } from './session';
 export {
   fileSource,
   keyedSource,
   timeSeriesSource,
   type DataSource,
   type FileRequest,
+  type FileSpec,
   type FileTool,
+  type KeyedSpec,
   type KeyedTool,
   type LoadOptions,
   type SourceBatch,
+  type StringKey,
   type TimeRangeRequest,
+  type TimeSeriesSpec,
+  type ToolBinding,
   type TimeSeriesTool,
 } from './sources';
 export { converseWithTools, type ToolLoopOptions, type ToolLoopResult } from './tool-loop';

@@ -9,7 +9,7 @@ import type { BudgetPort, ModelAdapter } from './model';
 import type { ModelProvider } from './models/provider';
 import { openEvidence, type Evidence } from './observation';
 import type { WorkerRegistry } from './registry';
-import { openSession, raceAbort, type Session } from './session';
+import { openSession, raceAbort, type Session, type SetTimer } from './session';
 import { sameJson, type ToolBinding } from './sources';
 
 /**
@@ -27,6 +27,8 @@ export interface RunSubtaskOptions {
   readonly models: ModelProvider;
   /** Clock in epoch milliseconds. @default Date.now */
   readonly now?: () => number;
+  /** Starts the deadline timer on the clock of `now` (a test clock passes its own). @default setTimeout */
+  readonly setTimer?: SetTimer;
   /** Cancellation from outside: the outcome becomes `cancelled`. */
   readonly signal?: AbortSignal;
   /**
@@ -193,7 +195,7 @@ export const runSubtask = async (options: RunSubtaskOptions): Promise<OutcomeInp
   const prepared = prepare(subtask, kind, options, now);
   if (!('assignment' in prepared)) return prepared;
   const { assignment } = prepared;
-  const session = openSession({ deadlineMs: assignment.deadlineMs, deadline: assignment.deadline, now, outside: options.signal });
+  const session = openSession({ deadlineMs: assignment.deadlineMs, deadline: assignment.deadline, now, setTimer: options.setTimer, outside: options.signal });
   const evidence = openEvidence(kind.dimension);
   const failures: PortFailures = {};
   const model = meterModel({

@@ -49,9 +49,20 @@ export interface SessionOptions {
   /** The deadline as written in the assignment, for the stop reason. */
   readonly deadline: string;
   readonly now: () => number;
+  /** Starts the deadline timer on the clock of `now`. @default setTimeout */
+  readonly setTimer?: SetTimer | undefined;
   /** Cancellation from outside the SDK (the run was cancelled). */
   readonly outside?: AbortSignal | undefined;
 }
+
+/**
+ * Calls `callback` once `delayMs` have passed on some clock, and returns what cancels it. The
+ * default is the real clock (`setTimeout`); a test clock fires its timers when it is advanced.
+ *
+ * @example
+ * const setTimer: SetTimer = (callback, delayMs) => { const t = setTimeout(callback, delayMs); return () => clearTimeout(t); };
+ */
+export type SetTimer = (callback: () => void, delayMs: number) => () => void;
 
 /** setTimeout takes a signed 32-bit delay; a longer one fires at once. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
@@ -81,6 +92,11 @@ export const raceAbort = <T>(signal: AbortSignal, work: Promise<T>): Promise<T> 
     );
   });
 
+const realTimer: SetTimer = (callback, delayMs) => {
+  const timer = setTimeout(callback, delayMs);
+  return () => clearTimeout(timer);
+};
+
 const reasonOf = (signal: AbortSignal): Error | undefined => (signal.aborted ? (signal.reason as Error) : undefined);
 
 /**
@@ -102,7 +118,8 @@ export const openSession = (options: SessionOptions): Session => {
   };
   const onOutsideAbort = (): void => halt(new SubtaskCancelled({ cause: options.outside?.reason }));
   const delay = Math.min(MAX_TIMER_MS, Math.max(0, options.deadlineMs - options.now()));
-  const timer = setTimeout(() => halt(new DeadlineExceeded(options.deadline)), delay);
+  const fire = (): void => halt(new DeadlineExceeded(options.deadline));
+  const cancelTimer = options.setTimer === undefined ? realTimer(fire, delay) : options.setTimer(fire, delay);
   if (options.outside?.aborted) onOutsideAbort();
   options.outside?.addEventListener('abort', onOutsideAbort, { once: true });
 
@@ -132,7 +149,7 @@ export const openSession = (options: SessionOptions): Session => {
       if (reason) throw reason;
     },
     close: () => {
-      clearTimeout(timer);
+      cancelTimer();
       options.outside?.removeEventListener('abort', onOutsideAbort);
     },
   };

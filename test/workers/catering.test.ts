@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { UnknownProduct } from '../../lib/workers';
 import { CateringInquiry, quote, referenceCatalog, referenceRegistry } from '../../examples/app';
-import { memoryAllowance, runWith } from './support/harness';
+import { createTestAllowance, runOffline } from '../../lib/testing';
 
 /**
  * Seed 003's authored boundaries, reasoned from the rule, not from the code: ten portions a
@@ -39,11 +39,13 @@ describe('the direct quote function', () => {
 
 describe('the catering-quote worker through the SDK and the offline model', () => {
   it.each(BOUNDARIES)('quotes $guests guests as $tubs tubs for $totalPence pence and matches the baseline', async ({ guests, tubs, totalPence }) => {
-    const outcome = await runWith(
-      referenceRegistry,
-      { id: 'Q', worker: 'catering-quote', assigned: { ids: ['SKU-VANILLA'] }, input: { sku: 'SKU-VANILLA', guests }, budget: { modelCalls: 2, estimatedCostPerCall: 7 } },
-      { calls: 2 },
-    );
+    const { outcome } = await runOffline({
+      registry: referenceRegistry,
+      worker: 'catering-quote',
+      assigned: { ids: ['SKU-VANILLA'] },
+      input: { sku: 'SKU-VANILLA', guests },
+      budget: { modelCalls: 2, estimatedCostPerCall: 7 },
+    });
     expect(outcome).toMatchObject({
       state: 'ok',
       findings: { sku: 'SKU-VANILLA', guests, tubs, totalPence, stockReserved: false },
@@ -69,14 +71,16 @@ describe('the inquiry schema refuses out-of-range inquiries before any model run
   });
 
   it('records a dispatched inquiry with 201 guests as invalid without calling the model', async () => {
-    const allowance = memoryAllowance(2);
-    const outcome = await runWith(
-      referenceRegistry,
-      { id: 'Q', worker: 'catering-quote', assigned: { ids: ['SKU-VANILLA'] }, input: { sku: 'SKU-VANILLA', guests: 201 } },
-      { budget: allowance.port() },
-    );
-    expect(outcome).toMatchObject({ state: 'invalid', reason: 'input failed its schema: guests Too big: expected number to be <=200' });
-    expect(allowance.used).toBe(0);
+    const allowance = createTestAllowance({ modelCalls: 2, estimatedCostPerCall: 7 });
+    const { outcome } = await runOffline({
+      registry: referenceRegistry,
+      worker: 'catering-quote',
+      assigned: { ids: ['SKU-VANILLA'] },
+      input: { sku: 'SKU-VANILLA', guests: 201 },
+      allowance,
+    });
+    expect(outcome).toMatchObject({ state: 'invalid', reason: 'input failed its schema: guests Too big: expected number to be <=200', usage: { modelCalls: 0, estimatedCost: 0 } });
+    expect(allowance.usage()).toEqual({ modelCalls: 0, estimatedCost: 0 });
   });
 });
 

@@ -1,18 +1,39 @@
 import { describe, expect, it } from 'vitest';
 import { createRegistry } from '../../lib/workers';
 import { createReferenceKinds, referenceRegistry, searchAccount } from '../../examples/app';
-import { runWith } from './support/harness';
+import { runOffline } from '../../lib/testing';
 
-const scout = (worker: string, ids: string[], options: { deadlineInMs?: number; registry?: typeof referenceRegistry } = {}) =>
-  runWith(options.registry ?? referenceRegistry, { id: 'C', worker, questionIds: ['q3'], assigned: { ids }, deadlineInMs: options.deadlineInMs ?? 60_000 }, { calls: 1 });
+const scoutRun = (worker: string, ids: string[], options: { deadlineInMs?: number; registry?: typeof referenceRegistry } = {}) =>
+  runOffline({
+    registry: options.registry ?? referenceRegistry,
+    worker,
+    subtaskId: 'C',
+    questionIds: ['q3'],
+    assigned: { ids },
+    deadlineInMs: options.deadlineInMs ?? 60_000,
+    budget: { modelCalls: 1, estimatedCostPerCall: 7 },
+  });
+const scout = async (...args: Parameters<typeof scoutRun>) => (await scoutRun(...args)).outcome;
 
 describe('scout-crm, the slow worker', () => {
   it('times out on an account with 450 notes when the deadline is shorter than the search', async () => {
     // 450 notes at 2 ms each is 900 ms of search against a 100 ms deadline.
     const registry = createRegistry(createReferenceKinds({ crmMsPerNote: 2 }));
-    const outcome = await scout('scout-crm', ['crm:vantage'], { deadlineInMs: 100, registry });
-    expect(outcome).toMatchObject({ state: 'timed_out', observed: { ids: [], recordCount: 0 }, sourcesReached: 0 });
-    expect(outcome.findings).toBeUndefined();
+    const { subtask, outcome, reported, coverage } = await scoutRun('scout-crm', ['crm:vantage'], { deadlineInMs: 100, registry });
+    // The worker stopped at the deadline having read nothing; the pipeline records the seal.
+    expect(reported).toMatchObject({ state: 'timed_out', observed: { ids: [], recordCount: 0 }, sourcesReached: 0 });
+    expect(outcome).toEqual({
+      subtaskId: 'C',
+      state: 'timed_out',
+      observed: null,
+      sources: [],
+      sourcesReached: 0,
+      // The plan-search call was reserved before the search started, and stays charged.
+      usage: { modelCalls: 1, estimatedCost: 7 },
+      reason: `deadline ${subtask.deadline} passed; claimed by generation 1 (worker offline) but no result arrived`,
+      refusals: [],
+    });
+    expect(coverage).toMatchObject({ complete: false, degradedReason: ['C:timed_out'] });
   });
 
   it('answers for an account with 12 notes inside the deadline', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { referenceCatalog, referenceRegistry } from '../../examples/app';
-import { runWith } from './support/harness';
+import { runOffline } from '../../lib/testing';
 
 /**
  * The fixture's deductible rows, written down when it was authored: a £25.00 standing order to
@@ -10,8 +10,8 @@ import { runWith } from './support/harness';
  */
 const Q2 = { from: '2025-04-01', toExclusive: '2025-07-01' };
 
-const run = (worker: string, assigned: { from: string; toExclusive: string }, budget = { modelCalls: 4, estimatedCostPerCall: 7 }) =>
-  runWith(referenceRegistry, { id: 'T', worker, assigned, budget }, { calls: budget.modelCalls });
+const run = async (worker: string, assigned: { from: string; toExclusive: string }, budget = { modelCalls: 4, estimatedCostPerCall: 7 }) =>
+  (await runOffline({ registry: referenceRegistry, worker, assigned, budget, subtaskId: 'T' })).outcome;
 
 describe('tax-statements', () => {
   it('covers the second quarter only up to the June statement closing on the 27th', async () => {

@@ -1,0 +1,100 @@
+import { existsSync } from 'node:fs';
+import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { InputFileError, UsageError } from './errors';
+import type { Command } from './router';
+
+const USAGE = 'tessera init DIR';
+const PACKAGE_NAME = '@tessera-fanout/tessera';
+
+/** What a project made by `init` must not inherit from the template's working copy. */
+const LEFT_OUT = new Set(['node_modules', 'cdk.out', '.tessera', 'package-lock.json']);
+
+const GITIGNORE = ['node_modules/', 'cdk.out/', '.tessera/', ''].join('\n');
+
+/**
+ * This package's root: the directory holding its package.json, two levels above this module in
+ * the repository (lib/cli/init.ts) and three in the installed package (dist/lib/cli/init.js).
+ */
+const packageRoot = (): string => {
+  const candidates = ['../..', '../../..'].map((up) => fileURLToPath(new URL(`${up}/`, import.meta.url)));
+  const found = candidates.find((dir) => existsSync(join(dir, 'examples', 'starter', 'package.json')));
+  if (found === undefined) throw new Error(`tessera init: the starter template is missing next to ${fileURLToPath(import.meta.url)}`);
+  return found;
+};
+
+/** `^<version>` of this package: what a new project depends on. */
+const versionRange = async (root: string): Promise<string> => {
+  const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
+  return `^${manifest.version}`;
+};
+
+/** An npm package name from a directory name: lower case, `-` for anything else. */
+const projectName = (dir: string): string =>
+  basename(resolve(dir))
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, '-')
+    .replace(/^[._-]+|-+$/g, '') || 'tessera-project';
+
+/**
+ * Options of `createInitCommand`; tests point it at another template.
+ *
+ * @example
+ * createInitCommand({ root: '/path/to/package' });
+ */
+export interface InitOptions {
+  /** The package root holding `package.json` and `examples/starter/`. @default this package's */
+  readonly root?: string;
+}
+
+/**
+ * `tessera init DIR`: creates a new project in DIR (which must not exist, or be empty) from the
+ * starter template shipped in the package: one worker kind (`todo-review`), its tests on
+ * `@tessera-fanout/tessera/testing`, a CDK app and a run request. The project depends on this
+ * package's version. Nothing is installed: the command prints the next steps.
+ *
+ * @example
+ * await createInitCommand().run(['my-project'], processIo()); // 0, with the next steps on stdout
+ */
+export const createInitCommand = (options: InitOptions = {}): Command => ({
+  summary: 'create a new project with one worker kind, its tests and a CDK app',
+  usage: USAGE,
+  run: async (args, io) => {
+    let positionals: string[];
+    try {
+      ({ positionals } = parseArgs({ args: [...args], options: {}, allowPositionals: true, strict: true }));
+    } catch (error) {
+      throw new UsageError({ command: 'init', problem: error instanceof Error ? error.message : String(error), usage: USAGE }, { cause: error });
+    }
+    const [dir, ...extra] = positionals;
+    if (dir === undefined || extra.length > 0) throw new UsageError({ command: 'init', problem: `expected one DIR (got ${positionals.length})`, usage: USAGE });
+    if (existsSync(dir) && (await readdir(dir)).length > 0) throw new InputFileError({ file: dir, problem: 'exists and is not empty: give a new directory' });
+
+    const root = options.root ?? packageRoot();
+    const template = join(root, 'examples', 'starter');
+    await mkdir(dir, { recursive: true });
+    await cp(template, dir, { recursive: true, filter: (source) => !LEFT_OUT.has(basename(source)) });
+    const manifestPath = join(dir, 'package.json');
+    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { name: string; dependencies: Record<string, string> };
+    manifest.name = projectName(dir);
+    manifest.dependencies[PACKAGE_NAME] = await versionRange(root);
+    await writeFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+    await writeFile(join(dir, '.gitignore'), GITIGNORE);
+
+    const shown = relative(process.cwd(), resolve(dir)) || '.';
+    io.out(
+      [
+        `Created ${shown}: the todo-review worker kind, its tests, a CDK app and a run request.`,
+        'Next:',
+        `  cd ${shown}`,
+        '  npm install',
+        '  npm test                                   # the worker kind, offline',
+        '  npx tessera run requests/todo-review.json  # a whole run in the local cloud (needs Java 17)',
+        'Then read README.md.',
+      ].join('\n'),
+    );
+    return 0;
+  },
+});

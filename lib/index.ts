@@ -1,0 +1,13 @@
+/**
+ * `@tessera-fanout/tessera`: the public contract of the tessera HTTP API as zod schemas (the single
+ * source of its TypeScript types) and a typed client of that API.
+ *
+ * @example
+ * import { RunRequest, createTesseraClient } from '@tessera-fanout/tessera';
+ * const client = createTesseraClient({ baseUrl, token });
+ * const run = await client.createRun(RunRequest.parse(body));
+ *
+ * @packageDocumentation
+ */
+export * from './contract';
+export * from './client';

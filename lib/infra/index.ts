@@ -1,0 +1,17 @@
+/**
+ * `@tessera-fanout/tessera/cdk`: the whole fan-out as one CDK construct, and the types of its props.
+ * Needs `aws-cdk-lib` and `constructs` (peer dependencies) in the project that uses it.
+ *
+ * @example
+ * import { TesseraFanOut } from '@tessera-fanout/tessera/cdk';
+ * new TesseraFanOut(stack, 'FanOut', { auth: { issuer, audiences: [clientId] } });
+ *
+ * @packageDocumentation
+ */
+export { TesseraFanOut, type FanOutFunctions, type ModelConfig, type TenantDailyAllowance, type TesseraFanOutProps } from './fan-out';
+export type { ApiThrottle, JwtAuthConfig } from './runs-api';
+export { RunsApi, type RunsApiProps } from './runs-api';
+export { FanOutMonitoring, type FanOutMonitoringProps } from './fan-out-monitoring';
+export { TesseraFunction, type TesseraFunctionProps } from './tessera-function';
+export type { FanOutSettings } from './fan-out-settings';
+export type { WorkerKindConfig } from './defaults';
