@@ -8,10 +8,11 @@
  *
  * @packageDocumentation
  */
-export { TesseraFanOut, type FanOutFunctions, type ModelConfig, type TenantDailyAllowance, type TesseraFanOutProps } from './fan-out';
+export { TesseraFanOut, type FanOutFunctions, type ModelConfig, type TenantDailyAllowance, type TesseraFanOutProps, type WorkerModuleProps } from './fan-out';
 export type { ApiThrottle, JwtAuthConfig } from './runs-api';
 export { RunsApi, type RunsApiProps } from './runs-api';
 export { FanOutMonitoring, type FanOutMonitoringProps } from './fan-out-monitoring';
 export { TesseraFunction, type TesseraFunctionProps } from './tessera-function';
 export type { FanOutSettings } from './fan-out-settings';
-export type { WorkerKindConfig } from './defaults';
+export type { WorkerKindSettings } from './defaults';
+export { RunClosure, type RunClosureProps } from './run-closure';

@@ -26,7 +26,7 @@ export type RegistryExport = 'registry' | 'default';
  * Throws `WorkerModuleError` naming `path` when neither is a registry.
  *
  * @example
- * registryExportOf(await import('./src/workers.ts'), 'src/workers.ts') // 'registry'
+ * registryExportOf(await import(pathToFileURL(path).href), 'src/workers.ts') // 'registry'
  */
 export const registryExportOf = (module: unknown, path: string): RegistryExport => {
   const exports = (typeof module === 'object' && module !== null ? module : {}) as Record<string, unknown>;
@@ -39,7 +39,7 @@ export const registryExportOf = (module: unknown, path: string): RegistryExport 
  * The registry a loaded worker module exports (see {@link registryExportOf}).
  *
  * @example
- * const registry = registryOfModule(await import('./src/workers.ts'), 'src/workers.ts');
+ * const registry = registryOfModule(await import(pathToFileURL(path).href), 'src/workers.ts');
  */
 export const registryOfModule = (module: unknown, path: string): WorkerRegistry =>
   (module as Record<RegistryExport, WorkerRegistry>)[registryExportOf(module, path)];
