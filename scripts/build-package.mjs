@@ -21,8 +21,13 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** Source files that are not TypeScript but are read at run time, relative to the root. */
-const RUNTIME_ASSETS = ['lib/local/java'];
+/**
+ * Source files that are not TypeScript but are read at run time, relative to the root:
+ * DynamoDB Local's launcher, and cdk.json, whose feature flags the local cloud synthesizes the
+ * construct with (lib/infra/cdk-context.ts), so an installed package runs the template it was
+ * tested with.
+ */
+const RUNTIME_ASSETS = ['lib/local/java', 'cdk.json'];
 
 /** `from '…'`, `import '…'`, `import('…')` and `export … from '…'` with a relative specifier. */
 const SPECIFIER = /(\bfrom\s*|\bimport\s*\(?\s*)(['"])(\.{1,2}\/[^'"]*)\2/g;

@@ -55,4 +55,26 @@ npx cdk synth --quiet >/dev/null
 step "one run in the local cloud"
 npx tessera run requests/todo-review.json
 
+step "a run that leaves vendor/ unread: incomplete, with a lines_not_inspected gap naming its lines"
+set +e
+npx tessera run requests/todo-review-skip-vendor.json --json >"$work/skip-vendor.json"
+status=$?
+set -e
+node --input-type=commonjs - "$work/skip-vendor.json" "$status" <<'CHECK'
+const [file, status] = process.argv.slice(2);
+const run = JSON.parse(require('node:fs').readFileSync(file, 'utf8'));
+const coverage = run.answer?.coverage;
+const gap = coverage?.gaps?.find((g) => g.files?.some((f) => f.path === 'vendor/left-pad.js' && JSON.stringify(f.lines) === '[[1,4]]'));
+const problem = coverage?.problems?.find((p) => p.code === 'lines_not_inspected');
+const problems = [];
+if (coverage?.complete !== false) problems.push(`complete is ${coverage?.complete}, expected false`);
+if (!gap) problems.push(`no gap names vendor/left-pad.js lines 1-4: ${JSON.stringify(coverage?.gaps)}`);
+if (!problem) problems.push(`no lines_not_inspected problem: ${JSON.stringify(coverage?.problems)}`);
+if (problems.length > 0) {
+  console.error(`starter-check: the skip-vendor run (exit ${status}) is not what it should be:\n  ${problems.join('\n  ')}`);
+  process.exit(1);
+}
+console.log(`starter-check: run ${run.runId} ${run.status}; complete false; gap ${JSON.stringify(gap)}`);
+CHECK
+
 step "done"

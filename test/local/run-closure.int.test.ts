@@ -75,7 +75,18 @@ describe('run closure in the local cloud', () => {
     expect((await finishedExecution(sfn, execution?.executionArn as string)).status).toBe('ABORTED');
 
     // waitForRun gives up after its timeout: a run still running after a minute fails the test.
-    const run: RunResource = await tessera.waitForRun(runId, { intervalMs: 250, timeoutMs: 60_000 });
+    const ended: RunResource = await tessera.waitForRun(runId, { intervalMs: 250, timeoutMs: 60_000 });
+    expect(ended.status).toBe('failed');
+    // Closing stores the run's status first, then sweeps its unfinished subtasks to `cancelled`;
+    // a read between the two sees B still running, so the subtasks get the rest of the minute.
+    const run: RunResource = await eventually(
+      'every subtask of the closed run to end',
+      async () => {
+        const read = await tessera.getRun(runId);
+        return read.subtasks.every((s) => s.state !== 'pending' && s.state !== 'running') ? read : undefined;
+      },
+      30_000,
+    );
     expect(run.status).toBe('failed');
     expect(run.error).toEqual({
       code: 'ExecutionAborted',
