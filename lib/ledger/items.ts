@@ -83,6 +83,24 @@ export const StoredOutcome = z.object({
 });
 export type StoredOutcome = z.infer<typeof StoredOutcome>;
 
+/**
+ * The stored form of an outcome: its fields as `StoredOutcome` keeps them, everything else dropped.
+ *
+ * @example
+ * toStoredOutcome(boundOutcome(outcome)).findings // plain JSON, within the ledger's bounds
+ */
+export const toStoredOutcome = (outcome: Omit<StoredOutcome, 'findings'> & { readonly findings?: unknown }): StoredOutcome =>
+  StoredOutcome.parse({
+    state: outcome.state,
+    observed: outcome.observed,
+    sources: outcome.sources,
+    sourcesReached: outcome.sourcesReached,
+    findings: outcome.findings,
+    reason: outcome.reason,
+    refusals: outcome.refusals,
+    baseline: outcome.baseline,
+  });
+
 /** Why a subtask was closed without a result of its own. */
 export const ClosedBy = z.enum(['cancel', 'run_succeeded', 'run_failed', 'run_cancelled']);
 export type ClosedBy = z.infer<typeof ClosedBy>;

@@ -13,7 +13,7 @@ import { cancellationReasons, conditionFailed, conditionFailure, type Cancellati
 import { claimContext, holderRefusal, oldSubtask } from './holder';
 import { Claim, parseInput } from './inputs';
 import { getItem, iso, putNew, transact, type LedgerContext } from './io';
-import { parseItem, RunItem, StoredOutcome, type StoredSubtaskItem as SubtaskItem, type LateItem } from './items';
+import { parseItem, RunItem, toStoredOutcome, type StoredSubtaskItem as SubtaskItem, type LateItem } from './items';
 import { lateKey, runKey, subtaskKey } from './keys';
 import { boundOutcome } from './size';
 import { needsParts, partPuts, partsPrefix, spill, toParts } from './parts';
@@ -27,17 +27,6 @@ export interface RecordedOutcome {
   readonly duplicate: boolean;
 }
 
-const storedOutcome = (outcome: Outcome): StoredOutcome =>
-  StoredOutcome.parse({
-    state: outcome.state,
-    observed: outcome.observed,
-    sources: outcome.sources,
-    sourcesReached: outcome.sourcesReached,
-    findings: outcome.findings,
-    reason: outcome.reason,
-    refusals: outcome.refusals,
-    baseline: outcome.baseline,
-  });
 
 const parseOutcome = (claim: Claim, raw: OutcomeInput): Outcome => {
   const outcome = parseInput(Outcome, raw, 'recordOutcome');
@@ -131,7 +120,7 @@ export const recordOutcome = async (ctx: LedgerContext, rawClaim: Claim, rawOutc
   const key = subtaskKey(claim.tenantId, claim.runId, claim.subtaskId);
   // A large outcome (tens of thousands of observed ids) goes to parts of this generation,
   // written in the same transaction as the state change.
-  const stored = storedOutcome(outcome);
+  const stored = toStoredOutcome(outcome);
   const parts = needsParts(stored) ? toParts(key.pk, partsPrefix(key.sk, 'outcome', String(claim.generation).padStart(6, '0')), stored) : undefined;
   const outcomeAttribute = parts === undefined ? '#outcome = :outcome' : '#outcomeParts = :outcomeParts';
   try {

@@ -21,7 +21,7 @@ import { DispatchedSubtask, Manifest, Outcome, Scope, SubtaskBudget, type Covera
 import { buildCoverage } from '../domain/coverage';
 import { toPlainJson } from '../ledger/canonical';
 import { BudgetExhausted, DeadlinePassed } from '../ledger/errors';
-import { StoredOutcome, type SubtaskItem } from '../ledger/items';
+import { toStoredOutcome, type StoredOutcome, type SubtaskItem } from '../ledger/items';
 import { boundOutcome } from '../ledger/size';
 import { toOutcome } from '../ledger/view';
 import type { BudgetPort } from '../workers/model';
@@ -195,16 +195,7 @@ const budgetPort = (allowance: TestAllowance, subtaskId: string, deadlineMs: num
 /** What `recordOutcome` stores: the contract's defaults, plain JSON findings, the ledger's size bounds. */
 const stored = (reported: OutcomeInput) => {
   const outcome = boundOutcome({ ...Outcome.parse(reported), findings: toPlainJson(reported.findings) });
-  return StoredOutcome.parse({
-    state: outcome.state,
-    observed: outcome.observed,
-    sources: outcome.sources,
-    sourcesReached: outcome.sourcesReached,
-    findings: outcome.findings,
-    reason: outcome.reason,
-    refusals: outcome.refusals,
-    baseline: outcome.baseline,
-  });
+  return toStoredOutcome(outcome);
 };
 
 const iso = (ms: number): string => new Date(ms).toISOString();
