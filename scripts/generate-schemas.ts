@@ -105,7 +105,7 @@ const runLinks = {
   CancelRun: { operationId: 'cancelRun', parameters: { runId: '$response.body#/runId' } },
 };
 
-/** OpenAPI 3.1 for the three routes of DESIGN.md §2. */
+/** OpenAPI 3.1 for the three routes of docs/api.md. */
 const openApi = (): JsonObject => ({
   openapi: '3.1.0',
   info: {

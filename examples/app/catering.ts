@@ -3,7 +3,7 @@ import { converseWithTools, defineWorker, keyedSource, NoQuoteProduced, UnknownP
 import catalogueFile from './fixtures/catalogue.json' with { type: 'json' };
 
 /**
- * Seed 003's bounded delegation: a draft catering quote for one inquiry. Ten portions per tub,
+ * A bounded delegation: a draft catering quote for one inquiry. Ten portions per tub,
  * priced from the catalogue's selling price (never the supplier cost). The model may only ask
  * the scoped `catering_quote` tool for exactly the assigned inquiry; the direct function `quote`
  * is the baseline the outcome is compared with.

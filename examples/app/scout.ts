@@ -5,7 +5,7 @@ import { type DefinedWorker, defineWorker, keyedSource, type LoadOptions, type O
 import scoutFile from './fixtures/scout-sources.json' with { type: 'json' };
 
 /**
- * Seed 001's Scout: five research workers on the ids dimension, one source id each (pricing
+ * Scout: five research workers on the ids dimension, one source id each (pricing
  * page, packaging page, review site, CRM notes, news). The CRM search is slow in proportion to
  * the notes on the account, like the endpoint whose tail ran past its deadline on accounts with
  * more than about 400 notes.

@@ -4,7 +4,7 @@ import { ClassificationInvalid, defineWorker, type OfflineScript, promptJson, ty
 import statementsFile from './fixtures/statements-2025.json' with { type: 'json' };
 
 /**
- * Seed 000's household tax example: `tax-statements` reads monthly bank statements (June's
+ * The household tax example: `tax-statements` reads monthly bank statements (June's
  * closes on the 27th, so nothing after it is in any statement) and `transaction-feed`, its
  * alternate source, reads the bank's transaction feed for the whole year. Amounts are integer
  * pence; a transaction is deductible when it is a charitable donation, a home-office cost or a

@@ -1,5 +1,5 @@
 /**
- * The public contract of tessera v1 (DESIGN.md §2) as zod schemas: the single source of its
+ * The public contract of tessera v1 (docs/api.md) as zod schemas: the single source of its
  * TypeScript types, its JSON Schema and its OpenAPI document. Fields may be added; none removed.
  */
 export * from './calendar';

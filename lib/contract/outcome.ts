@@ -41,7 +41,7 @@ export const Refusal = z.object({
 });
 export type Refusal = z.infer<typeof Refusal>;
 
-/** Comparison with a deterministic baseline, when the worker kind declares one (seed 003). */
+/** Comparison with a deterministic baseline, when the worker kind declares one (the catering example). */
 export const BaselineComparison = z.object({
   matched: z.boolean(),
   workerModelCalls: z.int().min(0),

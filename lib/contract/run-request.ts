@@ -111,7 +111,7 @@ export const RetryPolicy = z.object({
   empty: z.int().min(0).max(3).default(0),
 });
 
-/** What to do about non-ok outcomes. Defaults follow seed 001. */
+/** What to do about non-ok outcomes. Defaults follow the Scout example. */
 export const Policy = z.object({
   retry: RetryPolicy.default({ timed_out: 1, invalid: 1, empty: 0 }),
   onRequiredGap: z.enum(['fail', 'degrade']).default('fail'),

@@ -3,7 +3,7 @@ import { recheckId, retryId, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 
 /**
- * The manifest's policy with the contract defaults filled in (seed 001: retry `timed_out` and
+ * The manifest's policy with the contract defaults filled in (the Scout example: retry `timed_out` and
  * `invalid` once, never `empty`; fail on a required gap; two rounds).
  *
  * @example
@@ -52,7 +52,7 @@ const retryOf = (chain: AttemptChain, policy: Policy, round: number): Dispatched
 
 const recheckOf = (gap: ObservedGap, subtask: DispatchedSubtask, manifest: Manifest, round: number): DispatchedSubtask => ({
   id: recheckId(gap.subtaskId, gap.number),
-  // Seed 000: ask a narrower question of a different source when the kind declares one.
+  // The tax example: ask a narrower question of a different source when the kind declares one.
   worker: manifest.sources?.[subtask.worker]?.alternateSource ?? subtask.worker,
   round,
   ...inherited(subtask),

@@ -88,7 +88,7 @@ export const buildChains = (subtasks: readonly DispatchedSubtask[], outcomeOf: (
 
 /**
  * How a line of work's state is reported: `empty` with no source reached is an unreachable
- * source (seed 001), not "nothing found".
+ * source (the Scout example), not "nothing found".
  *
  * @example
  * reportedState(chain) // 'timed_out' | 'source_unreachable' | 'missing_outcome' | …

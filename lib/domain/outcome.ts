@@ -76,7 +76,7 @@ export const checkObservation = (dimension: Dimension, observed: Observed): Prob
 const recordCount = (observed: Observed): number => observed.recordCount;
 
 /**
- * Seed 001's classification. The first split is time, decided by the parent's clock; the second
+ * How an outcome is classified. The first split is time, decided by the parent's clock; the second
  * is what arrived: schema-invalid → `invalid`; valid and empty → `empty`; otherwise `ok`.
  *
  * @example

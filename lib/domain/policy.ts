@@ -29,7 +29,7 @@ export const unmetRequirements = (manifest: Manifest, reconciliation: Reconcilia
 };
 
 /**
- * Applies the coverage policy (seed 001): with `onRequiredGap: "fail"` an unmet requirement
+ * Applies the coverage policy (the Scout example): with `onRequiredGap: "fail"` an unmet requirement
  * fails the run with a `RequiredGapError` that carries the coverage; with `"degrade"`, and for
  * optional gaps always, the run succeeds with `coverage.complete: false`. A plan that does not
  * tile fails whatever the policy says, because nobody was responsible for the missing part.

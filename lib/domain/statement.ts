@@ -110,7 +110,7 @@ const unexpectedSentence = (facts: StatementFacts): string | undefined => {
 };
 
 /**
- * The one-line coverage statement, in the style of seed 000's final line, rendered only from
+ * The one-line coverage statement, in the style of the tax example's answer, rendered only from
  * structured facts. Dates are shown with inclusive ends for people (the JSON stays half-open);
  * small counts are spelled out.
  *

@@ -49,7 +49,7 @@ interface SweepHandlers {
 }
 
 /**
- * Seed 000's cursor sweep, extended to report every overlapping pair exactly once: entries are
+ * A cursor sweep over sorted entries, extended to report every overlapping pair exactly once: entries are
  * visited by start; a stretch the reach has not arrived at is a gap (clipped to the universe),
  * and each still-open entry that a new one starts inside overlaps it on
  * `[start, min(ends))`. Sorting dominates; the sweep is linear unless many entries overlap.

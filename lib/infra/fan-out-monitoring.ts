@@ -28,7 +28,7 @@ const FINISHED_STATUSES = RunStatus.options.filter((status) => status !== 'runni
 const RATE_PERIOD = Duration.hours(1);
 
 /**
- * Alarms and a dashboard for one fan-out: the degraded-run rate (seed 001's lesson: a run that
+ * Alarms and a dashboard for one fan-out: the degraded-run rate (the Scout example's lesson: a run that
  * answers from four of five workers looks healthy on every per-component metric), messages in
  * the dead-letter queue, and executions that ended without reaching a final state of their own.
  *

@@ -36,7 +36,7 @@ export interface RunsApiProps {
   readonly logRemovalPolicy: RemovalPolicy;
 }
 
-/** The public routes (DESIGN.md §2). Each one requires a valid JWT. */
+/** The public routes (docs/api.md). Each one requires a valid JWT. */
 export const RUN_ROUTES = [
   { method: apigw.HttpMethod.POST, path: '/runs' },
   { method: apigw.HttpMethod.GET, path: '/runs/{runId}' },

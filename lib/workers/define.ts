@@ -86,7 +86,7 @@ export interface WorkerDefinition<
   /** One sentence for `answer.text` from the merged result. */
   readonly summarize?: (result: R) => string;
   /**
-   * A deterministic function that computes the same findings without a model (seed 003). The
+   * A deterministic function that computes the same findings without a model (the catering example). The
    * outcome then records whether the worker matched it and the model calls of each path.
    */
   readonly baseline?: (input: z.output<I>) => z.input<O> | Promise<z.input<O>>;

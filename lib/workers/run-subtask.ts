@@ -113,7 +113,7 @@ const settle = (work: Promise<unknown>): Promise<Settled> =>
     (error: unknown) => ({ ok: false as const, error }),
   );
 
-/** The baseline comparison of seed 003: the direct function uses no model calls by construction. */
+/** The baseline comparison of the catering example: the direct function uses no model calls by construction. */
 const compareBaseline = async (run: Run, findings: unknown) => {
   const { kind, assignment } = run.prepared;
   if (!kind.hasBaseline) return {};
@@ -137,7 +137,7 @@ const within = (work: Promise<unknown>, ms: number): Promise<Settled> => {
   return Promise.race([settle(work), timeout]).finally(() => clearTimeout(timer));
 };
 
-/** Turns what happened into the outcome, by seed 001's rules (lib/domain/outcome.ts). */
+/** Turns what happened into the outcome, by the outcome rules (lib/domain/outcome.ts). */
 const conclude = async (run: Run, settled: Settled, settledAt: number, late = false): Promise<OutcomeInput> => {
   const { kind, assignment } = run.prepared;
   const observed = run.evidence.recorder.observed();

@@ -207,7 +207,7 @@ export interface KeyedSpec<Args, Row> {
   /** Which assigned id a request is about (`sourceId`, `sku`). */
   idOf(args: Args): string;
   /**
-   * The request must equal the assignment's input exactly (seed 003's inquiry): a model asking
+   * The request must equal the assignment's input exactly (the catering example's inquiry): a model asking
    * for another guest count is refused even though its arguments pass the schema.
    */
   readonly requireInput?: boolean;

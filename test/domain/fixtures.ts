@@ -16,7 +16,7 @@ export const catalogOf = (kinds: readonly WorkerKindInfo[]): WorkerCatalog => ({
   kinds: () => kinds.map((k) => k.kind),
 });
 
-/** `catering-quote` requires `{ sku, guests }` with a whole number of guests (seed 003's inquiry). */
+/** `catering-quote` requires `{ sku, guests }` with a whole number of guests (the catering example's inquiry). */
 const cateringInput = (input: unknown): InputIssue[] => {
   const record = typeof input === 'object' && input !== null ? input : {};
   const issues: InputIssue[] = [];
@@ -77,7 +77,7 @@ export const ended = (subtaskId: string, state: 'timed_out' | 'invalid' | 'cance
 export const okIds = (subtaskId: string, ids: string[], recordCount = ids.length): Outcome =>
   outcome({ subtaskId, state: 'ok', observed: { ids, recordCount }, sourcesReached: 1 });
 
-/** Seed 000's tax year: four quarters by hand, `bStart` being Worker B's first day. */
+/** The tax year: four quarters by hand, `bStart` being Worker B's first day. */
 export const taxRequest = (bStart = '2025-04-01'): RunRequestInput => {
   const quarter = (id: string, from: string, toExclusive: string) => ({
     id,
@@ -117,7 +117,7 @@ export const quarterSubtask = (id: string, from: string, toExclusive: string, ex
   ...extra,
 });
 
-/** Seed 000's tax universe. */
+/** The tax year's universe. */
 export const TAX_YEAR = { dimension: 'time', from: '2025-01-01', toExclusive: '2026-01-01' } as const;
 
 /** The fixed four quarters of 2025, dispatched. */

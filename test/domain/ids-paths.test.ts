@@ -3,7 +3,7 @@ import type { RunRequestInput } from '../../lib/contract';
 import { buildCoverage, END_OF_FILE, planNextRound, reconcile, validateRunRequest } from '../../lib/domain';
 import { manifestOf, okIds, outcome, PLAN_OPTIONS, rejectionOf, testCatalog, withRound } from './fixtures';
 
-/** Seed 000's last section: the same contract over ids (a ticket backlog) and paths (a review by file). */
+/** The same contract over ids (a ticket backlog) and paths (a review by file). */
 const delegation = { required: false, deadlineSeconds: 120, budget: { modelCalls: 2, estimatedCostPerCall: 3 } };
 const budget = { modelCalls: 10, costLimit: 50 };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkObservation, classifyOutcome, observationIssues } from '../../lib/domain';
 
-/** Seed 001's terminal states: time decides first, then what arrived. */
+/** The Scout example's terminal states: time decides first, then what arrived. */
 describe('classifyOutcome', () => {
   const observed = { minDate: '2025-04-01', maxDate: '2025-06-27', recordCount: 214 };
 

@@ -73,7 +73,7 @@ describe('planRun through validateRunRequest', () => {
     ]);
   });
 
-  it("validates seed 003's catering inquiry against its kind's input schema", () => {
+  it("validates the catering inquiry against its kind's input schema", () => {
     const request = (input: Record<string, unknown> | undefined): RunRequestInput => ({
       goal: 'Quote vanilla for the party',
       universe: { dimension: 'ids', ids: ['inquiry-1'] },

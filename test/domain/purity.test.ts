@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { REPOSITORY as root, sourcesUnder, specifiersOf } from '../support/imports';
 
 /**
- * The domain and the contract stay pure (DESIGN.md §4): they import zod and each other, and
+ * The domain and the contract stay pure: they import zod and each other, and
  * nothing else: no AWS SDK, no aws-lambda types, no CDK, no Node built-ins, no adapters.
  */
 const PURE = ['lib/contract', 'lib/domain'];

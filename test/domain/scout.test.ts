@@ -3,7 +3,7 @@ import type { RunRequestInput } from '../../lib/contract';
 import { buildCoverage, decideStatus, planNextRound, reconcile, synthesisInputs, validateRunRequest } from '../../lib/domain';
 import { ended, manifestOf, okIds, PLAN_OPTIONS, testCatalog, withRound } from './fixtures';
 
-/** Seed 001: Scout, five research workers, and the CRM worker that timed out on 6.1% of runs. */
+/** Scout: five research workers, and the CRM worker that timed out on 6.1% of runs. */
 const SOURCES = ['vantage-pricing', 'vantage-packaging', 'crm-acme', 'g2-reviews', 'news-wire'];
 
 const scoutRequest = (policy: RunRequestInput['policy']): RunRequestInput => {
@@ -43,7 +43,7 @@ const dispatch = (policy: RunRequestInput['policy']) => {
 const roundOne = (...timedOut: string[]) =>
   ['A', 'B', 'C', 'D', 'E'].map((id, i) => (timedOut.includes(id) ? ended(id, 'timed_out') : okIds(id, [SOURCES[i] as string], 12)));
 
-describe('seed 001: Scout with the CRM worker stubbed to time out', () => {
+describe('the Scout example: Scout with the CRM worker stubbed to time out', () => {
   const noRetry = { retry: { timed_out: 0, invalid: 0, empty: 0 }, onRequiredGap: 'degrade', onOptionalGap: 'degrade', maxRounds: 1 } as const;
 
   it('answers with complete: false, names q3 and lists C:timed_out', () => {
@@ -101,7 +101,7 @@ describe('seed 001: Scout with the CRM worker stubbed to time out', () => {
     expect(decideStatus(manifest, coverage, reconciliation)).toEqual({ status: 'succeeded', degraded: true });
   });
 
-  describe('with seed 001 retry policy (one retry of a timeout, two rounds)', () => {
+  describe('with the Scout example retry policy (one retry of a timeout, two rounds)', () => {
     const policy = { retry: { timed_out: 1, invalid: 1, empty: 0 }, onRequiredGap: 'fail', onOptionalGap: 'degrade', maxRounds: 2 } as const;
 
     it('retries C once as C.r2 with the same scope, worker and allowance', () => {

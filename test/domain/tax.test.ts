@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { buildCoverage, decideStatus, planNextRound, reconcile, synthesisInputs, validateRunRequest, type Reconciliation } from '../../lib/domain';
 import { emptyTime, manifestOf, okTime, PLAN_OPTIONS, taxRequest, testCatalog, withRound } from './fixtures';
 
-/** Seed 000: the tax agent that counted March twice and skipped late June. */
-describe('seed 000: the tax year', () => {
+/** The tax example: the tax agent that counted March twice and skipped late June. */
+describe('the tax example: the tax year', () => {
   it('rejects the "March through June" typo, naming 2025-03-01..2025-04-01 and subtasks A and B', () => {
     const result = validateRunRequest(taxRequest('2025-03-01'), testCatalog, PLAN_OPTIONS);
 

@@ -8,7 +8,7 @@ const withQuote = (patch: Record<string, unknown>): RunRequestInput => {
   return { ...request, subtasks: [{ ...quote!, ...patch }] };
 };
 
-describe('seed 003: one bounded catering delegation', () => {
+describe('the catering example: one bounded catering delegation', () => {
   it('quotes 41 guests of vanilla as 5 tubs for 2,500 pence, a draft with nothing reserved', async () => {
     const run = await runToEnd(example('catering'));
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { example, runToEnd, subtask } from './target';
 
-describe('seed 001: Scout, five workers, the CRM one misses its deadline', () => {
+describe('the Scout example: Scout, five workers, the CRM one misses its deadline', () => {
   it('answers from the other four and says q3 is missing', async () => {
     const run = await runToEnd(example('scout'));
 

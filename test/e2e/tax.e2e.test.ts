@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { TesseraApiError } from '../../lib/client';
 import { client, example, runToEnd, subtask } from './target';
 
-describe('seed 000: the tax year, split four ways', () => {
+describe('the tax example: the tax year, split four ways', () => {
   it('rejects the hand-written "March through June" plan with a 400 naming the overlap, and runs nothing', async () => {
     const attempt = client().createRun(example('tax-2025-overlap'));
     const error = await attempt.catch((e: unknown) => e);

@@ -32,7 +32,7 @@ describe('POST /runs', () => {
     expect(stored?.run).toMatchObject({ status: 'running', createdAt: T0, callsLimit: 40, costLimit: 500, round: 0 });
   });
 
-  it('rejects seed 000\'s "March through June" with 400 naming subtasks.1.scope.from, A and B, and writes nothing', async () => {
+  it('rejects the tax example\'s "March through June" with 400 naming subtasks.1.scope.from, A and B, and writes nothing', async () => {
     const tenant = uniqueName('tenant');
     const answer = await post(tenant, halfYearRequest({}, '2025-03-01'), 'typo-key');
 

@@ -217,8 +217,8 @@ export const pipeline = (prefix: string): { get(): Pipeline } => {
 const QUARTER_TERMS = { worker: 'tax-statements', required: true, justification: 'the total needs every quarter', deadlineSeconds: 60 } as const;
 
 /**
- * Seed 000's tax request cut to its first half year: A reviews Q1, B reviews Q2. `bStart` moves
- * B's start (seed 000's typo wrote March through June: `'2025-03-01'`).
+ * The tax example's tax request cut to its first half year: A reviews Q1, B reviews Q2. `bStart` moves
+ * B's start (the tax example's typo wrote March through June: `'2025-03-01'`).
  */
 export const halfYearRequest = (overrides: Partial<RunRequestInput> = {}, bStart = '2025-04-01'): RunRequestInput => ({
   goal: 'Total deductible household expenses for the first half of 2025',

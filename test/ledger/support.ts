@@ -91,7 +91,7 @@ export const ledgerFor = (setup: LedgerSetup): Ledger =>
     ...(setup.dailyAllowance === undefined ? {} : { dailyAllowance: setup.dailyAllowance }),
   });
 
-/** The tax-year request of DESIGN.md, quarters A–D, each 4 calls at 7 per call; run budget 40 calls / 500. */
+/** The tax-year request of the tax example, quarters A–D, each 4 calls at 7 per call; run budget 40 calls / 500. */
 const QUARTER_STARTS = ['2025-01-01', '2025-04-01', '2025-07-01', '2025-10-01', '2026-01-01'] as const;
 const QUARTER_TERMS = { worker: 'tax-statements', questionIds: ['q1'], required: true, justification: 'the total needs every quarter', deadlineSeconds: 60 };
 

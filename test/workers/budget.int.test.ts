@@ -6,7 +6,7 @@ import { createTable, documentClient, dynamoClient, uniqueName } from '../suppor
 import { offlineModels } from './support/harness';
 
 /**
- * Seed 003's experiment, against DynamoDB Local through the real ledger: an allowance of three
+ * The catering example's experiment, against DynamoDB Local through the real ledger: an allowance of three
  * model calls is spent exactly, the fourth call raises a typed error, and a replacement worker
  * (the next generation, after the first one's lease ran out) cannot get a fresh allowance.
  */

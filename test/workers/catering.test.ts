@@ -4,7 +4,7 @@ import { CateringInquiry, quote, referenceCatalog, referenceRegistry } from '../
 import { createTestAllowance, runOffline } from '../../lib/testing';
 
 /**
- * Seed 003's authored boundaries, reasoned from the rule, not from the code: ten portions a
+ * The catering example's authored boundaries, reasoned from the rule, not from the code: ten portions a
  * tub, so a tub is needed for every started ten guests; £5.00 (500 pence) a tub of vanilla at
  * the selling price. A quote built on the 250-pence supplier cost would halve every total.
  */

@@ -18,7 +18,7 @@ import {
 const QUOTE = toolSpec('catering_quote', 'Quote the inquiry.', z.object({ sku: z.string(), guests: z.int() }));
 const INQUIRY = '{"sku":"SKU-VANILLA","guests":41,"note":"for a wedding"}';
 
-describe('the offline model plays scripted turns (seed 003)', () => {
+describe('the offline model plays scripted turns (the catering example)', () => {
   it('first asks for the tool with the inquiry it was given, keeping only the arguments the tool declares', async () => {
     const reply = await createOfflineModel().converse({ messages: [userText(INQUIRY)], tools: [QUOTE] });
     expect(reply).toMatchObject({

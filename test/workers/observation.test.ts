@@ -16,7 +16,7 @@ import { runWith, testKind } from './support/harness';
 const Q2 = { from: '2025-04-01', toExclusive: '2025-07-01' } as const;
 
 /**
- * A worker that reads the statements and then reports the brief back, as seed 000's worker B
+ * A worker that reads the statements and then reports the brief back, as the tax example's worker B
  * did ("Reviewed April–June"), even inventing an observed block of its own.
  */
 const echoTheBrief = testKind({

@@ -70,7 +70,7 @@ const run = (behaviour: Behaviour, subtask: Partial<Parameters<typeof dispatched
     ...options,
   });
 
-describe('the SDK classifies the outcome (seed 001)', () => {
+describe('the SDK classifies the outcome (the Scout example)', () => {
   it('is ok with records and valid output', async () => {
     const outcome = await run({ rows: [{ id: 'r1' }, { id: 'r2' }] });
     expect(outcome).toMatchObject({ state: 'ok', observed: { ids: ['a'], recordCount: 2 }, sources: ['probe'], findings: { records: 2 } });

@@ -40,7 +40,7 @@ const otherInquiry = (request: unknown) =>
   });
 
 describe('time-series tools refuse ranges outside the assignment', () => {
-  it("refuses seed 000's March-to-June request for an April-to-June assignment and records it", async () => {
+  it("refuses the tax example's March-to-June request for an April-to-June assignment and records it", async () => {
     const outcome = await runWith(createRegistry([widening({ from: '2025-03-01', toExclusive: '2025-07-01' })]), { id: 'B', worker: 'widening', assigned: Q2 });
     expect(outcome.refusals).toEqual([
       { tool: 'statements', requested: '2025-03-01..2025-07-01', reason: 'outside the assignment 2025-04-01..2025-07-01' },

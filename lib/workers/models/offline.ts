@@ -11,7 +11,7 @@ import {
 /**
  * The offline model: deterministic, free, and scripted, for tests, examples and the local cloud.
  *
- * Its default script plays seed 003's fixture: on the first turn it calls the offered tool with
+ * Its default script plays the catering example's fixture: on the first turn it calls the offered tool with
  * the arguments written in the user's message; once it has seen a tool result it finishes.
  * A variant changes what it asks for, so an example can watch a scoped tool refuse a model:
  * `offline:broaden` asks for one more of every whole number (42 guests instead of 41).
