@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { createTesseraClient } from '../lib/client';
 import { LOCAL_CREDENTIALS } from '../lib/local/lambda-client';
 import { loopbackOrigin } from '../lib/local/loopback-dns';
+import type { ExecutionEvent, ExecutionRecord } from '../lib/local/sfn-executions';
 import { startTesseraCloud } from '../lib/local/tessera-cloud';
 import { countInvariants, INVARIANTS, playAll, scheduleArbitrary, violations, type ChaosTarget, type Schedule } from '../test/chaos/schedule';
 import { exampleWorkerModule } from '../examples/app/cdk';
@@ -41,6 +42,20 @@ const faultMix = (schedules: readonly Schedule[]) => {
     if (schedule.cancelAfterMs !== null) add('cancel');
   }
   return mix;
+};
+
+/** Where a broken run's execution stands: its status and its last events, to tell a slow run from a stuck one. */
+const describeExecution = (records: readonly ExecutionRecord[], runId: string): string => {
+  const record = records.find((r) => r.name === runId);
+  if (record === undefined) return '  no execution was started for it';
+  const startedAt = record.startDate.getTime();
+  const label = (event: ExecutionEvent): string => {
+    const state = Reflect.get(event, 'state') as { name?: unknown } | undefined;
+    const error = Reflect.get(event, 'error') as { name?: unknown } | undefined;
+    return [event.type, state?.name, error?.name].filter((part) => typeof part === 'string').join(' ');
+  };
+  const last = record.events.slice(-12).map((event) => `    +${((event.timestamp - startedAt) / 1000).toFixed(1)} s  ${label(event)}`);
+  return [`  execution ${record.status}, started ${record.startDate.toISOString()}, ${record.events.length} events; the last:`, ...last].join('\n');
 };
 
 export async function run(): Promise<void> {
@@ -79,7 +94,9 @@ export async function run(): Promise<void> {
     for (const [name, text] of Object.entries(INVARIANTS)) console.log(`  ${String(counts.violations[name as keyof typeof INVARIANTS]).padStart(5)}  ${text}`);
     for (const run of played) {
       const found = Object.entries(violations(run)).filter(([, problems]) => problems.length > 0);
-      if (found.length > 0) console.log(`broken: run ${run.runId} ${JSON.stringify(Object.fromEntries(found))} schedule ${JSON.stringify(run.schedule)}`);
+      if (found.length === 0) continue;
+      console.log(`broken: run ${run.runId} ${JSON.stringify(Object.fromEntries(found))} schedule ${JSON.stringify(run.schedule)}`);
+      console.log(describeExecution(cloud.executions.executions(), run.runId));
     }
   } finally {
     await cloud.stop();
