@@ -10,18 +10,22 @@
  * broken run is printed with its schedule. The baseline is the same schedules' fault mix, counted
  * from the schedules themselves: how many runs carried each fault.
  *
+ * A run still `running` when the harness's wait (120 s) ends is read again once its execution has
+ * ended: on an overloaded machine a run can outlast the wait without being stuck. Only a run still
+ * `running` after its execution ended counts as left non-terminal; the slow ones are listed.
+ *
  * Run alone: `npx tsx bench/chaos.bench.ts`.
  */
 import { SendMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import fc from 'fast-check';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { createTesseraClient } from '../lib/client';
+import { createTesseraClient, type TesseraClient } from '../lib/client';
 import { LOCAL_CREDENTIALS } from '../lib/local/lambda-client';
 import { loopbackOrigin } from '../lib/local/loopback-dns';
-import type { ExecutionEvent, ExecutionRecord } from '../lib/local/sfn-executions';
+import type { ExecutionEvent, ExecutionRecord, ExecutionService } from '../lib/local/sfn-executions';
 import { startTesseraCloud } from '../lib/local/tessera-cloud';
-import { countInvariants, INVARIANTS, playAll, scheduleArbitrary, violations, type ChaosTarget, type Schedule } from '../test/chaos/schedule';
+import { countInvariants, INVARIANTS, playAll, scheduleArbitrary, violations, type ChaosTarget, type PlayedRun, type Schedule } from '../test/chaos/schedule';
 import { exampleWorkerModule } from '../examples/app/cdk';
 
 const RUNS = Number(process.env.CHAOS_RUNS ?? 1_000);
@@ -42,6 +46,32 @@ const faultMix = (schedules: readonly Schedule[]) => {
     if (schedule.cancelAfterMs !== null) add('cancel');
   }
   return mix;
+};
+
+/** The longest a run's execution may still take after the harness's wait (the state machine's own timeout is longer). */
+const EXECUTION_GRACE_MS = 600_000;
+
+/**
+ * A run still `running` when the harness's wait ended is slow (an overloaded machine) or stuck.
+ * Tell them apart: wait for its execution to end, then read the run again, replacing what was
+ * played. A run that is still `running` after its execution ended is stuck, and breaks
+ * "no run is left non-terminal". Returns the run ids that needed the extra wait.
+ */
+const awaitSlowRuns = async (executions: ExecutionService, played: PlayedRun[], clients: ReadonlyMap<string, TesseraClient>): Promise<string[]> => {
+  const late: string[] = [];
+  for (const [index, run] of played.entries()) {
+    if (run.ended !== null && run.ended.status !== 'running' && run.ended.answer !== null) continue;
+    const record = executions.executions().find((r) => r.name === run.runId);
+    const client = clients.get(run.runId);
+    if (record === undefined || client === undefined) continue;
+    late.push(run.runId);
+    await Promise.race([executions.settled(record.executionArn), new Promise((resolve) => setTimeout(resolve, EXECUTION_GRACE_MS))]);
+    // The closing rule and late results land just after the execution ends.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const reread = await client.getRun(run.runId);
+    played[index] = { ...run, ended: reread, settled: reread };
+  }
+  return late;
 };
 
 /** Where a broken run's execution stands: its status and its last events, to tell a slow run from a stuck one. */
@@ -72,7 +102,8 @@ export async function run(): Promise<void> {
   try {
     const sqs = new SQSClient({ region: cloud.region, endpoint: loopbackOrigin(cloud.endpoints.sqs), useQueueUrlAsEndpoint: false, credentials: LOCAL_CREDENTIALS });
     const queueUrl = z.object({ chaos: z.string() }).parse(JSON.parse(cloud.outputs.SubtaskQueueUrls ?? '{}')).chaos;
-    const played = [];
+    const played: PlayedRun[] = [];
+    const clients = new Map<string, TesseraClient>();
     const started = Date.now();
     for (let from = 0; from < schedules.length; from += RUNS_PER_TENANT) {
       const tenantId = `chaos-${from / RUNS_PER_TENANT + 1}`;
@@ -83,9 +114,13 @@ export async function run(): Promise<void> {
           await sqs.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: JSON.stringify(message) }));
         },
       };
-      played.push(...(await playAll(target, schedules.slice(from, from + RUNS_PER_TENANT), { concurrency: CONCURRENCY, waitMs: WAIT_MS })));
+      const batch = await playAll(target, schedules.slice(from, from + RUNS_PER_TENANT), { concurrency: CONCURRENCY, waitMs: WAIT_MS });
+      for (const run of batch) clients.set(run.runId, target.client);
+      played.push(...batch);
       console.log(`  ${played.length}/${RUNS} runs played (${Math.round((Date.now() - started) / 1000)} s)`);
     }
+    const late = await awaitSlowRuns(cloud.executions, played, clients);
+    if (late.length > 0) console.log(`${late.length} run(s) still running when the ${WAIT_MS / 1000}-s wait ended; re-read after their executions ended: ${late.join(', ')}`);
     const counts = countInvariants(played);
     console.log(`\nfault mix (runs carrying each fault): ${JSON.stringify(faultMix(schedules))}`);
     console.log(`run statuses: ${JSON.stringify(counts.statuses)}`);
