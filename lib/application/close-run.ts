@@ -5,7 +5,7 @@ import { buildCoverage, currentRound, decideStatus, planNextRound, reconcile, sy
 
 type StatusDecision = ReturnType<typeof decideStatus>;
 import { METRIC_DIMENSIONS, METRICS } from '../observability/metrics';
-import { CLOSED_RUN_ERROR_CODES, ExecutionStatusChange, RunExecutionInput, type UnfinishedExecutionStatus } from '../orchestration/execution-events';
+import { CLOSED_RUN_ERROR_CODES, ExecutionStatusChange, RUN_ABORTED_ERROR_CODE, RunExecutionInput, type UnfinishedExecutionStatus } from '../orchestration/execution-events';
 import { jsonVariable, parseInput } from '../runtime/config';
 import { publishMetrics, startInvocation } from '../runtime/lambda';
 import type { WorkerRegistry } from '../workers';
@@ -71,7 +71,7 @@ const finalStatus = (runStatus: RunStatus, task: CloseTask, decision: StatusDeci
 /** The error the run ends with, if any: why its execution ended, why a step failed, or the required gap. */
 const closingError = (task: CloseTask, status: RunStatus, decision: StatusDecision): RunError | undefined => {
   if (task.closes) return task.closes.error;
-  if (task.mode === 'abort') return { code: task.error?.Error ?? 'RunAborted', message: 'a step of the run failed after its retries; see the execution history' };
+  if (task.mode === 'abort') return { code: task.error?.Error ?? RUN_ABORTED_ERROR_CODE, message: 'a step of the run failed after its retries; see the execution history' };
   if (decision.status === 'failed' && status === 'failed') return { code: decision.error.name, message: decision.error.message };
   return undefined;
 };
