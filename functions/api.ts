@@ -3,8 +3,8 @@ import { cancelRun, deployedCatalog, readRun, startRun, type ApiDeps } from '../
 import { executionsFor, ledgerFor } from '../lib/runtime/aws';
 import { parseConfig } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
-import { cancelledResponse, runResponse, startedResponse } from '../lib/runtime/run-responses';
-import { routeRequests } from '../lib/runtime/http-router';
+import { routeRequests } from '../lib/http/router';
+import { cancelledResponse, runResponse, startedResponse } from '../lib/http/run-responses';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
 import type { WorkerRegistry } from '../lib/workers';
 import { allowedModelIds, parseModelConfig } from '../lib/workers/models/config';

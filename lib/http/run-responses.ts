@@ -6,8 +6,8 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { CancelRunResult } from '../application/cancel-run';
 import type { StartRunResult } from '../application/start-run';
 import type { RunResource } from '../contract';
-import { errorResponse, json, largeJson } from './http';
-import type { ApiRequest } from './http-router';
+import { errorResponse, json, largeJson } from '../runtime/http';
+import type { ApiRequest } from './router';
 
 type Answered = Pick<ApiRequest, 'requestId' | 'header'>;
 

@@ -1,10 +1,10 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { RunId } from '../ledger';
-import { errorResponse } from './http';
-import { toHttpError } from './http-errors';
-import { startInvocation } from './lambda';
-import { tenantOf } from './tenant';
+import { errorResponse } from '../runtime/http';
+import { toHttpError } from '../runtime/http-errors';
+import { startInvocation } from '../runtime/lambda';
+import { tenantOf } from '../runtime/tenant';
 
 /** One request, once the caller's tenant is known. */
 export interface ApiRequest {
