@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { cancelRun, deployedCatalog, readRun, startRun, type ApiDeps } from '../lib/application';
+import { cancelRun, deployedCatalog, readRun, startRun, type ApiDeps } from '../lib/application/runs';
 import { executionsFor, ledgerFor } from '../lib/runtime/aws';
 import { parseConfig } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
