@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { converseWithTools, defineWorker, keyedSource, NoQuoteProduced, UnknownProduct } from '../../lib/workers';
 import catalogueFile from './fixtures/catalogue.json' with { type: 'json' };
+import { KIND_NAMES } from './kind-names';
 
 /**
  * A bounded delegation: a draft catering quote for one inquiry. Ten portions per tub,
@@ -106,7 +107,7 @@ const pounds = new Intl.NumberFormat('en-GB', { style: 'currency', currency: 'GB
  * // findings: 5 tubs, 2500 pence; baseline { matched: true, workerModelCalls: 2, baselineModelCalls: 0 }
  */
 export const cateringQuote = defineWorker({
-  kind: 'catering-quote',
+  kind: KIND_NAMES.cateringQuote,
   dimension: 'ids',
   label: 'catalogue',
   recordNoun: 'quotes',

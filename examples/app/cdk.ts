@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import type { TesseraFanOutProps } from '../../lib/infra/fan-out';
+import { KIND_NAMES } from './kind-names';
 
 /**
  * The example app's part of the `TesseraFanOut` props: its worker module and its per-kind
@@ -13,7 +14,7 @@ import type { TesseraFanOutProps } from '../../lib/infra/fan-out';
  */
 export const exampleFanOut = (options: { faultInjection: boolean }): Pick<TesseraFanOutProps, 'workers' | 'kinds'> => ({
   workers: { entry: exampleWorkerModule(options) },
-  kinds: { 'scout-crm': { maxConcurrency: 2 } },
+  kinds: { [KIND_NAMES.scoutCrm]: { maxConcurrency: 2 } },
 });
 
 /**

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { defineWorker, keyedSource, TransientFailure, userText } from '../../lib/workers';
+import { KIND_NAMES } from './kind-names';
 
 /**
  * What a `chaos` subtask does. Every fault is one that production workers really have, made
@@ -57,7 +58,7 @@ const chaosSource = keyedSource({
  * { "worker": "chaos", "scope": { "ids": ["x1"] }, "input": { "fault": "ignore-deadline", "delayMs": 3000 } }
  */
 export const chaosKind = defineWorker({
-  kind: 'chaos',
+  kind: KIND_NAMES.chaos,
   dimension: 'ids',
   label: 'fault injection',
   recordNoun: 'records',

@@ -25,6 +25,7 @@ export const referenceRegistry: WorkerRegistry = registry;
 export const referenceCatalog: WorkerCatalog = referenceRegistry.catalog();
 
 export { createReferenceKinds, type ReferenceOptions } from './kinds';
+export { KIND_NAMES } from './kind-names';
 export { chaosKind, ChaosInput } from './chaos';
 export { cateringQuote, CateringInquiry, CateringQuote, PORTIONS_PER_TUB, quote, quoteSource } from './catering';
 export { createScoutKinds, ScoutFindings, searchAccount, type ScoutOptions } from './scout';

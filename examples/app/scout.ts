@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { TimePoint } from '../../lib/contract';
 import { type DefinedWorker, defineWorker, keyedSource, type LoadOptions, type OfflineScript, promptJson, SourceUnavailable, userText, type WorkerModel } from '../../lib/workers';
 import scoutFile from './fixtures/scout-sources.json' with { type: 'json' };
+import { KIND_NAMES } from './kind-names';
 
 /**
  * Scout: five research workers on the ids dimension, one source id each (pricing
@@ -177,16 +178,16 @@ export interface ScoutOptions {
 export const createScoutKinds = (options: ScoutOptions = {}): DefinedWorker[] => {
   const msPerNote = options.crmMsPerNote ?? 60;
   return [
-    scoutKind({ kind: 'scout-pricing', label: 'pricing pages', recordNoun: 'facts', family: 'web:pricing' }),
-    scoutKind({ kind: 'scout-packaging', label: 'packaging pages', recordNoun: 'facts', family: 'web:packaging' }),
-    scoutKind({ kind: 'scout-reviews', label: 'review sites', recordNoun: 'reviews', family: 'reviews:' }),
+    scoutKind({ kind: KIND_NAMES.scoutPricing, label: 'pricing pages', recordNoun: 'facts', family: 'web:pricing' }),
+    scoutKind({ kind: KIND_NAMES.scoutPackaging, label: 'packaging pages', recordNoun: 'facts', family: 'web:packaging' }),
+    scoutKind({ kind: KIND_NAMES.scoutReviews, label: 'review sites', recordNoun: 'reviews', family: 'reviews:' }),
     scoutKind({
-      kind: 'scout-crm',
+      kind: KIND_NAMES.scoutCrm,
       label: 'CRM notes',
       recordNoun: 'notes',
       family: 'crm:',
       read: (accountId, { signal }) => searchAccount(accountId, { signal, msPerNote }),
     }),
-    scoutKind({ kind: 'scout-news', label: 'news', recordNoun: 'articles', family: 'news:' }),
+    scoutKind({ kind: KIND_NAMES.scoutNews, label: 'news', recordNoun: 'articles', family: 'news:' }),
   ];
 };

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseTimePoint, TimePoint } from '../../lib/contract';
 import { ClassificationInvalid, defineWorker, type OfflineScript, promptJson, type TimeRangeRequest, timeSeriesSource, toolSpec, userText, type WorkerModel } from '../../lib/workers';
 import statementsFile from './fixtures/statements-2025.json' with { type: 'json' };
+import { KIND_NAMES } from './kind-names';
 
 /**
  * The household tax example: `tax-statements` reads monthly bank statements (June's
@@ -196,11 +197,11 @@ const NoInput = z.strictObject({});
  * // Q2 → observed 2025-04-01..2025-06-27, 18 transactions, 3 model calls, 23,499 pence deductible
  */
 export const taxStatements = defineWorker({
-  kind: 'tax-statements',
+  kind: KIND_NAMES.taxStatements,
   dimension: 'time',
   label: 'monthly statements',
   recordNoun: 'transactions',
-  alternateSource: 'transaction-feed',
+  alternateSource: KIND_NAMES.transactionFeed,
   input: NoInput,
   output: DeductibleFindings,
   sources: { statements: statementsSource },
@@ -224,7 +225,7 @@ export const taxStatements = defineWorker({
  * // 2025-06-28..2025-07-01 → empty, sourcesReached 1: the June gap holds no transactions
  */
 export const transactionFeed = defineWorker({
-  kind: 'transaction-feed',
+  kind: KIND_NAMES.transactionFeed,
   dimension: 'time',
   label: 'transaction feed',
   recordNoun: 'transactions',

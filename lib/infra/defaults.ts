@@ -26,28 +26,6 @@ export interface WorkerKindConfig extends WorkerKindSettings {
 /** Concurrency cap of a kind that does not set one. */
 export const DEFAULT_KIND_CONCURRENCY = 5;
 
-/**
- * Ledger attributes that hold what a worker observed or produced. Only the worker (and the
- * deadline seal) may write them; the API role gets an explicit Deny on writes naming any of
- * these, so no API bug can forge or overwrite an outcome.
- *
- * @example
- * OUTCOME_ATTRIBUTES.includes('observed') // true: only the worker writes `observed`
- */
-export const OUTCOME_ATTRIBUTES = [
-  // lib/ledger keeps a subtask's outcome under `outcome`, with the generation that wrote it
-  'outcome',
-  'outcomeGeneration',
-  // the outcome's own fields, denied too in case an item ever stores them at the top level
-  'observed',
-  'findings',
-  'sources',
-  'sourcesReached',
-  'refusals',
-  'baseline',
-  'late',
-] as const;
-
 /** Receives before a subtask message moves to the dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 3;
 

@@ -8,8 +8,11 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { OUTCOME_ATTRIBUTES } from '../ledger/items';
 import { LEDGER_TABLE } from '../ledger/table';
-import { FAN_OUT_DEFAULTS, MAX_RECEIVE_COUNT, MAX_ROUNDS, OUTCOME_ATTRIBUTES, type WorkerKindSettings } from './defaults';
+import { ENV } from '../runtime/environment';
+import { MODEL_ENV } from '../workers/models/config';
+import { FAN_OUT_DEFAULTS, MAX_RECEIVE_COUNT, MAX_ROUNDS, type WorkerKindSettings } from './defaults';
 import { InvalidConstructProps } from './errors';
 import { FanOutMonitoring } from './fan-out-monitoring';
 import { parseFanOutSettings, type FanOutSettings } from './fan-out-settings';
@@ -146,7 +149,7 @@ export class TesseraFanOut extends Construct {
     this.functions = this.createFunctions(workers, logRetention, removalPolicy);
     subtaskQueues.grantSend(this.functions.dispatch);
     subtaskQueues.attachWorker(this.functions.worker.function, { batchSize: FAN_OUT_DEFAULTS.workerBatchSize });
-    this.functions.dispatch.function.addEnvironment('QUEUE_URLS', subtaskQueues.queueUrlsJson());
+    this.functions.dispatch.function.addEnvironment(ENV.queueUrls, subtaskQueues.queueUrlsJson());
 
     const runs = new RunStateMachine(this, 'Runs', {
       dispatch: this.functions.dispatch.function,
@@ -200,7 +203,7 @@ export class TesseraFanOut extends Construct {
     const { settings } = this;
     const { model } = settings;
     const modelEnv: Record<string, string> =
-      model.provider === 'bedrock' ? { MODEL_PROVIDER: 'bedrock', BEDROCK_MODEL_ID: model.modelId } : { MODEL_PROVIDER: 'offline' };
+      model.provider === 'bedrock' ? { [MODEL_ENV.provider]: 'bedrock', [MODEL_ENV.modelId]: model.modelId } : { [MODEL_ENV.provider]: 'offline' };
     /** `name` is the module under functions/; `withRegistry` joins it with the worker module. */
     const make = (id: string, name: string, withRegistry: boolean, props: Omit<TesseraFunctionProps, 'entry' | 'serviceName' | 'logRetention' | 'logRemovalPolicy'>) => {
       const entry = packageModule(`functions/${name}`);
@@ -213,10 +216,10 @@ export class TesseraFanOut extends Construct {
         serviceName: settings.serviceName,
         logRetention,
         logRemovalPolicy: removalPolicy,
-        environment: { TABLE_NAME: this.table.tableName, ...props.environment },
+        environment: { [ENV.tableName]: this.table.tableName, ...props.environment },
       });
     };
-    const maxDeadline = { MAX_DEADLINE_SECONDS: String(settings.maxDeadlineSeconds) };
+    const maxDeadline = { [ENV.maxDeadlineSeconds]: String(settings.maxDeadlineSeconds) };
     const functions: FanOutFunctions = {
       api: make('ApiFunction', 'api', true, {
         description: 'validates, authorizes and starts runs; reads and cancels them',
@@ -228,8 +231,8 @@ export class TesseraFanOut extends Construct {
           // The same model variables as the workers, so planning refuses a model they would refuse.
           ...modelEnv,
           ...maxDeadline,
-          TENANT_CLAIM: settings.auth.tenantClaim,
-          WORKER_KINDS: JSON.stringify(Object.keys(settings.kinds)),
+          [ENV.tenantClaim]: settings.auth.tenantClaim,
+          [ENV.workerKinds]: JSON.stringify(Object.keys(settings.kinds)),
         },
       }),
       dispatch: make('DispatchFunction', 'dispatch', true, {
@@ -248,10 +251,10 @@ export class TesseraFanOut extends Construct {
         memorySize: 1024,
         environment: {
           ...modelEnv,
-          LEASE_SECONDS: String(settings.workerTimeoutSeconds),
-          MAX_RECEIVE_COUNT: String(MAX_RECEIVE_COUNT),
-          TENANT_DAILY_MODEL_CALLS: String(settings.tenantDailyAllowance.modelCalls),
-          TENANT_DAILY_COST_LIMIT: String(settings.tenantDailyAllowance.costLimit),
+          [ENV.leaseSeconds]: String(settings.workerTimeoutSeconds),
+          [ENV.maxReceiveCount]: String(MAX_RECEIVE_COUNT),
+          [ENV.tenantDailyModelCalls]: String(settings.tenantDailyAllowance.modelCalls),
+          [ENV.tenantDailyCostLimit]: String(settings.tenantDailyAllowance.costLimit),
         },
       }),
       reconcile: make('ReconcileFunction', 'reconcile', true, {
@@ -302,7 +305,7 @@ export class TesseraFanOut extends Construct {
     );
     this.stateMachine.grantStartExecution(api);
     this.stateMachine.grantTaskResponse(api);
-    api.function.addEnvironment('STATE_MACHINE_ARN', this.stateMachine.stateMachineArn);
+    api.function.addEnvironment(ENV.stateMachineArn, this.stateMachine.stateMachineArn);
 
     // The state machine invokes the deadline function, so granting through the function's default
     // policy would make the function depend on the state machine that depends on it (a cycle).

@@ -6,6 +6,7 @@ import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { TRANSIENT_ERRORS } from './transient-errors';
+import { RUN_EXECUTION_ERRORS } from '../orchestration/execution-events';
 
 /**
  * State names of the run state machine. The handlers, the local cloud's callback emulation and
@@ -142,7 +143,7 @@ export class RunStateMachine extends Construct {
 
   private definition(props: RunStateMachineProps): sfn.IChainable {
     const runFailed = new sfn.Fail(this, STATE_NAMES.runFailed, {
-      error: 'RunFailed',
+      error: RUN_EXECUTION_ERRORS.runFailed,
       cause: 'The run ended failed; GET /runs/{runId} holds its coverage and reason.',
     });
     const finalize = this.finalize(props.reconcile, runFailed);
@@ -261,7 +262,7 @@ export class RunStateMachine extends Construct {
     )
       .addCatch(
         new sfn.Fail(this, STATE_NAMES.finalizeFailed, {
-          error: 'FinalizeFailed',
+          error: RUN_EXECUTION_ERRORS.finalizeFailed,
           cause: 'The run could not be recorded as failed; its ledger status may still read running.',
         }),
         { errors: [sfn.Errors.ALL], resultPath: '$.finalizeError' },

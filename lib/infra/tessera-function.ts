@@ -8,6 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { METRICS } from '../observability/metrics';
+import { POWERTOOLS_ENV } from '../runtime/environment';
 import { HANDLER_METADATA_KEY, PACKAGE_ROOT } from './handler-metadata';
 
 /*
@@ -116,9 +117,9 @@ export class TesseraFunction extends Construct implements iam.IGrantable {
       logGroup: this.logGroup,
       role: this.role,
       environment: {
-        POWERTOOLS_SERVICE_NAME: props.serviceName,
-        POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
-        POWERTOOLS_LOG_LEVEL: props.logLevel ?? 'INFO',
+        [POWERTOOLS_ENV.serviceName]: props.serviceName,
+        [POWERTOOLS_ENV.metricsNamespace]: METRICS.namespace,
+        [POWERTOOLS_ENV.logLevel]: props.logLevel ?? 'INFO',
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
       },

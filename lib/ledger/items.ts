@@ -154,6 +154,29 @@ export const StoredSubtaskItem = SubtaskItem.extend({
 });
 export type StoredSubtaskItem = z.infer<typeof StoredSubtaskItem>;
 
+/**
+ * Attributes that hold what a worker observed or produced. Only the worker (and the deadline
+ * seal) may write them: the construct gives the API role an explicit Deny on writes naming any of
+ * these, so no API bug can forge or overwrite an outcome.
+ *
+ * @example
+ * OUTCOME_ATTRIBUTES.includes('outcomeParts') // true: a large outcome is stored in parts
+ */
+export const OUTCOME_ATTRIBUTES = [
+  // a subtask's outcome, the reference to its parts when it is large, and the generation that wrote it
+  'outcome',
+  'outcomeParts',
+  'outcomeGeneration',
+  // the outcome's own fields, denied too in case an item ever stores them at the top level
+  'observed',
+  'findings',
+  'sources',
+  'sourcesReached',
+  'refusals',
+  'baseline',
+  'late',
+] as const satisfies readonly (keyof StoredSubtaskItem | keyof StoredOutcome | 'late')[];
+
 /** A result refused after its subtask was sealed or its run stopped (`LATE#<id>#<generation>`). */
 export const LateItem = LateEvidence.extend({
   ...key,

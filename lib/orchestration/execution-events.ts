@@ -23,6 +23,16 @@ export const CLOSED_RUN_ERROR_CODES = {
   ABORTED: 'ExecutionAborted',
 } as const satisfies Record<UnfinishedExecutionStatus, string>;
 
+/**
+ * Errors the run state machine ends an execution with (its Fail states): the run ended failed
+ * (`runFailed`), or Finalize could not record it as failed (`finalizeFailed`). A status change
+ * event names them in `detail.error`.
+ */
+export const RUN_EXECUTION_ERRORS = { runFailed: 'RunFailed', finalizeFailed: 'FinalizeFailed' } as const;
+
+/** The run error code of a run that Finalize closed after a step failed with no error name. */
+export const RUN_ABORTED_ERROR_CODE = 'RunAborted';
+
 /** The input every run execution starts with (the API's StartExecution); later fields are ignored. */
 export const RunExecutionInput = z.looseObject({ runId: z.string().min(1), tenantId: z.string().min(1) });
 

@@ -5,6 +5,8 @@ import { referenceRegistry } from '../../examples/app';
 import { uniqueName } from '../support/aws';
 import { farFuture } from '../domain/fixtures';
 import { answerOf, apiEvent, errorOf, halfYearRequest, itemsOfTenant, pipeline, recordingExecutions } from './support';
+import { ENV } from '../../lib/runtime/environment';
+import { MODEL_ENV } from '../../lib/workers/models/config';
 
 /**
  * Validation at `POST /runs` of requests that used to pass planning and fail later (or crash
@@ -17,9 +19,9 @@ const p = pipeline('fn-api-validation');
 const deployment = (env: Record<string, string> = {}) => {
   const { executions, calls } = recordingExecutions();
   const deps = depsFromEnv({
-    TABLE_NAME: 'unused-the-ledger-is-replaced',
-    STATE_MACHINE_ARN: 'arn:aws:states:eu-west-1:123456789012:stateMachine:runs',
-    WORKER_KINDS: JSON.stringify(['tax-statements', 'transaction-feed']),
+    [ENV.tableName]: 'unused-the-ledger-is-replaced',
+    [ENV.stateMachineArn]: 'arn:aws:states:eu-west-1:123456789012:stateMachine:runs',
+    [ENV.workerKinds]: JSON.stringify(['tax-statements', 'transaction-feed']),
     POWERTOOLS_LOG_LEVEL: 'ERROR',
     ...env,
   }, referenceRegistry);
@@ -83,7 +85,7 @@ describe('POST /runs refuses, with 400 naming the field', () => {
 describe('POST /runs accepts', () => {
   it('a Bedrock model the deployment configured, the same one its workers allow', async () => {
     const haiku = 'anthropic.claude-3-haiku-20240307-v1:0';
-    const { post, calls } = deployment({ MODEL_PROVIDER: 'bedrock', BEDROCK_MODEL_ID: haiku });
+    const { post, calls } = deployment({ [MODEL_ENV.provider]: 'bedrock', [MODEL_ENV.modelId]: haiku });
     const tenant = uniqueName('tenant');
     const answer = await post(tenant, halfYearRequest({ subtasks: [{ ...quarterA, model: haiku }, { ...quarterB, model: 'offline' }] }));
     expect(answer.statusCode).toBe(202);

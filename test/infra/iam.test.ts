@@ -2,6 +2,7 @@ import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
+import { OUTCOME_ATTRIBUTES } from '../../lib/ledger/items';
 import { referenceRegistry } from '../../examples/app';
 
 const Statement = z.object({
@@ -76,7 +77,7 @@ describe('api role: cannot write outcomes', () => {
         Resource: [table],
         Condition: {
           'ForAnyValue:StringEquals': {
-            'dynamodb:Attributes': ['outcome', 'outcomeGeneration', 'observed', 'findings', 'sources', 'sourcesReached', 'refusals', 'baseline', 'late'],
+            'dynamodb:Attributes': [...OUTCOME_ATTRIBUTES],
           },
         },
       },

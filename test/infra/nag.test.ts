@@ -2,6 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import { describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { nagFindings, synthTesseraStack } from './synth';
+import { ENV } from '../../lib/runtime/environment';
 
 // cdk-nag base64-encodes reasons that are not plain ASCII; decode them so every reason reads as text.
 const Suppression = z
@@ -62,7 +63,7 @@ describe('cdk-nag AwsSolutions', () => {
     template.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 1801 });
     template.hasResourceProperties('AWS::Lambda::Function', {
       Timeout: 300,
-      Environment: { Variables: { LEASE_SECONDS: '300' } },
+      Environment: { Variables: { [ENV.leaseSeconds]: '300' } },
     });
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { ScalingConfig: { MaximumConcurrency: 10 } });
   });

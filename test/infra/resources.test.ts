@@ -8,6 +8,8 @@ import { functionHandlers } from '../../lib/infra/synthesized';
 import { PACKAGE_ROOT } from '../../lib/infra/tessera-function';
 import { referenceRegistry } from '../../examples/app';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
+import { ENV } from '../../lib/runtime/environment';
+import { MODEL_ENV } from '../../lib/workers/models/config';
 
 // The stack runs the example app's worker module: a queue per kind of its registry, in its order.
 const KINDS = referenceRegistry.kinds();
@@ -149,31 +151,31 @@ describe('functions', () => {
   test('the worker gets its lease, receive limit, allowance and model from the props', () => {
     const env = synth.template.toJSON().Resources[functionId('WorkerFunction')].Properties.Environment.Variables;
     expect(env).toMatchObject({
-      LEASE_SECONDS: '120',
-      MAX_RECEIVE_COUNT: '3',
-      TENANT_DAILY_MODEL_CALLS: '2000',
-      TENANT_DAILY_COST_LIMIT: '200000',
-      MODEL_PROVIDER: 'offline',
+      [ENV.leaseSeconds]: '120',
+      [ENV.maxReceiveCount]: '3',
+      [ENV.tenantDailyModelCalls]: '2000',
+      [ENV.tenantDailyCostLimit]: '200000',
+      [MODEL_ENV.provider]: 'offline',
     });
     expect(synth.template.toJSON().Resources[functionId('WorkerFunction')].Properties.Timeout).toBe(120);
   });
 
   test('dispatch gets QUEUE_URLS: every kind mapped to its own queue URL', () => {
     const env = synth.template.toJSON().Resources[functionId('DispatchFunction')].Properties.Environment.Variables;
-    const urls = z.record(z.string(), z.string()).parse(JSON.parse(renderIntrinsicString(env.QUEUE_URLS)));
+    const urls = z.record(z.string(), z.string()).parse(JSON.parse(renderIntrinsicString(env[ENV.queueUrls])));
     expect(urls).toEqual(Object.fromEntries(KINDS.map((kind) => [kind, `\${${queueId(kind)}}`])));
-    expect(env.MAX_DEADLINE_SECONDS).toBe('900');
+    expect(env[ENV.maxDeadlineSeconds]).toBe('900');
   });
 
   test('the api knows its state machine, tenant claim, horizon, deployed kinds and the workers\' model', () => {
     const env = synth.template.toJSON().Resources[functionId('ApiFunction')].Properties.Environment.Variables;
     expect(env).toMatchObject({
-      MODEL_PROVIDER: 'offline',
-      STATE_MACHINE_ARN: { Ref: logicalIdAt(synth.template, 'AWS::StepFunctions::StateMachine', '/Runs/StateMachine/Resource') },
-      TENANT_CLAIM: 'custom:tenant',
-      MAX_DEADLINE_SECONDS: '900',
-      WORKER_KINDS: JSON.stringify(KINDS),
-      TABLE_NAME: { Ref: logicalIdAt(synth.template, 'AWS::DynamoDB::Table', '/Ledger/Resource') },
+      [MODEL_ENV.provider]: 'offline',
+      [ENV.stateMachineArn]: { Ref: logicalIdAt(synth.template, 'AWS::StepFunctions::StateMachine', '/Runs/StateMachine/Resource') },
+      [ENV.tenantClaim]: 'custom:tenant',
+      [ENV.maxDeadlineSeconds]: '900',
+      [ENV.workerKinds]: JSON.stringify(KINDS),
+      [ENV.tableName]: { Ref: logicalIdAt(synth.template, 'AWS::DynamoDB::Table', '/Ledger/Resource') },
     });
   });
 });

@@ -9,6 +9,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { InvalidConstructProps } from '../../lib/infra/errors';
 import { TesseraFanOut, type TesseraFanOutProps } from '../../lib/infra/fan-out';
 import { cdkJsonContext, logicalIdAt } from './synth';
+import { ENV } from '../../lib/runtime/environment';
 
 /*
  * The worker kinds come from the user's worker module, read at synth time: a module the
@@ -58,7 +59,7 @@ describe('a worker module outside the repository', () => {
     });
     expect(Object.keys(fanOut.queues)).toEqual(['invoice-lines']);
     const api = template.toJSON().Resources[logicalIdAt(template, 'AWS::Lambda::Function', '/ApiFunction/Function/Resource')];
-    expect(api.Properties.Environment.Variables.WORKER_KINDS).toBe('["invoice-lines"]');
+    expect(api.Properties.Environment.Variables[ENV.workerKinds]).toBe('["invoice-lines"]');
   });
 
   test('a kinds key naming no registered kind fails synth, naming the key', () => {

@@ -1,6 +1,7 @@
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { MODEL_ENV } from '../../lib/workers/models/config';
 import {
   createBedrockAdapter,
   createModelProvider,
@@ -130,7 +131,7 @@ describe('the catering worker on Bedrock', () => {
   it('runs the recorded two-turn conversation and sends the tool result back as a toolResult block', async () => {
     const { client, sent } = replaying(fixture.responses);
     const models = createModelProvider({
-      config: parseModelConfig({ MODEL_PROVIDER: 'bedrock', BEDROCK_MODEL_ID: fixture.modelId }),
+      config: parseModelConfig({ [MODEL_ENV.provider]: 'bedrock', [MODEL_ENV.modelId]: fixture.modelId }),
       bedrockClient: () => client,
     });
     const outcome = await runSubtask({

@@ -1,6 +1,7 @@
 import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { MODEL_ENV } from '../../lib/workers/models/config';
 import {
   assistantTurn,
   createModelProvider,
@@ -60,15 +61,15 @@ describe('the offline model plays scripted turns (the catering example)', () => 
 
 describe('model configuration', () => {
   it('defaults to the offline model', () => {
-    expect(parseModelConfig({})).toEqual({ MODEL_PROVIDER: 'offline', BEDROCK_ALLOWED_MODEL_IDS: [] });
+    expect(parseModelConfig({})).toEqual({ [MODEL_ENV.provider]: 'offline', [MODEL_ENV.allowedModelIds]: [] });
   });
 
   it('names the missing variable when bedrock has no model id', () => {
-    expect(() => parseModelConfig({ MODEL_PROVIDER: 'bedrock' })).toThrow(new ModelConfigError(['BEDROCK_MODEL_ID is required when MODEL_PROVIDER is bedrock']));
+    expect(() => parseModelConfig({ [MODEL_ENV.provider]: 'bedrock' })).toThrow(new ModelConfigError(['BEDROCK_MODEL_ID is required when MODEL_PROVIDER is bedrock']));
   });
 
   it('refuses an unknown provider', () => {
-    expect(() => parseModelConfig({ MODEL_PROVIDER: 'openai' })).toThrow(ModelConfigError);
+    expect(() => parseModelConfig({ [MODEL_ENV.provider]: 'openai' })).toThrow(ModelConfigError);
   });
 });
 
@@ -76,7 +77,7 @@ describe('the model provider chooses an adapter per subtask', () => {
   const haiku = 'anthropic.claude-3-5-haiku-20241022-v1:0';
   const sonnet = 'anthropic.claude-3-5-sonnet-20241022-v2:0';
   const bedrock = createModelProvider({
-    config: parseModelConfig({ MODEL_PROVIDER: 'bedrock', BEDROCK_MODEL_ID: haiku, BEDROCK_ALLOWED_MODEL_IDS: ` ${sonnet} ,` }),
+    config: parseModelConfig({ [MODEL_ENV.provider]: 'bedrock', [MODEL_ENV.modelId]: haiku, [MODEL_ENV.allowedModelIds]: ` ${sonnet} ,` }),
     bedrockClient: () => new BedrockRuntimeClient({ region: 'eu-west-2', credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'x' } }),
   });
 

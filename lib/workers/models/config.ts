@@ -13,6 +13,18 @@ const commaList = z
   .transform((value) => (value ?? '').split(',').map((item) => item.trim()).filter((item) => item.length > 0));
 
 /**
+ * The names of the model variables, as the construct sets them and `ModelEnvironment` reads them.
+ *
+ * @example
+ * fn.addEnvironment(MODEL_ENV.provider, 'bedrock');
+ */
+export const MODEL_ENV = {
+  provider: 'MODEL_PROVIDER',
+  modelId: 'BEDROCK_MODEL_ID',
+  allowedModelIds: 'BEDROCK_ALLOWED_MODEL_IDS',
+} as const;
+
+/**
  * The model variables of a function's environment. Compose it into the function's own config
  * schema, or parse it alone with `parseModelConfig`.
  *
@@ -22,15 +34,15 @@ const commaList = z
 export const ModelEnvironment = z
   .object({
     /** `offline` (default): the deterministic model. `bedrock`: Amazon Bedrock Converse. */
-    MODEL_PROVIDER: z.enum(['offline', 'bedrock']).default('offline'),
+    [MODEL_ENV.provider]: z.enum(['offline', 'bedrock']).default('offline'),
     /** The model subtasks get when they name none; required with `bedrock`. */
-    BEDROCK_MODEL_ID: z.string().trim().min(1).optional(),
+    [MODEL_ENV.modelId]: z.string().trim().min(1).optional(),
     /** More Bedrock model ids a subtask may name, comma-separated. */
-    BEDROCK_ALLOWED_MODEL_IDS: commaList,
+    [MODEL_ENV.allowedModelIds]: commaList,
   })
   .superRefine((env, ctx) => {
     if (env.MODEL_PROVIDER === 'bedrock' && env.BEDROCK_MODEL_ID === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['BEDROCK_MODEL_ID'], message: 'is required when MODEL_PROVIDER is bedrock' });
+      ctx.addIssue({ code: 'custom', path: [MODEL_ENV.modelId], message: `is required when ${MODEL_ENV.provider} is bedrock` });
     }
   });
 export type ModelConfig = z.output<typeof ModelEnvironment>;

@@ -1,0 +1,24 @@
+import type { RunResource, RunStatus } from '../contract';
+import type { ApiDeps } from './deps';
+import { readRun, type RunRef } from './read-run';
+
+export type CancelRunResult =
+  | { readonly cancelled: true; readonly run: RunResource | undefined }
+  | { readonly cancelled: false; readonly status: RunStatus };
+
+/**
+ * Cancel a run: finished outcomes stay, the rest become `cancelled`, and the Map iterations
+ * waiting on them are released. A run that already ended is left as it is.
+ *
+ * @example
+ * const result = await cancelRun(deps)({ tenantId: 'acme', runId }); // { cancelled: true, run }
+ */
+export const cancelRun =
+  (deps: Pick<ApiDeps, 'ledger' | 'executions' | 'logger'>) =>
+  async (ref: RunRef): Promise<CancelRunResult> => {
+    const closed = await deps.ledger.cancelRun(ref.tenantId, ref.runId);
+    if (closed.status !== 'cancelled') return { cancelled: false, status: closed.status };
+    await Promise.all(closed.taskTokens.map((token) => deps.executions.release(token, { cancelled: true })));
+    deps.logger.info('run cancelled', { runId: ref.runId, closed: closed.cancelledSubtaskIds.length });
+    return { cancelled: true, run: await readRun(deps)(ref) };
+  };

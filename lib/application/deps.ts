@@ -1,0 +1,68 @@
+/**
+ * What each function's use cases are built from. A handler's `depsFromEnv(env, registry)` builds
+ * one of these once per cold start; tests build them over DynamoDB Local and fauxqs.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import type { SourceLabel } from '../contract';
+import type { WorkerCatalog } from '../domain';
+import type { Ledger } from '../ledger';
+import type { RunExecutions } from '../orchestration/run-execution';
+import type { Redelivery } from '../queue/redelivery';
+import type { SubtaskQueue } from '../queue/subtask-queue';
+import type { ModelProvider, WorkerRegistry } from '../workers';
+
+/** The api function: starts, reads and cancels runs. */
+export interface ApiDeps {
+  readonly ledger: Ledger;
+  readonly executions: RunExecutions;
+  /** The kinds (and models) this deployment runs; a plan may use only these. */
+  readonly catalog: WorkerCatalog;
+  readonly maxDeadlineSeconds: number;
+  /** The JWT claim that holds the caller's tenant. */
+  readonly tenantClaim: string;
+  readonly newRunId: () => string;
+  readonly logger: Logger;
+}
+
+/** The dispatch function: plans a round, writes it, enqueues it. */
+export interface DispatchDeps {
+  readonly ledger: Ledger;
+  readonly queue: SubtaskQueue;
+  readonly catalog: WorkerCatalog;
+  readonly sources: Record<string, SourceLabel>;
+  readonly maxDeadlineSeconds: number;
+  readonly now: () => number;
+  readonly logger: Logger;
+}
+
+/** The deadline function: arms, awaits and seals one Map iteration. */
+export interface DeadlineDeps {
+  readonly ledger: Ledger;
+  readonly executions: RunExecutions;
+  readonly now: () => number;
+  readonly logger: Logger;
+}
+
+/** The worker function: runs the deliveries of one SQS batch. */
+export interface WorkerDeps {
+  readonly now: () => number;
+  readonly ledger: Ledger;
+  readonly redelivery: Redelivery;
+  readonly executions: RunExecutions;
+  readonly registry: WorkerRegistry;
+  readonly models: ModelProvider;
+  readonly leaseMs: number;
+  readonly maxReceiveCount: number;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+/** The reconcile function: reconciles a round, then plans the next one or closes the run. */
+export interface ReconcileDeps {
+  readonly ledger: Ledger;
+  readonly registry: WorkerRegistry;
+  readonly sources: Record<string, SourceLabel>;
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}

@@ -1,0 +1,142 @@
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { AlreadySealed, AlreadyTerminal, ClaimHeld, DeadlinePassed, LeaseLost, RunCancelled, RunEnded, type Claim } from '../ledger';
+import { METRICS } from '../observability/metrics';
+import { SubtaskMessage } from '../queue/message';
+import { backoffSeconds } from '../queue/redelivery';
+import { publishMetrics } from '../runtime/lambda';
+import { runSubtask } from '../workers';
+import { processPartialBatch, type RecordResult } from './batch';
+import type { WorkerDeps } from './deps';
+
+/**
+ * How long a worker that ignored its deadline may still hand in a result. The ledger refuses it
+ * (the subtask is sealed at the deadline) and keeps it as late evidence; the worker's timeout
+ * (the claim lease, 2 min by default) leaves room for it.
+ */
+export const LATE_GRACE_MS = 5_000;
+
+type ErrorClass = abstract new (...args: never[]) => Error;
+const isOneOf = (error: unknown, classes: readonly ErrorClass[]) => classes.some((c) => error instanceof c);
+
+/**
+ * Another delivery already owns the subtask, it already ended, or its deadline passed before
+ * this delivery (a backlog under the kind's concurrency cap): nothing to do, and nothing to
+ * retry, so the message is acknowledged; the state machine seals the subtask at its deadline.
+ */
+export const NOTHING_TO_DO: readonly ErrorClass[] = [ClaimHeld, AlreadyTerminal, RunCancelled, RunEnded, DeadlinePassed];
+/** The result was refused but kept by the ledger as late evidence; the sealed state stands. */
+export const KEPT_LATE: readonly ErrorClass[] = [AlreadySealed, DeadlinePassed, RunCancelled, RunEnded];
+/** While the worker ran, a newer generation replaced it or the run ended: not a delivery failure. */
+const ENDED_WHILE_WORKING: readonly ErrorClass[] = [LeaseLost, ...NOTHING_TO_DO];
+
+/**
+ * For steps that only make recovery faster (releasing a claim early, redelivering sooner): if one
+ * fails, the lease expiry and the visibility timeout still recover, so it is logged, not thrown.
+ */
+const bestEffort = (logger: WorkerDeps['logger'], step: string) => (error: unknown) =>
+  logger.warn(`${step} failed; recovery falls back to the lease and the visibility timeout`, { errorName: (error as Error).name });
+
+const parseBody = (body: string): SubtaskMessage | undefined => {
+  try {
+    const parsed = SubtaskMessage.safeParse(JSON.parse(body));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** Claims the subtask; `undefined` when there is nothing to do. */
+const claimOrSkip = (deps: WorkerDeps, ...args: Parameters<WorkerDeps['ledger']['claimSubtask']>): Promise<Claim | undefined> =>
+  deps.ledger.claimSubtask(...args).catch((error: unknown) => {
+    if (isOneOf(error, NOTHING_TO_DO)) return undefined;
+    throw error;
+  });
+
+/** Records the outcome and lets the waiting Map iteration go on; a refused late result is only counted. */
+const recordOutcome = async (deps: WorkerDeps, claim: Claim, outcome: Parameters<WorkerDeps['ledger']['recordOutcome']>[1]): Promise<void> => {
+  try {
+    const { taskToken } = await deps.ledger.recordOutcome(claim, outcome);
+    deps.logger.info('outcome recorded', { state: outcome.state });
+    if (taskToken) await deps.executions.release(taskToken, { subtaskId: claim.subtaskId, state: outcome.state });
+  } catch (error) {
+    if (!isOneOf(error, KEPT_LATE)) throw error;
+    deps.logger.warn('result arrived after the subtask ended; kept as late evidence', { refusedBy: (error as Error).name });
+    deps.metrics.addMetric(METRICS.lateResults, MetricUnit.Count, 1);
+  }
+};
+
+/** claim → run the worker kind → record the outcome → let the waiting Map iteration go on. */
+const work = async (deps: WorkerDeps, claim: Claim): Promise<void> => {
+  const outcome = await runSubtask({
+    subtask: claim.subtask,
+    registry: deps.registry,
+    models: deps.models,
+    budget: { reserve: () => deps.ledger.reserveBudget(claim) },
+    lateGraceMs: LATE_GRACE_MS,
+    now: deps.now,
+  });
+  if (outcome.state === 'timed_out') {
+    // The worker stopped at its deadline: the state machine seals the subtask at that same
+    // instant, and a timed-out report would only repeat it as "late evidence".
+    deps.logger.info('worker stopped at its deadline', { deadline: claim.deadline });
+    return;
+  }
+  await recordOutcome(deps, claim, outcome);
+};
+
+/** A delivery that failed: recorded (dead-lettered after the last try), then redelivered after a short backoff. */
+const failDelivery = async (deps: WorkerDeps, record: SQSRecord, claim: Claim, error: unknown): Promise<RecordResult> => {
+  const ref = { tenantId: claim.tenantId, runId: claim.runId, subtaskId: claim.subtaskId };
+  const receiveCount = Number(record.attributes.ApproximateReceiveCount);
+  const deadLettered = receiveCount >= deps.maxReceiveCount;
+  const errorName = (error as Error).name;
+  deps.logger.error('delivery failed', { errorName, receiveCount, deadLettered });
+  await deps.ledger.recordDeliveryFailure({ ...ref, receiveCount, errorName, deadLettered });
+  await deps.ledger.releaseClaim(claim).catch(bestEffort(deps.logger, 'releasing the claim'));
+  // Deliver again after a short backoff, not after the queue's long visibility timeout; after
+  // the last try, the next receive moves the message to the dead-letter queue just as soon.
+  await deps.redelivery.retryIn(record.eventSourceARN, record.receiptHandle, backoffSeconds(receiveCount)).catch(bestEffort(deps.logger, 'early redelivery'));
+  return 'retry';
+};
+
+/**
+ * Run one delivery: a subtask message → claim → the worker kind → the outcome. `retry` when the
+ * message must be delivered again (and, after the last try, dead-lettered).
+ */
+const runDelivery = async (deps: WorkerDeps, record: SQSRecord, workerId: string): Promise<RecordResult> => {
+  const message = parseBody(record.body);
+  if (!message) {
+    // No retry can fix a body that does not parse: let it reach the dead-letter queue quickly.
+    deps.logger.error('unreadable subtask message', { messageId: record.messageId });
+    await deps.redelivery.retryIn(record.eventSourceARN, record.receiptHandle, 1).catch(bestEffort(deps.logger, 'early redelivery'));
+    return 'retry';
+  }
+  const ref = { tenantId: message.tenantId, runId: message.runId, subtaskId: message.subtaskId };
+  const log = deps.logger.createChild({ persistentKeys: ref });
+  const claim = await claimOrSkip(deps, { ...ref, workerId, leaseMs: deps.leaseMs });
+  if (!claim) return 'done';
+  return work({ ...deps, logger: log }, claim).then(
+    (): RecordResult => 'done',
+    (error: unknown) => (isOneOf(error, ENDED_WHILE_WORKING) ? 'done' : failDelivery({ ...deps, logger: log }, record, claim, error)),
+  );
+};
+
+/**
+ * Run the deliveries of one SQS batch, each on its own, and report only the ones to deliver
+ * again (`ReportBatchItemFailures`), so one bad message never fails its siblings.
+ *
+ * @example
+ * const { batchItemFailures } = await runDeliveries(deps)(event, 'request-1');
+ */
+export const runDeliveries =
+  (deps: WorkerDeps) =>
+  async (event: SQSEvent, workerId: string): Promise<SQSBatchResponse> => {
+    const response = await processPartialBatch(
+      event.Records,
+      (record) => runDelivery(deps, record, workerId),
+      (record, error) => deps.logger.error('message failed', { messageId: record.messageId, errorName: (error as Error).name }),
+    );
+    publishMetrics(deps.metrics);
+    return response;
+  };

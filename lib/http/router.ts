@@ -1,0 +1,60 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2 } from 'aws-lambda';
+import { RunId } from '../ledger';
+import { errorResponse } from '../runtime/http';
+import { toHttpError } from '../runtime/http-errors';
+import { startInvocation } from '../runtime/lambda';
+import { tenantOf } from '../runtime/tenant';
+
+/** One request, once the caller's tenant is known. */
+export interface ApiRequest {
+  readonly event: APIGatewayProxyEventV2WithJWTAuthorizer;
+  readonly tenantId: string;
+  /** The `{runId}` path parameter, `''` on routes without one. */
+  readonly runId: string;
+  readonly requestId: string;
+  /** The body as text (API Gateway base64-encodes some bodies). */
+  readonly body: string;
+  /** A request header, by its lower-case name. */
+  readonly header: (name: string) => string | undefined;
+}
+
+/** A route: one use case, its input read from the request and its result mapped to a response. */
+export type Route = (request: ApiRequest) => Promise<APIGatewayProxyResultV2>;
+
+/**
+ * The HTTP API over a table of routes keyed by API Gateway's `routeKey` (`'GET /runs/{runId}'`).
+ * API Gateway's JWT authorizer has already verified the token; the tenant is one of its claims
+ * (see `tenantOf`), and every ledger key starts with it, so another tenant's run is simply not
+ * found. A path id no run could have is not found either. Errors become answers in
+ * `toHttpError`; only a 5xx is logged as an error.
+ *
+ * @example
+ * export const createHandler = (deps: ApiDeps) => routeRequests(deps, { 'GET /runs/{runId}': (request) => … });
+ */
+export const routeRequests =
+  (deps: { readonly tenantClaim: string; readonly logger: Logger }, routes: Readonly<Record<string, Route>>) =>
+  async (event: APIGatewayProxyEventV2WithJWTAuthorizer): Promise<APIGatewayProxyResultV2> => {
+    const requestId = event.requestContext.requestId;
+    const caller = tenantOf(event, deps.tenantClaim);
+    if (!caller.ok) return errorResponse(caller.statusCode, { code: caller.code, message: caller.message, requestId });
+    const runId = event.pathParameters?.runId ?? '';
+    startInvocation(deps.logger, { tenantId: caller.tenantId, requestId, route: event.routeKey, ...(runId ? { runId } : {}) });
+    // A path id no run could have (empty, too long, not well-formed Unicode) is simply not found, like any unknown id.
+    if (event.pathParameters?.runId !== undefined && !RunId.safeParse(runId).success) {
+      return errorResponse(404, { code: 'RunNotFound', message: 'no such run', requestId });
+    }
+    const route = Object.hasOwn(routes, event.routeKey) ? routes[event.routeKey] : undefined;
+    if (!route) return errorResponse(404, { code: 'RouteNotFound', message: `no route ${event.routeKey}`, requestId });
+    const body = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
+    try {
+      return await route({ event, tenantId: caller.tenantId, runId, requestId, body, header: (name) => event.headers[name] });
+    } catch (error) {
+      const response = toHttpError(error, requestId);
+      const fields = { errorName: (error as Error).name, errorMessage: (error as Error).message, statusCode: response.statusCode };
+      // A refused request (404, 409) is the API working; only a 5xx is an error worth alerting on.
+      if ((response.statusCode ?? 500) >= 500) deps.logger.error('request failed', fields);
+      else deps.logger.info('request refused', fields);
+      return response;
+    }
+  };

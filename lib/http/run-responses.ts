@@ -1,0 +1,31 @@
+/**
+ * The HTTP answers of the run routes: each maps one use case's result (lib/application) to API
+ * Gateway's payload-format-2.0 response. Errors a use case throws are mapped in `toHttpError`.
+ */
+import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import type { CancelRunResult } from '../application/cancel-run';
+import type { StartRunResult } from '../application/start-run';
+import type { RunResource } from '../contract';
+import { errorResponse, json, largeJson } from '../runtime/http';
+import type { ApiRequest } from './router';
+
+type Answered = Pick<ApiRequest, 'requestId' | 'header'>;
+
+/** `POST /runs`: 202 with the run's location, or 400 naming every problem. */
+export const startedResponse = (result: StartRunResult, request: Answered): APIGatewayProxyStructuredResultV2 =>
+  result.started
+    ? json(202, result.accepted, { location: result.accepted.location })
+    : errorResponse(400, { code: result.code, message: result.message, ...(result.problems ? { issues: [...result.problems] } : {}), requestId: request.requestId });
+
+/**
+ * `GET /runs/{runId}`: the run, or 404. A run of 100,000 ids is megabytes of JSON: compressed when
+ * the caller accepts it (Lambda's response limit is 6 MB).
+ */
+export const runResponse = (run: RunResource | undefined, request: Answered): APIGatewayProxyStructuredResultV2 =>
+  run ? largeJson(200, run, request.header('accept-encoding'), request.requestId) : errorResponse(404, { code: 'RunNotFound', message: 'no such run', requestId: request.requestId });
+
+/** `POST /runs/{runId}/cancel`: the cancelled run, or 409 when it already ended. */
+export const cancelledResponse = (result: CancelRunResult, request: Answered): APIGatewayProxyStructuredResultV2 =>
+  result.cancelled
+    ? runResponse(result.run, request)
+    : errorResponse(409, { code: 'RunAlreadyEnded', message: `the run already ended ${result.status}; there is nothing to cancel`, requestId: request.requestId });

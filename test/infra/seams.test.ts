@@ -1,0 +1,88 @@
+/**
+ * The named seams between the construct and the code it deploys: each name is exported once, from
+ * a module without the CDK, and both sides import it. These tests prove that the two sides agree
+ * on the synthesized template, so a variable, attribute or error one side stops using shows up
+ * here, not as a cold-start failure on AWS.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { OUTCOME_ATTRIBUTES, StoredSubtaskItem } from '../../lib/ledger/items';
+import { RUN_EXECUTION_ERRORS } from '../../lib/orchestration/execution-events';
+import { FUNCTION_CONFIG, POWERTOOLS_ENV, type FunctionName } from '../../lib/runtime/environment';
+import { MODEL_ENV } from '../../lib/workers/models/config';
+import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
+
+let synth: Synthesized;
+beforeAll(() => {
+  synth = synthTesseraStack({ fanOut: { model: { provider: 'bedrock', modelId: 'anthropic.claude-3-haiku-20240307-v1:0' } } });
+});
+
+/** The construct id of each function, by its module under functions/. */
+const FUNCTION_IDS: Readonly<Record<FunctionName, string>> = {
+  api: 'ApiFunction',
+  dispatch: 'DispatchFunction',
+  deadline: 'DeadlineFunction',
+  worker: 'WorkerFunction',
+  reconcile: 'ReconcileFunction',
+};
+
+/** The functions that parse the model variables (`parseModelConfig`): the api checks a subtask's model, the worker calls it. */
+const MODEL_READERS: readonly FunctionName[] = ['api', 'worker'];
+
+/**
+ * Set by the construct, read by no handler: reconcile gets the model variables (and the grant to
+ * invoke the model) beside the worker, but today's reconcile does not call a model.
+ */
+const SET_BUT_UNREAD: Readonly<Partial<Record<FunctionName, readonly string[]>>> = { reconcile: [MODEL_ENV.provider, MODEL_ENV.modelId] };
+
+const variablesOf = (name: FunctionName): string[] => {
+  const id = logicalIdAt(synth.template, 'AWS::Lambda::Function', `/${FUNCTION_IDS[name]}/Function/Resource`);
+  return Object.keys(z.record(z.string(), z.unknown()).parse(synth.template.toJSON().Resources[id].Properties.Environment.Variables)).sort();
+};
+
+describe('the environment seam', () => {
+  const names = Object.keys(FUNCTION_IDS) as FunctionName[];
+
+  it.each(names)('the construct sets exactly the variables the %s handler reads, and Powertools', (name) => {
+    // Set on every function: Powertools' own settings and Node's source maps (lib/infra/tessera-function.ts).
+    const everywhere = [...Object.values(POWERTOOLS_ENV), 'NODE_OPTIONS'];
+    // Only `bedrock` needs a model id; the optional list of more allowed models is the user's to set.
+    const model = MODEL_READERS.includes(name) ? [MODEL_ENV.provider, MODEL_ENV.modelId] : [];
+    const read = [...Object.keys(FUNCTION_CONFIG[name].shape), ...model];
+    const set = variablesOf(name).filter((variable) => !everywhere.includes(variable) && !(SET_BUT_UNREAD[name] ?? []).includes(variable));
+    expect(set).toEqual([...read].sort());
+  });
+
+  it('names each variable of a function once', () => {
+    for (const name of names) {
+      const read = [...Object.keys(FUNCTION_CONFIG[name].shape), ...Object.values(MODEL_ENV), ...Object.values(POWERTOOLS_ENV)];
+      expect(new Set(read).size).toBe(read.length);
+    }
+  });
+});
+
+describe('the outcome attributes seam', () => {
+  it('denies the api every attribute in which the ledger keeps an outcome, including the reference to its parts', () => {
+    const ledgerOutcomeAttributes = Object.keys(StoredSubtaskItem.shape).filter((attribute) => attribute.startsWith('outcome'));
+    // A large outcome is stored in parts; `outcomeParts` points at them, so forging it forges the outcome.
+    expect(ledgerOutcomeAttributes.sort()).toEqual(['outcome', 'outcomeGeneration', 'outcomeParts']);
+    expect(OUTCOME_ATTRIBUTES).toEqual(expect.arrayContaining(ledgerOutcomeAttributes));
+  });
+
+  it('is the list the api role is denied writes on', () => {
+    const policies = Object.values(synth.template.findResources('AWS::IAM::Policy'));
+    const denied = policies.flatMap((policy) =>
+      (policy.Properties.PolicyDocument.Statement as { Sid?: string; Condition?: Record<string, Record<string, unknown>> }[])
+        .filter((statement) => statement.Sid === 'ApiNeverWritesOutcomes')
+        .map((statement) => statement.Condition?.['ForAnyValue:StringEquals']?.['dynamodb:Attributes']),
+    );
+    expect(denied).toEqual([[...OUTCOME_ATTRIBUTES]]);
+  });
+});
+
+describe('the run error seam', () => {
+  it('ends a failed run and a failed Finalize with the errors a status change event names', () => {
+    const fails = Object.values(synth.asl.States).filter((state) => state.Type === 'Fail').map((state) => (state as { Error?: string }).Error);
+    expect(fails.sort()).toEqual(Object.values(RUN_EXECUTION_ERRORS).sort());
+  });
+});
