@@ -4,31 +4,35 @@ import type { RunSummary } from '../../lib/contract';
 import { client, example, target } from './target';
 
 /**
- * GET /runs, ETags and the long-poll through the HTTP API. Twelve runs keep this file's added
- * wall time well under a minute on two cores: each is cancelled as soon as it is listed, so the
- * local cloud runs none of them to the end.
+ * GET /runs, ETags and the long-poll through the HTTP API. Eight runs, each cancelled as soon as
+ * it is accepted (so the local cloud runs none of them to the end), keep this file's added wall
+ * time under a minute on two idle cores; paging 250 runs is the integration test's job
+ * (test/ledger/run-list.int.test.ts).
  */
-const RUNS = 12;
+const RUNS = 8;
 
 const raw = (path: string, headers: Record<string, string> = {}) =>
   fetch(`${target().apiUrl.replace(/\/$/, '')}${path}`, { headers: { authorization: `Bearer ${target().tokens.acme}`, ...headers } });
 
 describe('GET /runs', () => {
-  it('pages through the tenant’s runs newest first, with no duplicates, and another tenant sees none of them', { timeout: 120_000 }, async () => {
+  it('pages through the tenant’s runs newest first, with no duplicates, and another tenant sees none of them', { timeout: 240_000 }, async () => {
     const acme = client('acme');
     const created: string[] = [];
     // One after another, so their creation order is known.
-    for (let index = 0; index < RUNS; index += 1) created.push((await acme.createRun({ ...example('scout'), goal: `list test ${index}` })).runId);
-    await Promise.all(created.map((runId) => acme.cancelRun(runId).catch(() => undefined)));
+    for (let index = 0; index < RUNS; index += 1) {
+      const { runId } = await acme.createRun({ ...example('scout'), goal: `list test ${index}` });
+      created.push(runId);
+      await acme.cancelRun(runId).catch(() => undefined);
+    }
     const listed: RunSummary[] = [];
     let pages = 0;
-    for await (const run of acme.allRuns({ limit: 5 })) {
+    for await (const run of acme.allRuns({ limit: 3 })) {
       listed.push(run);
-      pages = Math.ceil(listed.length / 5);
+      pages = Math.ceil(listed.length / 3);
     }
     const ids = listed.map((run) => run.runId);
     expect(new Set(ids).size).toBe(ids.length);
-    expect(pages).toBeGreaterThanOrEqual(Math.ceil(RUNS / 5));
+    expect(pages).toBeGreaterThanOrEqual(Math.ceil(RUNS / 3));
     // Other files of the suite create runs too: ours appear among them, newest first.
     expect(ids.filter((id) => created.includes(id))).toEqual([...created].reverse());
     const mine = listed.find((run) => run.runId === created[0]);
@@ -54,42 +58,39 @@ describe('GET /runs', () => {
 });
 
 describe('GET /runs/{runId}: ETag, If-None-Match and Prefer: wait', () => {
-  it('answers an unchanged run 304 with no body, and a long-poll with the run as soon as it changes', { timeout: 60_000 }, async () => {
+  it('a long-poll on a new run answers with the changed run, not after its full wait', { timeout: 180_000 }, async () => {
     const acme = client('acme');
     const { runId } = await acme.createRun(example('scout'));
-    const first = await raw(`/runs/${runId}`);
-    const etag = first.headers.get('etag');
-    expect(first.status).toBe(200);
-    expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
-    // The run may have moved on since; ask again until two reads agree, then check the 304.
-    let current = etag!;
-    let notModified: Response | undefined;
-    for (let attempt = 0; attempt < 20 && notModified === undefined; attempt += 1) {
-      const again = await raw(`/runs/${runId}`, { 'if-none-match': current });
-      if (again.status === 304) notModified = again;
-      else current = again.headers.get('etag')!;
-    }
-    expect(notModified?.status).toBe(304);
-    expect(await notModified!.text()).toBe('');
-    expect(notModified!.headers.get('etag')).toBe(current);
-    // A long-poll held on the current tag; the run is cancelled while it waits.
-    const events: string[] = [];
-    const poll = acme.getRun(runId, { ifNoneMatch: current, waitSeconds: 20 }).then((read) => {
-      events.push('poll answered');
-      return read;
-    });
-    const cancelled = await acme.cancelRun(runId);
-    events.push('cancel answered');
-    const read = await poll;
-    expect(cancelled.status).toBe('cancelled');
+    const first = await acme.getRun(runId, {});
+    if (!first.modified) throw new Error('a read without a tag is always a 200');
+    expect(first.etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    // The run is dispatched and its subtasks claimed within seconds: each is a change the wait sees.
+    const read = await acme.getRun(runId, { ifNoneMatch: first.etag!, waitSeconds: 20 });
     expect(read.modified).toBe(true);
-    if (!read.modified) return;
-    expect(read.etag).not.toBe(current);
-    expect(read.run.status === 'cancelled' || read.run.subtasks.some((s) => s.state !== 'pending')).toBe(true);
-    expect(events).toContain('poll answered');
-    const held = await raw(`/runs/${runId}`, { 'if-none-match': read.etag!, prefer: 'wait=1' });
-    expect([200, 304]).toContain(held.status);
+    if (read.modified) {
+      expect(read.etag).not.toBe(first.etag);
+      expect(read.run).not.toEqual(first.run);
+    }
+    await acme.cancelRun(runId).catch(() => undefined);
+  });
+
+  it('answers an unchanged run 304 with no body, also after a held wait', { timeout: 180_000 }, async () => {
+    const acme = client('acme');
+    const { runId } = await acme.createRun(example('scout'));
+    await acme.cancelRun(runId);
+    // Once the cancelled run's answer is written, nothing about it changes any more.
+    const ended = await acme.waitForRun(runId, { timeoutMs: 120_000 });
+    const first = await raw(`/runs/${runId}`);
+    const etag = first.headers.get('etag')!;
+    expect(((await first.json()) as { status: string }).status).toBe(ended.status);
+    const notModified = await raw(`/runs/${runId}`, { 'if-none-match': etag });
+    expect(notModified.status).toBe(304);
+    expect(await notModified.text()).toBe('');
+    expect(notModified.headers.get('etag')).toBe(etag);
+    const held = await raw(`/runs/${runId}`, { 'if-none-match': etag, prefer: 'wait=1' });
+    expect(held.status).toBe(304);
     expect(held.headers.get('preference-applied')).toBe('wait=1');
-    expect((await raw(`/runs/${runId}`, { prefer: 'wait=21', 'if-none-match': '*' })).status).toBe(400);
+    expect(await held.text()).toBe('');
+    expect((await raw(`/runs/${runId}`, { prefer: 'wait=21', 'if-none-match': etag })).status).toBe(400);
   });
 });
