@@ -6,3 +6,5 @@ export type { ApiDeps } from './deps';
 export { cancelRun, type CancelRunResult } from './cancel-run';
 export { readRun, type RunRef } from './read-run';
 export { deployedCatalog, startRun, type RunRequestRefused, type StartRunInput, type StartRunResult } from './start-run';
+export { listRunPage, type ListRunsResult } from './list-runs';
+export { followRun, type WatchRequest, type WatchResult } from './watch-run';

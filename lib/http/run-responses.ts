@@ -29,3 +29,6 @@ export const cancelledResponse = (result: CancelRunResult, request: Answered): A
   result.cancelled
     ? runResponse(result.run, request)
     : errorResponse(409, { code: 'RunAlreadyEnded', message: `the run already ended ${result.status}; there is nothing to cancel`, requestId: request.requestId });
+
+/** `GET /runs` and the conditional, long-polling `GET /runs/{runId}`. */
+export { getRunResponse, listRunsResponse } from './run-list-responses';

@@ -9,7 +9,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { OUTCOME_ATTRIBUTES } from '../ledger/items';
-import { LEDGER_TABLE } from '../ledger/table';
+import { LEDGER_TABLE, RUN_LIST_INDEX } from '../ledger/table';
 import { ENV } from '../runtime/environment';
 import { MODEL_ENV } from '../workers/models/config';
 import { FAN_OUT_DEFAULTS, MAX_RECEIVE_COUNT, MAX_ROUNDS, type WorkerKindSettings } from './defaults';
@@ -187,7 +187,7 @@ export class TesseraFanOut extends Construct {
   }
 
   private ledgerTable(removalPolicy: RemovalPolicy, deletionProtection: boolean): dynamodb.Table {
-    return new dynamodb.Table(this, 'Ledger', {
+    const table = new dynamodb.Table(this, 'Ledger', {
       partitionKey: { name: LEDGER_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
       sortKey: { name: LEDGER_TABLE.sortKey, type: dynamodb.AttributeType.STRING },
       timeToLiveAttribute: LEDGER_TABLE.timeToLiveAttribute,
@@ -197,6 +197,14 @@ export class TesseraFanOut extends Construct {
       deletionProtection,
       removalPolicy,
     });
+    // GET /runs: a tenant's runs by status, newest first (docs/ledger.md, "The run list").
+    table.addGlobalSecondaryIndex({
+      indexName: RUN_LIST_INDEX.indexName,
+      partitionKey: { name: RUN_LIST_INDEX.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: RUN_LIST_INDEX.sortKey, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
+    return table;
   }
 
   private createFunctions(workers: ReadWorkers, logRetention: logs.RetentionDays, removalPolicy: RemovalPolicy): FanOutFunctions {
@@ -288,12 +296,24 @@ export class TesseraFanOut extends Construct {
    */
   private grantRunAccess(): void {
     const { api, dispatch, deadline, worker, reconcile } = this.functions;
-    for (const fn of [dispatch, deadline, worker, reconcile]) this.table.grantReadWriteData(fn);
+    // The table's items only: `grantReadWriteData` would add every index (`index/*`), and only the
+    // API reads the run list index.
+    for (const fn of [dispatch, deadline, worker, reconcile]) {
+      fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...LEDGER_READ_WRITE_ACTIONS], resources: [this.table.tableArn] }));
+    }
     this.stateMachine.grantTaskResponse(worker);
 
-    this.table.grantReadData(api);
-    // Run creation (idempotency record, run and manifest items) and cancellation, no deletes.
-    this.table.grant(api, 'dynamodb:PutItem', 'dynamodb:UpdateItem');
+    // Reads of the table's items; run creation (idempotency record, run and manifest items) and
+    // cancellation, no deletes; and Query of the run list index only: no Scan, no other index.
+    api.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        resources: [this.table.tableArn],
+      }),
+    );
+    api.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: [`${this.table.tableArn}/index/${RUN_LIST_INDEX.indexName}`] }),
+    );
     api.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         sid: 'ApiNeverWritesOutcomes',
@@ -316,6 +336,20 @@ export class TesseraFanOut extends Construct {
     });
   }
 }
+
+/** What the run's own functions may do to the ledger's items (the actions of `grantReadWriteData`, without streams). */
+const LEDGER_READ_WRITE_ACTIONS = [
+  'dynamodb:BatchGetItem',
+  'dynamodb:GetItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:DescribeTable',
+] as const;
 
 /** The worker module as synthesis uses it. */
 interface ReadWorkers {
