@@ -3,10 +3,11 @@ import type { RunResource } from '../contract';
 /**
  * Follows one run through `GET /runs/{runId}` until it has ended.
  *
- * Each request sends the last `ETag` as `If-None-Match` and asks `Prefer: wait=N`: an API that
- * long-polls holds the request until the run changes (or N seconds pass) and answers 304 when
- * nothing changed; an API that does neither answers 200 at once, and the watcher then waits
- * `intervalMs` before asking again. Either way `onRun` is called only when the body changed.
+ * Once the API has sent an `ETag`, each request sends it as `If-None-Match` and asks
+ * `Prefer: wait=N`: an API that long-polls holds the request until the run changes (or N seconds
+ * pass) and answers 304 when nothing changed. An API without ETags answers 200 every time, and
+ * the watcher waits `intervalMs` between requests. Either way `onRun` is called only when the
+ * body changed.
  */
 
 /** Where a token comes from: called before every request, so it can refresh one that expires. */
@@ -73,8 +74,10 @@ export const watchRun = (options: WatchOptions): Watch => {
       let ended = false;
       try {
         const token = await options.tokenSource();
-        const headers: Record<string, string> = { authorization: `Bearer ${token}`, prefer: `wait=${waitSeconds}` };
-        if (etag) headers['if-none-match'] = etag;
+        // The conditional headers go only to an API that sent an ETag: a cross-origin API must
+        // allow them in its CORS preflight, and one without ETags need not.
+        const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+        if (etag) Object.assign(headers, { 'if-none-match': etag, prefer: `wait=${waitSeconds}` });
         const response = await doFetch(url, { headers, signal, cache: 'no-store' });
         if (response.status === 304) {
           failures = 0;

@@ -1,6 +1,5 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
@@ -30,18 +29,14 @@ export interface LaunchedBrowser {
   close(): Promise<void>;
 }
 
-/** Launches Chromium with a fresh profile directory, removed on close. */
+/**
+ * Launches Chromium. playwright-core gives every launch a fresh temporary profile
+ * (`--user-data-dir`) and removes it on close; it refuses one passed in `args`.
+ */
 export const launchChromium = async (): Promise<LaunchedBrowser> => {
   if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run bash scripts/browser/install.sh`);
-  const profile = mkdtempSync(join(tmpdir(), 'tessera-chromium-'));
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_FLAGS, `--user-data-dir=${profile}`] });
-  return {
-    browser,
-    close: async () => {
-      await browser.close();
-      rmSync(profile, { recursive: true, force: true });
-    },
-  };
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...CHROMIUM_FLAGS] });
+  return { browser, close: () => browser.close() };
 };
 
 const axeSource = (): string => readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
