@@ -46,7 +46,7 @@ const axeSource = (): string => readFileSync(createRequire(import.meta.url).reso
  * included, as `rule: target` lines. The page's context must bypass its CSP to inject axe.
  */
 export const axeViolations = async (page: Page): Promise<string[]> => {
-  await page.addScriptTag({ content: axeSource() });
+  if (!(await page.evaluate(() => 'axe' in globalThis))) await page.addScriptTag({ content: axeSource() });
   return page.evaluate(async () => {
     type Axe = { run(context: Document, options: object): Promise<{ violations: Array<{ id: string; nodes: Array<{ target: unknown }> }> }> };
     const axe = (globalThis as unknown as { axe: Axe }).axe;

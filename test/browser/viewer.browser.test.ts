@@ -80,6 +80,8 @@ describe('the local viewer draws the examples', () => {
     const place = await across(page, 'tessera-run [data-gap] rect.gap-rechecked-empty');
     expect(place.from).toBeCloseTo(178 / 365, 2);
     expect(place.to).toBeCloseTo(181 / 365, 2);
+    expect(await axeViolations(page)).toEqual([]);
+    await screenshot(page, 'tax-2025');
 
     await gap.hover();
     await expect(page.locator('tessera-run .tip').textContent()).resolves.toContain('Gap 28 Jun 2025 – 30 Jun 2025: re-checked empty.');
@@ -89,9 +91,7 @@ describe('the local viewer draws the examples', () => {
     expect(tip).toContain('Observed: 1 Apr 2025 – 27 Jun 2025');
     expect(tip).toContain('Usage: ');
     await expect(page.locator('tessera-run [data-statement]').textContent()).resolves.toBe(runs.tax.answer?.coverage.statement);
-
     expect(await axeViolations(page)).toEqual([]);
-    await screenshot(page, 'tax-2025');
   });
 
   it('Scout: q3/C drawn as timed out, and crm:vantage (the third of five cells) as unread', async () => {
@@ -120,16 +120,24 @@ describe('the local viewer draws the examples', () => {
   });
 
   it('a run cancelled while the page watches it is redrawn as cancelled, without a reload', async () => {
-    // Scout's C waits out a five-second deadline, so the run is still going when it is cancelled.
-    const runId = (await tessera.createRun(example('scout'))).runId;
+    // Scout with C's deadline far beyond its 27 s search and no retries, as the cancellation e2e
+    // test has it: C is still running when the run is cancelled.
+    const scout = example('scout');
+    const request: RunRequestInput = {
+      ...scout,
+      subtasks: scout.subtasks?.map((s) => (s.id === 'C' ? { ...s, deadlineSeconds: 120 } : s)),
+      policy: { ...scout.policy, retry: { timed_out: 0, invalid: 0, empty: 0 } },
+    };
+    const runId = (await tessera.createRun(request)).runId;
     cancelledRunId = runId;
     const page = await open(runId, 'running');
-    await waitUntil(tessera, runId, (run) => run.progress.dispatched > 0);
+    await waitUntil(tessera, runId, (run) => (run.progress.byState.ok ?? 0) >= 1);
     await tessera.cancelRun(runId);
     await page.locator('tessera-run[data-status="cancelled"]').waitFor({ timeout: 20_000 });
     await expect(page.locator('tessera-run .status').textContent()).resolves.toBe('cancelled');
-    await expect(page.locator('tessera-run [data-state="cancelled"]').count()).resolves.toBeGreaterThan(0);
-    await expect(page.locator('tessera-run [data-gap][data-category="unread"]').count()).resolves.toBeGreaterThan(0);
+    await expect(page.locator('tessera-run [data-subtask="C"][data-state="cancelled"] [data-state-label]').textContent()).resolves.toBe('cancelled');
+    const unread = page.locator(`tessera-run [data-gap][data-category="unread"][data-from="${(2 / 5).toFixed(6)}"]`);
+    await expect(unread.getAttribute('data-tip')).resolves.toContain('not read: C ended cancelled');
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'cancelled');
   });
