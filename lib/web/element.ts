@@ -164,11 +164,13 @@ export class TesseraRunElement extends Base {
         return;
       }
       tip.textContent = mark.getAttribute('data-tip');
-      const box = mark.getBoundingClientRect();
-      const frameBox = frame.getBoundingClientRect();
-      tip.style.left = `${Math.max(0, Math.min(box.left - frameBox.left, frameBox.width - 320))}px`;
-      tip.style.top = `${box.bottom - frameBox.top + 6}px`;
       tip.hidden = false;
+      const box = mark.getBoundingClientRect();
+      // Under the mark's drawn range (a lane's assignment, a gap's span), not its row label.
+      const anchor = (mark.querySelector('[data-assigned], [class^="gap-"], .overlap') ?? mark).getBoundingClientRect();
+      const frameBox = frame.getBoundingClientRect();
+      tip.style.left = `${Math.max(0, Math.min(anchor.left - frameBox.left, frameBox.width - tip.offsetWidth - 4))}px`;
+      tip.style.top = `${box.bottom - frameBox.top + 6}px`;
     };
     frame.addEventListener('mouseover', (event) => show(event.target));
     frame.addEventListener('focusin', (event) => show(event.target));

@@ -4,7 +4,7 @@ import { formatRun } from '../../lib/cli/run-output';
 import { scoutRun, taxRun } from '../web/fixtures';
 
 describe('the coverage bar of `tessera run`', () => {
-  it('draws tax 2025 with 28–30 June as one re-checked column, 19 read columns either side… and 20 after', () => {
+  it('draws tax 2025 with 28–30 June as one re-checked column: 19 read columns before it, 20 after', () => {
     // 40 columns of 365/40 = 9.125 days. The gap is days 178 to 181: 178/9.125 = 19.5 and
     // 181/9.125 = 19.8, so it lies inside column 19 (0-based) and touches no other.
     expect(coverageBar(taxRun())).toBe(`Jan ${'█'.repeat(19)}▒${'█'.repeat(20)} Dec`);

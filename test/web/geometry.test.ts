@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gapText, subtaskText } from '../../lib/web/describe';
+import { gapText, overlapText, subtaskText } from '../../lib/web/describe';
 import { gapCategory, mergeSpans, pictureOf } from '../../lib/web/geometry';
 import { scoutRun, taxRun } from './fixtures';
 
@@ -84,6 +84,15 @@ describe('gap categories and spans', () => {
     expect(gapCategory({ kind: 'observed', status: 'unchecked' })).toBe('unchecked');
     expect(gapCategory({ kind: 'observed', status: 'recheck_failed' })).toBe('unchecked');
     expect(gapCategory({ kind: 'unread', status: 'unchecked' })).toBe('unread');
+  });
+
+  it('places an overlap of March (days 59 to 90) with the subtasks that both read it', () => {
+    const run = taxRun();
+    const overlap = { from: '2025-03-01', toExclusive: '2025-04-01', subtaskIds: ['A', 'B'] };
+    const [mark] = pictureOf({ ...run, answer: { ...run.answer!, coverage: { ...run.answer!.coverage, overlaps: [overlap] } } }).overlaps;
+    expect(mark?.spans[0]?.from).toBeCloseTo(day(59), 12);
+    expect(mark?.spans[0]?.to).toBeCloseTo(day(90), 12);
+    expect(overlapText(mark!)).toBe('Overlap 1 Mar 2025 – 31 Mar 2025: read by A and B.');
   });
 
   it('merges touching spans and drops empty ones', () => {
