@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
+import { getRunResponse, listRunsResponse } from '../lib/application/runs-http';
 import { IdempotencyKey, type RunAccepted } from '../lib/contract';
 import { validateRunRequest, withModels, type WorkerCatalog } from '../lib/domain';
 import { RunId, toRunResource, type Ledger } from '../lib/ledger';
@@ -128,8 +129,10 @@ export const createHandler = (deps: ApiDeps) => async (event: Event): Promise<AP
     switch (event.routeKey) {
       case 'POST /runs':
         return await createRun(deps, event, tenant, requestId);
+      case 'GET /runs':
+        return await listRunsResponse(deps.ledger, event, tenant, requestId);
       case 'GET /runs/{runId}':
-        return await getRun(deps, tenant, runId, requestId, event.headers['accept-encoding']);
+        return await getRunResponse(deps.ledger, event, tenant, runId, requestId);
       case 'POST /runs/{runId}/cancel':
         return await cancelRun(deps, tenant, runId, requestId, event.headers['accept-encoding']);
       default:

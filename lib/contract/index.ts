@@ -9,4 +9,5 @@ export * from './run-request';
 export * from './outcome';
 export * from './coverage';
 export * from './run-resource';
+export * from './run-list';
 export * from './http';

@@ -38,6 +38,7 @@ export const RunProgress = z.object({
   terminal: z.int().min(0),
   byState: z.record(z.string(), z.int().min(0)),
 });
+export type RunProgress = z.infer<typeof RunProgress>;
 
 /** `GET /runs/{runId}` and `tessera run FILE --json`. */
 export const RunResource = z.object({

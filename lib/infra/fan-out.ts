@@ -8,7 +8,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { LEDGER_TABLE } from '../ledger/table';
+import { LEDGER_TABLE, RUN_LIST_INDEX } from '../ledger/table';
 import { FAN_OUT_DEFAULTS, MAX_RECEIVE_COUNT, MAX_ROUNDS, OUTCOME_ATTRIBUTES, type WorkerKindSettings } from './defaults';
 import { InvalidConstructProps } from './errors';
 import { FanOutMonitoring } from './fan-out-monitoring';
@@ -184,7 +184,7 @@ export class TesseraFanOut extends Construct {
   }
 
   private ledgerTable(removalPolicy: RemovalPolicy, deletionProtection: boolean): dynamodb.Table {
-    return new dynamodb.Table(this, 'Ledger', {
+    const table = new dynamodb.Table(this, 'Ledger', {
       partitionKey: { name: LEDGER_TABLE.partitionKey, type: dynamodb.AttributeType.STRING },
       sortKey: { name: LEDGER_TABLE.sortKey, type: dynamodb.AttributeType.STRING },
       timeToLiveAttribute: LEDGER_TABLE.timeToLiveAttribute,
@@ -194,6 +194,14 @@ export class TesseraFanOut extends Construct {
       deletionProtection,
       removalPolicy,
     });
+    // GET /runs: a tenant's runs by status, newest first (docs/ledger.md, "The run list").
+    table.addGlobalSecondaryIndex({
+      indexName: RUN_LIST_INDEX.indexName,
+      partitionKey: { name: RUN_LIST_INDEX.partitionKey, type: dynamodb.AttributeType.STRING },
+      sortKey: { name: RUN_LIST_INDEX.sortKey, type: dynamodb.AttributeType.STRING },
+      projectionType: dynamodb.ProjectionType.ALL,
+    });
+    return table;
   }
 
   private createFunctions(workers: ReadWorkers, logRetention: logs.RetentionDays, removalPolicy: RemovalPolicy): FanOutFunctions {
@@ -288,7 +296,13 @@ export class TesseraFanOut extends Construct {
     for (const fn of [dispatch, deadline, worker, reconcile]) this.table.grantReadWriteData(fn);
     this.stateMachine.grantTaskResponse(worker);
 
-    this.table.grantReadData(api);
+    // Reads of the table's items, and Query of the run list index only: no Scan, no other index.
+    api.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'], resources: [this.table.tableArn] }),
+    );
+    api.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: [`${this.table.tableArn}/index/${RUN_LIST_INDEX.indexName}`] }),
+    );
     // Run creation (idempotency record, run and manifest items) and cancellation, no deletes.
     this.table.grant(api, 'dynamodb:PutItem', 'dynamodb:UpdateItem');
     api.role.addToPrincipalPolicy(

@@ -39,6 +39,7 @@ export interface RunsApiProps {
 /** The public routes (docs/api.md). Each one requires a valid JWT. */
 export const RUN_ROUTES = [
   { method: apigw.HttpMethod.POST, path: '/runs' },
+  { method: apigw.HttpMethod.GET, path: '/runs' },
   { method: apigw.HttpMethod.GET, path: '/runs/{runId}' },
   { method: apigw.HttpMethod.POST, path: '/runs/{runId}/cancel' },
 ] as const;
@@ -62,7 +63,7 @@ const ACCESS_LOG_FIELDS = {
 } as const;
 
 /**
- * The HTTP API of tessera: three routes, all behind a JWT authorizer and integrated with one
+ * The HTTP API of tessera: four routes, all behind a JWT authorizer and integrated with one
  * Lambda function (payload format 2.0), with stage throttling, JSON access logs, and CORS only
  * for the origins given.
  *
@@ -122,7 +123,7 @@ export class RunsApi extends Construct {
 const corsFor = (origins: readonly string[]): apigw.CorsPreflightOptions => ({
   allowOrigins: [...origins],
   allowMethods: [apigw.CorsHttpMethod.GET, apigw.CorsHttpMethod.POST],
-  allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
-  exposeHeaders: ['location'],
+  allowHeaders: ['authorization', 'content-type', 'idempotency-key', 'if-none-match', 'prefer'],
+  exposeHeaders: ['location', 'etag', 'preference-applied'],
   maxAge: Duration.hours(1),
 });

@@ -21,6 +21,7 @@ import { withParts } from './parts';
 import { subtaskKey } from './keys';
 import { describeSubtask, sealReason } from './reason';
 import { isTerminal } from './view';
+import { touchRun } from './summary';
 
 type Ref = ReturnType<typeof SubtaskRef.parse>;
 
@@ -82,6 +83,7 @@ export const claimSubtask = async (ctx: LedgerContext, raw: ClaimInput): Promise
     (old, cause) => claimRefusal(input, old, now, cause),
   );
   if (!isItem(result)) throw result.refused;
+  await touchRun(ctx, input.tenantId, input.runId);
   // A large assignment is stored in parts; the holder needs all of it.
   const assignment = result.assignment ?? (await hydratedSubtask(ctx, input, result)).assignment;
   return {
@@ -119,6 +121,7 @@ export const releaseClaim = async (ctx: LedgerContext, raw: Claim): Promise<void
     },
   );
   if (!isItem(result) && result.refused !== undefined) throw result.refused;
+  if (isItem(result)) await touchRun(ctx, claim.tenantId, claim.runId);
 };
 
 /** The result of `registerWaiter`. */
@@ -193,6 +196,7 @@ export const sealTimedOut = async (ctx: LedgerContext, raw: SubtaskRef): Promise
     },
   );
   if (!isItem(result)) return result.refused;
+  await touchRun(ctx, ref.tenantId, ref.runId);
   return { sealed: true, state: result.state, reason: sealReason(result), taskToken: result.taskToken };
 };
 

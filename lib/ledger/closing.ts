@@ -14,6 +14,7 @@ import { parseItem, RunItem, StoredSubtaskItem as SubtaskItem, type ClosedBy } f
 import { runKey, runPartition, SORT_KEYS } from './keys';
 import { ANSWER_LIMIT_BYTES, valueSize } from './size';
 import { isTerminal } from './view';
+import { endSummary } from './summary';
 
 /** Subtask updates in flight at once while sweeping a run. */
 const SWEEP_CONCURRENCY = 8;
@@ -94,7 +95,9 @@ export const cancelRun = async (ctx: LedgerContext, tenantIdRaw: string, runIdRa
     const run = parseItem(RunItem, failure.item, context);
     if (run.status !== 'cancelled') return { status: run.status, cancelledSubtaskIds: [], taskTokens: [] };
   }
-  return { status: 'cancelled', ...(await closeUnfinished(ctx, tenantId, runId, 'cancel')) };
+  const closed = await closeUnfinished(ctx, tenantId, runId, 'cancel');
+  await endSummary(ctx, tenantId, runId, undefined);
+  return { status: 'cancelled', ...closed };
 };
 
 type EndStatus = Exclude<RunStatus, 'running'>;
@@ -163,5 +166,7 @@ export const finishRun = async (ctx: LedgerContext, raw: FinishRunInput): Promis
     } else if (run.status !== input.status) throw new RunEnded({ ...context, status: run.status }, { cause: refused.cause });
     status = run.status === 'cancelled' ? 'cancelled' : input.status;
   }
-  return { status, ...(await closeUnfinished(ctx, input.tenantId, input.runId, CLOSED_BY_STATUS[status])) };
+  const closed = await closeUnfinished(ctx, input.tenantId, input.runId, CLOSED_BY_STATUS[status]);
+  await endSummary(ctx, input.tenantId, input.runId, input.answer.coverage.complete);
+  return { status, ...closed };
 };

@@ -4,11 +4,12 @@
  */
 export { createLedger, type Ledger, type LedgerOptions } from './ledger';
 export * from './errors';
-export { LEDGER_TABLE, ledgerTableDefinition } from './table';
+export { LEDGER_TABLE, RUN_LIST_INDEX, ledgerTableDefinition } from './table';
+export type { RunListPage, RunListPosition, RunListRequest } from './summary';
 export { Claim, RunId, type ClaimInput, type CreateRunInput, type AppendRoundInput, type DeliveryFailureInput, type FinishRunInput, type SubtaskRef, type WaiterInput } from './inputs';
 export type { DailyAllowance } from './io';
-export type { RunItem, MetaItem, SubtaskItem, LateItem, DeliveryFailure, StoredOutcome } from './items';
-export { toRunResource, toOutcome, toSubtaskView, subtaskUsage, runUsage, isTerminal, type RunRecord } from './view';
+export type { SummaryItem, RunItem, MetaItem, SubtaskItem, LateItem, DeliveryFailure, StoredOutcome } from './items';
+export { runProgress, toRunResource, toOutcome, toSubtaskView, subtaskUsage, runUsage, isTerminal, type RunRecord } from './view';
 export { hashRequest, IDEMPOTENCY_TTL_SECONDS, type CreatedRun, type ManifestRead } from './runs';
 export { SUBTASKS_PER_TRANSACTION, type AppendedRound } from './rounds';
 export { TENANT_DAY_RETENTION_SECONDS, type Reservation, type TenantUsage } from './budget';

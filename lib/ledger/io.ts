@@ -153,9 +153,9 @@ export const transact = (ctx: LedgerContext, op: Operation, items: readonly Ledg
     );
   });
 
-/** Every item of a partition (optionally only those whose sort key starts with `prefix`), strongly consistent, all pages. */
-export const queryPartition = async (ctx: LedgerContext, pk: string, prefix?: string): Promise<Record<string, unknown>[]> => {
-  const parts = { keyCondition: prefix === undefined ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)' };
+/** Every item of a partition (optionally only those whose sort key starts with `prefix`, optionally projected), strongly consistent, all pages. */
+export const queryPartition = async (ctx: LedgerContext, pk: string, prefix?: string, projection?: string): Promise<Record<string, unknown>[]> => {
+  const parts = { keyCondition: prefix === undefined ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)', ...(projection === undefined ? {} : { projection }) };
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {

@@ -11,6 +11,7 @@ import {
   LateEvidence,
   Observed,
   Refusal,
+  RunProgress,
   RunRequest,
   RunStatus,
   SubtaskState,
@@ -60,6 +61,30 @@ export const MetaItem = z.object({
   createdAt: z.string(),
 });
 export type MetaItem = z.infer<typeof MetaItem>;
+
+/**
+ * Run summary item (`SUMMARY`), written with the run: the entry of the run list index, and the
+ * run's change `version`, bumped after every subtask state change, round commit and run status
+ * change, so that a waiting reader can tell "something changed" from one small GetItem.
+ * `progress` and `complete` are stored once the run has ended (they never change after that);
+ * while it runs, `GET /runs` counts its subtasks instead.
+ */
+export const SummaryItem = z.object({
+  ...key,
+  entity: z.literal('summary'),
+  tenantId: z.string(),
+  runId: z.string(),
+  status: RunStatus,
+  goal: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  version: count,
+  listPk: z.string(),
+  listSk: z.string(),
+  complete: z.boolean().optional(),
+  progress: RunProgress.optional(),
+});
+export type SummaryItem = z.infer<typeof SummaryItem>;
 
 /** The last failed delivery of a subtask's message, so a seal can say why nothing arrived. */
 export const DeliveryFailure = z.object({

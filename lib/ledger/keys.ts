@@ -14,6 +14,8 @@ export const SORT_KEYS = {
   run: 'RUN',
   /** Run description: goal, universe and the whole request. Written once. */
   meta: 'META',
+  /** Run summary: what `GET /runs` lists, the run's change version, and the list index's keys. Small. */
+  summary: 'SUMMARY',
   subtaskPrefix: 'SUB#',
   latePrefix: 'LATE#',
   /** Parts of a large attribute stored beside its item (`PART#<owner sk>#<attribute>#…`). */
@@ -42,6 +44,27 @@ export const runKey = (tenantId: string, runId: string): LedgerKey => ({ pk: run
 
 /** @example metaKey('acme', 'r-1').sk // 'META' */
 export const metaKey = (tenantId: string, runId: string): LedgerKey => ({ pk: runPartition(tenantId, runId), sk: SORT_KEYS.meta });
+
+/** @example summaryKey('acme', 'r-1').sk // 'SUMMARY' */
+export const summaryKey = (tenantId: string, runId: string): LedgerKey => ({ pk: runPartition(tenantId, runId), sk: SORT_KEYS.summary });
+
+/**
+ * Partition of the run list index that holds a tenant's runs of one status:
+ * `T#<tenant>#RUNS#<status>`. A run moves between them when its status changes.
+ *
+ * @example
+ * runListPartition('acme', 'running') // 'T#acme#RUNS#running'
+ */
+export const runListPartition = (tenantId: string, status: string): string => `T#${part(tenantId)}#RUNS#${status}`;
+
+/**
+ * Sort key of a run in the run list index: creation instant, then run id, so the newest sorts
+ * last and runs created in the same millisecond keep one total order.
+ *
+ * @example
+ * runListSort('2025-06-01T12:00:00.000Z', 'r-1') // '2025-06-01T12:00:00.000Z#r-1'
+ */
+export const runListSort = (createdAt: string, runId: string): string => `${createdAt}#${runId}`;
 
 /** @example subtaskKey('acme', 'r-1', 'B').sk // 'SUB#B' */
 export const subtaskKey = (tenantId: string, runId: string, subtaskId: string): LedgerKey => ({

@@ -17,6 +17,7 @@ import type { SubtaskItem } from './items';
 import { recordOutcome, type RecordedOutcome } from './outcomes';
 import { createRun, loadRun, readManifest, type CreatedRun, type ManifestRead } from './runs';
 import type { RunRecord } from './view';
+import { listRuns, runCreatedAt, runVersion, type RunListPage, type RunListRequest } from './summary';
 
 /** How to build a ledger. */
 export interface LedgerOptions {
@@ -119,6 +120,21 @@ export interface Ledger {
    * @example await ledger.finishRun({ tenantId, runId, status: 'succeeded', answer });
    */
   finishRun(input: FinishRunInput): Promise<ClosedRun>;
+  /**
+   * One page of the tenant's runs, newest first, from the run list index (never a scan).
+   * @example const { runs, last } = await ledger.listRuns({ tenantId, status: 'running', limit: 20 });
+   */
+  listRuns(request: RunListRequest): Promise<RunListPage>;
+  /**
+   * The run's change version (one GetItem of its small summary item), `undefined` when it has none.
+   * @example if ((await ledger.runVersion(tenantId, runId)) !== seen) reread();
+   */
+  runVersion(tenantId: string, runId: string): Promise<number | undefined>;
+  /**
+   * When one of the tenant's runs was created, from its summary; `undefined` when there is no such run.
+   * @example const createdAt = await ledger.runCreatedAt(tenantId, runId);
+   */
+  runCreatedAt(tenantId: string, runId: string): Promise<string | undefined>;
 }
 
 const removesUndefined = (client: DynamoDBDocumentClient): boolean => client.config.translateConfig?.marshallOptions?.removeUndefinedValues === true;
@@ -166,5 +182,14 @@ export const createLedger = (options: LedgerOptions): Ledger => {
     getSubtask: (input) => getSubtask(ctx, input),
     cancelRun: (tenantId, runId) => cancelRun(ctx, tenantId, runId),
     finishRun: (input) => finishRun(ctx, input),
+    listRuns: (request) => listRuns(ctx, request),
+    runVersion: (tenantId, runId) => {
+      const valid = ref(tenantId, runId, 'runVersion');
+      return runVersion(ctx, valid.tenantId, valid.runId);
+    },
+    runCreatedAt: (tenantId, runId) => {
+      const valid = ref(tenantId, runId, 'runCreatedAt');
+      return runCreatedAt(ctx, valid.tenantId, valid.runId);
+    },
   };
 };

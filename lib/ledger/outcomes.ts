@@ -13,6 +13,7 @@ import { cancellationReasons, conditionFailed, conditionFailure, type Cancellati
 import { claimContext, holderRefusal, oldSubtask } from './holder';
 import { Claim, parseInput } from './inputs';
 import { getItem, iso, putNew, transact, type LedgerContext } from './io';
+import { touchRun } from './summary';
 import { parseItem, RunItem, toStoredOutcome, type StoredSubtaskItem as SubtaskItem, type LateItem } from './items';
 import { lateKey, runKey, subtaskKey } from './keys';
 import { boundOutcome } from './size';
@@ -148,6 +149,7 @@ export const recordOutcome = async (ctx: LedgerContext, rawClaim: Claim, rawOutc
     if (reasons === undefined) throw error;
     return refusedOutcome(ctx, claim, outcome, reasons, now, error);
   }
+  await touchRun(ctx, claim.tenantId, claim.runId);
   // A transaction returns no attributes, so read the token after the commit. A waiter that
   // registers later sees the terminal state and answers its own token instead.
   const after = await currentSubtask(ctx, claim);

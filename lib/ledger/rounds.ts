@@ -11,6 +11,7 @@ import { ImmutableAssignment, InvalidLedgerInput, RunCancelled, RunEnded, RunNot
 import { cancellationReasons, conditionFailed, conditionFailure, type CancellationReason } from './failures';
 import { AppendRoundInput, parseInput } from './inputs';
 import { iso, transact, updateItem, type LedgerContext, type LedgerTransactItem } from './io';
+import { touchRun } from './summary';
 import { parseItem, RunItem, StoredSubtaskItem, type SubtaskItem } from './items';
 import { partPuts, partsPrefix, spill, type Spilled } from './parts';
 import { runKey, subtaskKey } from './keys';
@@ -245,5 +246,6 @@ export const appendRound = async (ctx: LedgerContext, raw: AppendRoundInput): Pr
     alreadyPresent += result.present;
   }
   if (!(await commit(ctx, input, items.length))) return committedRound(ctx, input, items);
+  await touchRun(ctx, input.tenantId, input.runId);
   return { round: input.round, subtasks: assignments, written, alreadyPresent };
 };

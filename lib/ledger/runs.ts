@@ -13,6 +13,7 @@ import { IdempotencyItem, LateItem, MetaItem, parseItem, RunItem, SubtaskItem } 
 import { cancellationReasons, conditionFailed, type CancellationReason } from './failures';
 import { idempotencyKey, metaKey, runKey, runPartition, SORT_KEYS } from './keys';
 import { dispatchedSubtasks, isTerminal, toOutcome, type RunRecord } from './view';
+import { summaryItem } from './summary';
 
 /** How long an `Idempotency-Key` is remembered. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
@@ -113,7 +114,10 @@ export const createRun = async (ctx: LedgerContext, raw: CreateRunInput): Promis
     { kind: 'put', item: run, condition: 'attribute_not_exists(#pk)' },
     { kind: 'put', item: stored.item, condition: 'attribute_not_exists(#pk)' },
   ];
+  // The summary goes after the key (whose reason is read by position) and before the parts.
+  const summary: LedgerTransactItem = { kind: 'put', item: summaryItem(run, meta.goal), condition: 'attribute_not_exists(#pk)' };
   if (input.idempotencyKey !== undefined) items.push(idempotencyPut(ctx, input, input.idempotencyKey, requestHash));
+  items.push(summary);
   // Parts go last (the reasons above are read by position) and in the same transaction: a run is
   // either there with its whole description or not there at all.
   items.push(...partPuts(stored.parts));
@@ -137,7 +141,9 @@ interface Attempt {
 
 /** A create that found its key or run id taken: the stored request hash decides between "same run" and conflict. */
 const existingRun = async (ctx: LedgerContext, attempt: Attempt, reasons: readonly CancellationReason[], error: unknown): Promise<CreatedRun> => {
-  const [runReason, , keyReason] = reasons;
+  // The key's reason is third when there is a key; otherwise the third item is the summary.
+  const [runReason, , third] = reasons;
+  const keyReason = attempt.idempotencyKey === undefined ? undefined : third;
   const context = { tenantId: attempt.tenantId, runId: attempt.runId };
   if (conditionFailed(keyReason)) {
     const record = parseItem(IdempotencyItem, keyReason.item, context);

@@ -13,6 +13,20 @@ export const LEDGER_TABLE = {
 } as const;
 
 /**
+ * The run list index (a global secondary index): the `SUMMARY` item of every run, keyed by
+ * tenant and status, sorted by creation time. `GET /runs` queries it; nothing else does, and the
+ * API's IAM policy allows Query on this index only. Projection ALL: the summary item is small
+ * (a goal of at most 2,000 characters and a few counters) and is the list entry itself.
+ */
+export const RUN_LIST_INDEX = {
+  indexName: 'run-list',
+  /** `T#<tenant>#RUNS#<status>` (`runListPartition`). */
+  partitionKey: 'listPk',
+  /** `<createdAt>#<runId>` (`runListSort`). */
+  sortKey: 'listSk',
+} as const;
+
+/**
  * The table as DynamoDB Local or a test creates it (on-demand capacity). TTL is enabled
  * separately with `UpdateTimeToLive` on {@link LEDGER_TABLE.timeToLiveAttribute}; the CDK
  * construct declares both.
@@ -30,5 +44,17 @@ export const ledgerTableDefinition = (tableName: string): CreateTableCommandInpu
   AttributeDefinitions: [
     { AttributeName: LEDGER_TABLE.partitionKey, AttributeType: 'S' },
     { AttributeName: LEDGER_TABLE.sortKey, AttributeType: 'S' },
+    { AttributeName: RUN_LIST_INDEX.partitionKey, AttributeType: 'S' },
+    { AttributeName: RUN_LIST_INDEX.sortKey, AttributeType: 'S' },
+  ],
+  GlobalSecondaryIndexes: [
+    {
+      IndexName: RUN_LIST_INDEX.indexName,
+      KeySchema: [
+        { AttributeName: RUN_LIST_INDEX.partitionKey, KeyType: 'HASH' },
+        { AttributeName: RUN_LIST_INDEX.sortKey, KeyType: 'RANGE' },
+      ],
+      Projection: { ProjectionType: 'ALL' },
+    },
   ],
 });

@@ -6,6 +6,7 @@
 import {
   RunResource,
   SubtaskState,
+  type RunProgress,
   TerminalState,
   type DispatchedSubtask,
   type LateEvidence,
@@ -107,11 +108,23 @@ export const toSubtaskView = (item: SubtaskItem, late: readonly LateItem[]): Sub
   };
 };
 
-const countByState = (subtasks: readonly SubtaskItem[]): Record<string, number> => {
+const countByState = (subtasks: readonly Pick<SubtaskItem, 'state'>[]): Record<string, number> => {
   const counts = Object.fromEntries(SubtaskState.options.flatMap((option) => option.options).map((state) => [state, 0]));
   for (const item of subtasks) counts[item.state] = (counts[item.state] ?? 0) + 1;
   return counts;
 };
+
+/**
+ * The `progress` of a run resource and of a run summary, from its committed subtasks' states.
+ *
+ * @example
+ * runProgress([{ state: 'ok' }, { state: 'running' }]) // { dispatched: 2, terminal: 1, byState: { pending: 0, running: 1, ok: 1, … } }
+ */
+export const runProgress = (subtasks: readonly Pick<SubtaskItem, 'state'>[]): RunProgress => ({
+  dispatched: subtasks.length,
+  terminal: subtasks.filter((item) => isTerminal(item.state)).length,
+  byState: countByState(subtasks),
+});
 
 /**
  * Maps a stored run to `GET /runs/{runId}`'s body, validated against the contract schema.
@@ -133,11 +146,7 @@ export const toRunResource = (record: RunRecord): RunResource => {
     updatedAt: run.updatedAt,
     universe: meta.universe,
     round: run.round,
-    progress: {
-      dispatched: subtasks.length,
-      terminal: subtasks.filter((item) => isTerminal(item.state)).length,
-      byState: countByState(subtasks),
-    },
+    progress: runProgress(subtasks),
     budget: { modelCalls: run.callsLimit, costLimit: run.costLimit },
     usage: runUsage(run),
     subtasks: subtasks.map((item) => toSubtaskView(item, lateBySubtask.get(item.subtaskId) ?? [])),
