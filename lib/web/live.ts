@@ -41,6 +41,9 @@ export interface Watch {
   readonly done: Promise<void>;
 }
 
+/** How long the watcher asks the API to hold a request: the most `GET /runs/{runId}` honours. */
+export const DEFAULT_WAIT_SECONDS = 20;
+
 /** A run has ended when its status is no longer `running` and its answer (with coverage) is written. */
 export const hasEnded = (run: RunResource): boolean => run.status !== 'running' && run.answer !== null;
 
@@ -61,7 +64,7 @@ export const watchRun = (options: WatchOptions): Watch => {
   const controller = new AbortController();
   const { signal } = controller;
   const doFetch = options.fetch ?? globalThis.fetch.bind(globalThis);
-  const waitSeconds = options.waitSeconds ?? 20;
+  const waitSeconds = options.waitSeconds ?? DEFAULT_WAIT_SECONDS;
   const intervalMs = options.intervalMs ?? 1000;
   const url = `${options.apiUrl.replace(/\/$/, '')}/runs/${encodeURIComponent(options.runId)}`;
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RunResource } from '../../lib/contract';
-import { watchRun, type WatchError } from '../../lib/web/live';
+import { MAX_WAIT_SECONDS } from '../../lib/contract';
+import { DEFAULT_WAIT_SECONDS, watchRun, type WatchError } from '../../lib/web/live';
 import { taxRun } from './fixtures';
 
 /** A scripted API: answers the listed replies in order and records each request's headers. */
@@ -37,6 +38,10 @@ describe('watchRun', () => {
     await watchRun({ apiUrl: 'https://api.example', runId: 'r', tokenSource: () => 'T', onRun: (run) => seen.push(run.status), fetch: api.fetch, intervalMs: 0 }).done;
     expect(seen).toEqual(['running', 'succeeded']);
     expect(api.requests.every((r) => Object.keys(r.headers).join() === 'authorization')).toBe(true);
+  });
+
+  it('asks for the longest wait the API honours (the component cannot import the contract at run time)', () => {
+    expect(DEFAULT_WAIT_SECONDS).toBe(MAX_WAIT_SECONDS);
   });
 
   it('stops at a 404 with a final error', async () => {

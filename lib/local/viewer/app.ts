@@ -4,18 +4,8 @@
  * (`/#token=…`), which browsers never send to a server; it leaves the page only as the bearer
  * header of the API requests.
  */
-import type { RunResource } from '../../contract';
+import type { RunList, RunSummary } from '../../contract';
 import { defineTesseraRun } from '../../web/element';
-
-/** What `GET /runs` lists for each run (the fields this page shows). */
-interface RunSummary {
-  readonly runId: string;
-  readonly status: RunResource['status'];
-  readonly goal: string;
-  readonly createdAt: string;
-  readonly complete?: boolean | null;
-  readonly progress?: RunResource['progress'];
-}
 
 const LIST_INTERVAL_MS = 2000;
 
@@ -34,7 +24,7 @@ const text = <K extends keyof HTMLElementTagNameMap>(tag: K, content: string, at
   return node;
 };
 
-const completeText = (complete: boolean | null | undefined): string => (complete === true ? 'complete' : complete === false ? 'incomplete' : '–');
+const completeText = (complete: boolean | null): string => (complete === true ? 'complete' : complete === false ? 'incomplete' : '–');
 
 const main = (): void => {
   defineTesseraRun();
@@ -74,7 +64,7 @@ const main = (): void => {
       });
       const goal = document.createElement('td');
       goal.append(link);
-      const progress = run.progress ? `${run.progress.terminal}/${run.progress.dispatched}` : '–';
+      const progress = `${run.progress.terminal}/${run.progress.dispatched}`;
       row.append(goal, text('td', run.status), text('td', completeText(run.complete)), text('td', progress), text('td', new Date(run.createdAt).toLocaleString()));
       return row;
     });
@@ -87,7 +77,7 @@ const main = (): void => {
     try {
       const response = await fetch(`${apiUrl}/runs?limit=50`, { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' });
       if (response.ok) {
-        const body = (await response.json()) as { runs: RunSummary[] };
+        const body = (await response.json()) as RunList;
         listStatus.textContent = body.runs.length === 0 ? 'No runs yet: try `npx tessera run examples/scout.json`.' : `${body.runs.length} run${body.runs.length === 1 ? '' : 's'}, newest first.`;
         drawList(body.runs);
       } else {
