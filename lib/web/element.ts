@@ -137,6 +137,7 @@ export class TesseraRunElement extends Base {
       this.dataset.status = picture.status;
       frame.append(renderHeader(doc, picture), renderPicture(doc, picture), renderLegend(doc), tip);
     } else {
+      delete this.dataset.status;
       const waiting = doc.createElement('p');
       waiting.className = 'meta';
       waiting.textContent = this.#tokenSource ? 'Loading the run…' : 'Waiting for a token source.';
