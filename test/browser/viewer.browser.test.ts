@@ -137,7 +137,7 @@ describe('the local viewer draws the examples', () => {
     await expect(page.locator('tessera-run .status').textContent()).resolves.toBe('cancelled');
     await expect(page.locator('tessera-run [data-subtask="C"][data-state="cancelled"] [data-state-label]').textContent()).resolves.toBe('cancelled');
     const unread = page.locator(`tessera-run [data-gap][data-category="unread"][data-from="${(2 / 5).toFixed(6)}"]`);
-    await expect(unread.getAttribute('data-tip')).resolves.toContain('not read: C ended cancelled');
+    await expect(unread.getAttribute('data-tip')).resolves.toContain('Not read: C ended cancelled.');
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'cancelled');
   }, 120_000);
