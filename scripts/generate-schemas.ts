@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { Coverage, ErrorBody, GatewayError, IdempotencyKey, ReconcileInput, RunAccepted, RunRequest, RunResource, SplitSpec, SubtaskSpec } from '../lib/contract';
+import { Coverage, ErrorBody, GatewayError, IdempotencyKey, MAX_CURSOR_LENGTH, MAX_WAIT_SECONDS, ReconcileInput, RUN_LIST_LIMITS, RunAccepted, RunList, RunRequest, RunResource, RunStatus, RunSummary, SplitSpec, SubtaskSpec } from '../lib/contract';
 
 /**
  * Writes the JSON Schemas and the OpenAPI document of the public contract into `schemas/`,
@@ -105,7 +105,7 @@ const runLinks = {
   CancelRun: { operationId: 'cancelRun', parameters: { runId: '$response.body#/runId' } },
 };
 
-/** OpenAPI 3.1 for the three routes of docs/api.md. */
+/** OpenAPI 3.1 for the four routes of docs/api.md. */
 const openApi = (): JsonObject => ({
   openapi: '3.1.0',
   info: {
@@ -116,6 +116,33 @@ const openApi = (): JsonObject => ({
   security: [{ bearerAuth: [] }],
   paths: {
     '/runs': {
+      get: {
+        operationId: 'listRuns',
+        summary: 'List the caller’s tenant’s runs, newest first',
+        description: 'Pages of run summaries, newest first (creation time, then run id). Follow `nextCursor` with the same `status` until it is absent.',
+        parameters: [
+          { name: 'status', in: 'query', required: false, schema: valueSchema(RunStatus), description: 'Only runs with this status.' },
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            schema: { type: 'integer', minimum: RUN_LIST_LIMITS.min, maximum: RUN_LIST_LIMITS.max, default: RUN_LIST_LIMITS.default },
+            description: 'Runs per page.',
+          },
+          {
+            name: 'cursor',
+            in: 'query',
+            required: false,
+            schema: { type: 'string', minLength: 1, maxLength: MAX_CURSOR_LENGTH },
+            description: 'The `nextCursor` of the previous page, unchanged, with the same `status`.',
+          },
+        ],
+        responses: {
+          '200': json(ref('RunList'), 'A page of runs.'),
+          '400': failure('A bad parameter, or a cursor that this API did not return to this tenant for this filter (`InvalidQuery`; `error.issues` names each parameter).'),
+          ...commonFailures,
+        },
+      },
       post: {
         operationId: 'createRun',
         summary: 'Start a run',
@@ -148,9 +175,35 @@ const openApi = (): JsonObject => ({
       get: {
         operationId: 'getRun',
         summary: 'Read a run, its subtasks and, once ended, its answer with coverage',
-        parameters: [runIdParameter],
+        description:
+          'Every 200 carries a strong ETag. With If-None-Match naming the current tag the answer is 304 without a body. With Prefer: wait=N as well, the request is held up to N seconds and answered as soon as the run differs from the tag (200), or with 304 when N seconds pass without a change.',
+        parameters: [
+          runIdParameter,
+          { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'An ETag of this run from an earlier answer (or a list of them, or `*`).' },
+          {
+            name: 'Prefer',
+            in: 'header',
+            required: false,
+            schema: { type: 'string', pattern: '^(.*,\\s*)?wait=([1-9]|1[0-9]|20)(\\s*,.*)?$' },
+            description: `\`wait=N\`, N from 1 to ${MAX_WAIT_SECONDS} seconds: with If-None-Match, wait up to N seconds for the run to change. Other preferences are ignored.`,
+          },
+        ],
         responses: {
-          '200': json(ref('RunResource'), 'The run.'),
+          '200': {
+            ...json(ref('RunResource'), 'The run.'),
+            headers: {
+              ETag: { schema: { type: 'string' }, description: 'Strong tag of this representation.' },
+              'Preference-Applied': { schema: { type: 'string' }, description: '`wait=N` when the request was held.' },
+            },
+          },
+          '304': {
+            description: 'Not modified: the run still matches If-None-Match (after waiting, with Prefer: wait). No body.',
+            headers: {
+              ETag: { schema: { type: 'string' }, description: 'The current tag.' },
+              'Preference-Applied': { schema: { type: 'string' }, description: '`wait=N` when the request was held.' },
+            },
+          },
+          '400': failure('Prefer: wait out of range (`InvalidPreference`).'),
           '404': eitherError('No run with this id for the caller’s tenant (`RunNotFound`), or no route for this path (API Gateway).'),
           ...commonFailures,
         },
@@ -174,7 +227,7 @@ const openApi = (): JsonObject => ({
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The tenant is a claim of the token.' } },
     schemas: {
       ...components({ RunRequest }, 'input'),
-      ...components({ RunAccepted, RunResource, Coverage, ErrorBody, GatewayError }, 'output'),
+      ...components({ RunAccepted, RunResource, RunList, RunSummary, Coverage, ErrorBody, GatewayError }, 'output'),
     },
   },
 });

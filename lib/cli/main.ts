@@ -4,6 +4,7 @@ import { createPlanCommand } from './plan';
 import { startLocalForRun } from './local';
 import { reconcileCommand } from './reconcile';
 import { createRunCommand } from './run';
+import { runsCommand } from './runs';
 import { serveCommand } from './serve';
 import { processIo, runCli, type CliIo, type CommandTable } from './router';
 
@@ -26,6 +27,7 @@ export const commands: CommandTable = {
   init: createInitCommand(),
   reconcile: reconcileCommand,
   run: createRunCommand({ startLocal: startLocalForRun }),
+  runs: runsCommand,
   serve: serveCommand,
 };
 

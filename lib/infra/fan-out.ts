@@ -293,18 +293,24 @@ export class TesseraFanOut extends Construct {
    */
   private grantRunAccess(): void {
     const { api, dispatch, deadline, worker, reconcile } = this.functions;
-    for (const fn of [dispatch, deadline, worker, reconcile]) this.table.grantReadWriteData(fn);
+    // The table's items only: `grantReadWriteData` would add every index (`index/*`), and only the
+    // API reads the run list index.
+    for (const fn of [dispatch, deadline, worker, reconcile]) {
+      fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...LEDGER_READ_WRITE_ACTIONS], resources: [this.table.tableArn] }));
+    }
     this.stateMachine.grantTaskResponse(worker);
 
-    // Reads of the table's items, and Query of the run list index only: no Scan, no other index.
+    // Reads of the table's items; run creation (idempotency record, run and manifest items) and
+    // cancellation, no deletes; and Query of the run list index only: no Scan, no other index.
     api.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem'], resources: [this.table.tableArn] }),
+      new iam.PolicyStatement({
+        actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+        resources: [this.table.tableArn],
+      }),
     );
     api.role.addToPrincipalPolicy(
       new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: [`${this.table.tableArn}/index/${RUN_LIST_INDEX.indexName}`] }),
     );
-    // Run creation (idempotency record, run and manifest items) and cancellation, no deletes.
-    this.table.grant(api, 'dynamodb:PutItem', 'dynamodb:UpdateItem');
     api.role.addToPrincipalPolicy(
       new iam.PolicyStatement({
         sid: 'ApiNeverWritesOutcomes',
@@ -327,6 +333,20 @@ export class TesseraFanOut extends Construct {
     });
   }
 }
+
+/** What the run's own functions may do to the ledger's items (the actions of `grantReadWriteData`, without streams). */
+const LEDGER_READ_WRITE_ACTIONS = [
+  'dynamodb:BatchGetItem',
+  'dynamodb:GetItem',
+  'dynamodb:Query',
+  'dynamodb:Scan',
+  'dynamodb:ConditionCheckItem',
+  'dynamodb:BatchWriteItem',
+  'dynamodb:PutItem',
+  'dynamodb:UpdateItem',
+  'dynamodb:DeleteItem',
+  'dynamodb:DescribeTable',
+] as const;
 
 /** The worker module as synthesis uses it. */
 interface ReadWorkers {

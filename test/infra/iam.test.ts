@@ -3,6 +3,7 @@ import { beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
 import { referenceRegistry } from '../../examples/app';
+import { RUN_LIST_INDEX } from '../../lib/ledger';
 
 const Statement = z.object({
   Sid: z.string().optional(),
@@ -87,6 +88,17 @@ describe('api role: cannot write outcomes', () => {
     const statements = statementsOf(synth.template, roleId('ApiFunction'));
     expect(allows(statements, 'dynamodb:DeleteItem')).toEqual([]);
     expect(allows(statements, 'dynamodb:BatchWriteItem')).toEqual([]);
+  });
+
+  test('queries the run list index and no other, and never scans', () => {
+    const statements = statementsOf(synth.template, roleId('ApiFunction'));
+    const listIndex = { 'Fn::Join': ['', [table, `/index/${RUN_LIST_INDEX.indexName}`]] };
+    expect(allows(statements, 'dynamodb:Query').map((s) => s.Resource)).toEqual([[table], [listIndex]]);
+    expect(allows(statements, 'dynamodb:Scan')).toEqual([]);
+    for (const fn of ['DispatchFunction', 'DeadlineFunction', 'WorkerFunction', 'ReconcileFunction']) {
+      const resources = statementsOf(synth.template, roleId(fn)).flatMap((s) => s.Resource);
+      expect(JSON.stringify(resources)).not.toContain('/index/');
+    }
   });
 
   test('starts executions of, and answers tokens for, its own state machine only', () => {

@@ -51,8 +51,8 @@ describe('cdk-nag AwsSolutions', () => {
       CorsConfiguration: {
         AllowOrigins: ['https://app.example.com'],
         AllowMethods: ['GET', 'POST'],
-        AllowHeaders: ['authorization', 'content-type', 'idempotency-key'],
-        ExposeHeaders: ['location'],
+        AllowHeaders: ['authorization', 'content-type', 'idempotency-key', 'if-none-match', 'prefer'],
+        ExposeHeaders: ['location', 'etag', 'preference-applied'],
         MaxAge: 3600,
       },
     });
