@@ -113,10 +113,12 @@ describe('the local viewer draws the examples', () => {
 
   it('catering: one product, quoted by Q, read in full', async () => {
     const page = await open(runs.catering.runId, 'succeeded');
-    await expect(page.locator('tessera-run [data-subtask="Q"][data-state="ok"] rect[data-observed]').count()).resolves.toBe(1);
+    await screenshot(page, 'catering');
+    const q = page.locator('tessera-run [data-subtask="Q"][data-state]');
+    await expect(q.getAttribute('data-state')).resolves.toBe('ok');
+    await expect(q.locator('rect[data-observed]').count()).resolves.toBe(1);
     await expect(page.locator('tessera-run [data-gap]').count()).resolves.toBe(0);
     expect(await axeViolations(page)).toEqual([]);
-    await screenshot(page, 'catering');
   });
 
   it('a run cancelled while the page watches it is redrawn as cancelled, without a reload', async () => {
