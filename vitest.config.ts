@@ -6,6 +6,8 @@ import { defineConfig } from 'vitest/config';
  * - integration (`*.int.test.ts`): DynamoDB Local and the SQS emulator, started once per run.
  * - e2e (`*.e2e.test.ts`): the whole local cloud, or a deployed API when TESSERA_API_URL is set.
  * - chaos: the chaos property suite, an e2e file run after the others on a cloud of its own.
+ * - browser (`*.browser.test.ts`): the local viewer in Debian's Chromium (scripts/browser/install.sh)
+ *   against a local cloud of its own.
  */
 // Local development runs Node 20 on purpose (see README); the SDK's notice about its future
 // Node 22 requirement would otherwise print in every process, global setups included.
@@ -24,7 +26,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/**/*.int.test.ts', 'test/**/*.e2e.test.ts'],
+          exclude: ['test/**/*.int.test.ts', 'test/**/*.e2e.test.ts', 'test/**/*.browser.test.ts'],
         },
       },
       {
@@ -44,6 +46,14 @@ export default defineConfig({
           globalSetup: ['test/e2e/global-setup.ts'],
           // Runs wait on real deadlines (seconds each); the API under test may be remote.
           testTimeout: 180_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'browser',
+          include: ['test/browser/*.browser.test.ts'],
+          testTimeout: 60_000,
         },
       },
       {

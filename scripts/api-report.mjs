@@ -41,7 +41,7 @@ const extractorConfig = (declarationsRoot, entry, scratch) =>
         overrideTsconfig: {
           compilerOptions: {
             target: 'ES2022',
-            lib: ['ES2023'],
+            lib: ['ES2023', 'DOM', 'DOM.Iterable'],
             module: 'ESNext',
             moduleResolution: 'Bundler',
             types: ['node'],

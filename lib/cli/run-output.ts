@@ -1,4 +1,5 @@
 import type { Observed, RunResource, SubtaskView } from '../contract';
+import { BAR_LEGEND, coverageBar } from './coverage-bar';
 import { printable, table } from './output';
 
 /**
@@ -51,5 +52,8 @@ export const formatRun = (run: RunResource): string => {
   lines.push(`Usage     ${run.usage.modelCalls} model calls, estimated cost ${run.usage.estimatedCost} of ${run.budget.costLimit}`);
   // Table cells are escaped by table(); every other line carries stored text, escaped here.
   const rows = table([['id', 'worker', 'round', 'state', 'observed', 'usage', 'note'], ...run.subtasks.map(subtaskRow)]).map((l) => `  ${l}`);
-  return [...lines.map(printable), 'Subtasks', ...rows].join('\n');
+  // A time universe ends with its coverage as one line of glyphs, readable without colour.
+  const bar = coverageBar(run);
+  const picture = bar === undefined ? [] : [`Timeline  ${bar}`, `          ${BAR_LEGEND}`];
+  return [...lines.map(printable), 'Subtasks', ...rows, ...picture].join('\n');
 };

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { relative } from 'node:path';
 import { createTesseraClient } from '../client';
 import { loopbackOrigin } from '../local/loopback-dns';
+import { viewerUrl } from '../local/viewer-site';
 import { UsageError } from './errors';
 import { DEMO_TENANT, startLocalSession, stopOnSignals } from './local';
 import { LOCAL_STATE_FILE, removeLocalState, writeLocalState } from './local-state';
@@ -48,10 +49,16 @@ const parseServeArgs = (args: readonly string[]) => {
 export const LOCAL_DATA_NOTICE =
   'Runs are kept in memory: stopping or restarting the local cloud forgets every run and issues a new token.';
 
-/** What `serve` prints once the cloud is up. @example banner(apiUrl, { ...cloud.endpoints }) */
-export const banner = (apiUrl: string, endpoints: Record<string, string | undefined>): string =>
+/**
+ * What `serve` prints once the cloud is up; with a token, first the viewer's address (the token
+ * rides in the URL fragment, which the browser never sends to a server).
+ *
+ * @example banner(apiUrl, { ...cloud.endpoints }, token)
+ */
+export const banner = (apiUrl: string, endpoints: Record<string, string | undefined>, token?: string): string =>
   [
     'tessera local cloud is running on 127.0.0.1 (Ctrl-C stops everything it started)',
+    ...(token === undefined ? [] : [`  Viewer          ${viewerUrl(apiUrl, token)}`]),
     `  API             ${apiUrl}`,
     `  Step Functions  ${endpoints.stepFunctions}`,
     `  Lambda          ${endpoints.lambda}`,
@@ -102,7 +109,7 @@ export const serveCommand: Command = {
         resolve();
       });
     });
-    io.out(banner(apiUrl, { ...cloud.endpoints }));
+    io.out(banner(apiUrl, { ...cloud.endpoints }, token));
     if (body !== undefined) {
       io.out(`\nRunning ${example}:`);
       await submitAndReport(io, createTesseraClient({ apiUrl, token }), body, { json: false, apiUrl, local: true });

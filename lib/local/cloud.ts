@@ -4,7 +4,7 @@ import './polyfills';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { eventRulesFromTemplate, startEventBus, type EventBus } from './event-rules';
 import { startEventSourceMappings, eventSourceMappingsFromTemplate, type EventSourceMappings } from './event-source-mapping';
-import { startHttpApi, type LocalHttpApi } from './http-api';
+import { startHttpApi, type LocalHttpApi, type StaticPages } from './http-api';
 import { httpApiFromTemplate } from './http-routes';
 import { createJwtAuthority, type JwtAuthority, type MintTokenOptions } from './jwt-authority';
 import { createLambdaInvoker, LOCAL_CREDENTIALS } from './lambda-client';
@@ -62,6 +62,8 @@ export interface LocalCloudOptions {
    * for local-only choices such as `POWERTOOLS_LOG_LEVEL`. The SDK endpoints always win.
    */
   readonly functionEnvironment?: Readonly<Record<string, string>>;
+  /** Public static pages the HTTP API answers before its routes (the local viewer). */
+  readonly pages?: StaticPages;
 }
 
 /** The URLs of the local services, as `AWS_ENDPOINT_URL_*` and the CLI need them. */
@@ -256,7 +258,7 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
     ...(options.jwt?.tenantClaim === undefined ? {} : { tenantClaim: options.jwt.tenantClaim }),
   });
   const spec = httpApiFromTemplate(resolver);
-  const api: LocalHttpApi | undefined = spec ? await startHttpApi({ spec, lambda, authority, port: ports.api, log }) : undefined;
+  const api: LocalHttpApi | undefined = spec ? await startHttpApi({ spec, lambda, authority, port: ports.api, log, ...(options.pages ? { pages: options.pages } : {}) }) : undefined;
   if (api) cleanups.push(() => api.stop());
   log({ level: 'info', component: 'cloud', message: `local cloud ready${api ? ` at ${api.url}` : ''}` });
 

@@ -254,6 +254,9 @@ const withTimeout = async (work: Promise<InvokeResult>, timeoutMs: number): Prom
   }
 };
 
+/** Pages the local API serves itself, without auth: `undefined` for a request they do not answer. */
+export type StaticPages = (method: string, pathname: string) => Promise<HttpReply | undefined>;
+
 /** The running local API. */
 export interface LocalHttpApi {
   readonly url: string;
@@ -274,6 +277,11 @@ export const startHttpApi = async (options: {
   authority: JwtAuthority;
   port?: number;
   log?: LocalLog;
+  /**
+   * Public static pages answered before route selection (the local viewer at `/`); a request
+   * they answer `undefined` to goes to the routes.
+   */
+  pages?: StaticPages;
 }): Promise<LocalHttpApi> => {
   const log = options.log ?? silentLog;
   const { spec, authority } = options;
@@ -282,6 +290,8 @@ export const startHttpApi = async (options: {
     const url = new URL(request.url ?? '/', 'http://local');
     const method = request.method ?? 'GET';
     if (method === 'GET' && url.pathname === JWKS_PATH) return jsonReply(200, authority.jwks);
+    const page = await options.pages?.(method, url.pathname);
+    if (page) return page;
     if (method === 'OPTIONS' && spec.cors && request.headers['access-control-request-method']) return preflight(spec.cors, request);
     const match = matchRoute(spec.routes, method, url.pathname);
     if (!match) return jsonReply(404, NOT_FOUND);

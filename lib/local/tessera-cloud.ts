@@ -5,6 +5,7 @@ import { PACKAGE_ROOT } from '../infra/handler-metadata';
 import { loadWorkerRegistry } from '../workers/worker-module';
 import { startLocalCloud, type LocalCloud, type LocalCloudPorts } from './cloud';
 import type { LocalLog } from './log';
+import { viewerPage } from './viewer-site';
 
 /** The issuer and audience the local API's JWT authorizer is configured with. */
 export const LOCAL_AUTH = { issuer: 'https://tessera.local', audience: 'tessera-local', tenantClaim: 'custom:tenant' } as const;
@@ -72,5 +73,7 @@ export const startTesseraCloud = async (options: TesseraCloudOptions): Promise<L
     ...(options.log ? { log: options.log } : {}),
     functionEnvironment: { POWERTOOLS_LOG_LEVEL: options.functionLogLevel ?? 'WARN' },
     jwt: { issuer: LOCAL_AUTH.issuer, audience: [LOCAL_AUTH.audience], tenantClaim: LOCAL_AUTH.tenantClaim },
+    // The viewer page at `/`: local only, never part of the CDK app.
+    pages: viewerPage,
   });
 };

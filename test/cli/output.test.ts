@@ -62,7 +62,7 @@ describe('human-readable output escapes control characters', () => {
     expect(lines[2]).toBe('Answer    Total \\u001b]8;;http://evil\\u001b\\click\\u001b]8;;\\u001b\\');
     expect(lines[3]).toBe('Result    {"note":"\\u202eevil"}');
     expect(lines[4]).toBe('Coverage  Coverage: \\u001b[8mhidden');
-    expect(lines.at(-1)).toMatch(/ok\s+2025-01-01\.\.2025-03-31 \(3\)\s+1 call\/7\s+done\\u000d\\u001b\[31mFAILED\\u009b$/);
+    expect(lines.at(-3)).toMatch(/ok\s+2025-01-01\.\.2025-03-31 \(3\)\s+1 call\/7\s+done\\u000d\\u001b\[31mFAILED\\u009b$/);
   });
 
   it('progress, problems and coverage reports are escaped too', () => {

@@ -1,0 +1,33 @@
+import type { GapMark, OverlapMark, Picture, SubtaskMark } from './geometry';
+
+/**
+ * The words shown on hover and focus, and read by screen readers, for each mark of a picture.
+ * Pure text, so what a person is told is tested without a browser.
+ */
+
+/**
+ * @example
+ * subtaskText(mark) // 'Subtask B (tax-statements, round 1): ok.\nAssigned: 1 Apr 2025 – 30 Jun 2025.\n…'
+ */
+export const subtaskText = (s: SubtaskMark): string =>
+  [
+    `Subtask ${s.id} (${s.worker}, round ${s.round}${s.lineage ? `, ${s.lineage}` : ''}): ${s.stateLabel}.`,
+    `Assigned: ${s.assignedText}.`,
+    `Observed: ${s.observedText}.`,
+    `Usage: ${s.usageText}.`,
+    ...(s.reason ? [`Reason: ${s.reason}.`] : []),
+    ...(s.late > 0 ? [`Late evidence: ${s.late} result${s.late === 1 ? '' : 's'} arrived after the subtask was sealed (kept, state unchanged).`] : []),
+  ].join('\n');
+
+/** @example gapText(gap) // 'Gap 28 Jun 2025 – 30 Jun 2025: re-checked empty.\n…' */
+export const gapText = (g: GapMark): string =>
+  [`Gap ${g.where}: ${g.label}.`, ...(g.subtaskId ? [`Subtask: ${g.subtaskId}.`] : []), `${g.detail.charAt(0).toUpperCase()}${g.detail.slice(1)}.`].join('\n');
+
+/** @example overlapText(o) // 'Overlap 1 Mar 2025 – 31 Mar 2025: read by A and B.' */
+export const overlapText = (o: OverlapMark): string => `Overlap ${o.where}: read by ${o.subtaskIds.join(' and ')}.`;
+
+/** The whole picture in one sentence, the accessible name of the drawing. */
+export const pictureSummary = (p: Picture): string => {
+  const gaps = p.gaps.length === 0 ? 'no gaps' : `${p.gaps.length} gap${p.gaps.length === 1 ? '' : 's'} (${p.gaps.map((g) => `${g.where}: ${g.label}`).join('; ')})`;
+  return `Coverage of ${p.universeText} by ${p.subtasks.length} subtask${p.subtasks.length === 1 ? '' : 's'}, run ${p.status}: ${gaps}.`;
+};
