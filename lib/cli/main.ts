@@ -6,6 +6,7 @@ import { reconcileCommand } from './reconcile';
 import { createRunCommand } from './run';
 import { serveCommand } from './serve';
 import { processIo, runCli, type CliIo, type CommandTable } from './router';
+import { recordPhase } from '../local/startup-trace';
 
 /**
  * The models `tessera plan` allows: those of the model variables in the environment
@@ -35,4 +36,8 @@ export const commands: CommandTable = {
  * @example
  * process.exitCode = await main(['plan', 'examples/tax.json']);
  */
-export const main = (argv: readonly string[], io: CliIo = processIo()): Promise<number> => runCli(argv, commands, io);
+export const main = (argv: readonly string[], io: CliIo = processIo()): Promise<number> => {
+  // From the process start to here: Node, tsx and every module the CLI imports.
+  recordPhase('cli.imports', 0);
+  return runCli(argv, commands, io);
+};
