@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EmulatorStartError, JavaMissingError } from './errors';
@@ -55,27 +55,26 @@ const runTool = (command: string, args: readonly string[], cwd?: string): Promis
 
 /**
  * How the JVM runs the launcher. Compiling its source at every start (Java's single-file source
- * mode) costs seconds of CPU, and so does loading DynamoDB Local's classes from its JARs. So the
- * launcher is compiled once into a JAR in the local cache, and the first start with it records a
- * class-data sharing archive of every class it loaded (`-XX:ArchiveClassesAtExit`), which later
- * starts map in (`-XX:SharedArchiveFile`). The entry is keyed by the launcher source, the
- * DynamoDB Local JARs and `java -version`, so a new JDK or JAR gets a new one. Nothing here
- * changes what runs: the same JAR and launcher, loaded faster. Whatever fails (no `javac` or
- * `jar`, an unwritable cache), the start falls back to the source mode.
+ * mode) costs seconds of CPU, so the launcher is compiled once into a JAR in the local cache,
+ * keyed by its source, the DynamoDB Local JARs and `java -version` (a new JDK or JAR gets a new
+ * one). Nothing changes in what runs: the same DynamoDB Local JAR and the same launcher code.
+ * Whatever fails (no `javac` or `jar`, an unwritable cache), the start uses the source mode.
+ *
+ * Class-data sharing is not used: DynamoDB Local's JAR lists its own directory in its manifest's
+ * Class-Path, and Java 17 refuses to record an archive with a non-empty directory on the class
+ * path ("Cannot have non-empty directory in paths").
  */
 interface LaunchPlan {
-  readonly jvmArgs: readonly string[];
   readonly classpath: readonly string[];
   readonly main: string;
-  /** After the JVM exited: keeps the archive it wrote when it exited cleanly. */
-  readonly afterExit: (code: number | null) => void;
 }
 
-const sourceMode = (): LaunchPlan => ({ jvmArgs: [], classpath: [], main: launcherSource, afterExit: () => undefined });
+const sourceMode = (): LaunchPlan => ({ classpath: [], main: launcherSource });
 
 const launchPlan = async (jarDir: string, javaVersion: string, cacheDir: string): Promise<LaunchPlan> => {
   const key = createHash('sha256')
     .update(readFileSync(launcherSource))
+    .update(`\0${statSync(join(jarDir, 'DynamoDBLocal.jar')).size}`)
     .update(`\0${jarDir}\0${readdirSync(join(jarDir, 'DynamoDBLocal_lib')).sort().join(',')}\0${javaVersion}`)
     .digest('hex')
     .slice(0, 24);
@@ -87,7 +86,7 @@ const launchPlan = async (jarDir: string, javaVersion: string, cacheDir: string)
       rmSync(work, { recursive: true, force: true });
       mkdirSync(join(work, 'classes'), { recursive: true });
       const compiled =
-        (await runTool('javac', ['-cp', jarClasspath(jarDir), '-d', join(work, 'classes'), launcherSource])) &&
+        (await runTool('javac', ['--release', '17', '-cp', jarClasspath(jarDir), '-d', join(work, 'classes'), launcherSource])) &&
         (await runTool('jar', ['cf', join(work, 'launcher.jar'), '-C', join(work, 'classes'), '.']));
       if (!compiled) {
         rmSync(work, { recursive: true, force: true });
@@ -100,23 +99,7 @@ const launchPlan = async (jarDir: string, javaVersion: string, cacheDir: string)
   } catch {
     return sourceMode();
   }
-  const archive = join(entry, 'classes.jsa');
-  const base = { classpath: [jar], main: LAUNCHER_CLASS };
-  // A JVM that cannot map the archive (another JDK build, say) warns and runs without it.
-  if (existsSync(archive)) return { ...base, jvmArgs: [`-XX:SharedArchiveFile=${archive}`, '-Xlog:cds=off', '-Xlog:cds+dynamic=off'], afterExit: () => undefined };
-  const recording = `${archive}.${process.pid}.tmp`;
-  return {
-    ...base,
-    jvmArgs: [`-XX:ArchiveClassesAtExit=${recording}`, '-Xlog:cds=off', '-Xlog:cds+dynamic=off'],
-    afterExit: (code) => {
-      try {
-        if (code === 0 && existsSync(recording)) renameSync(recording, archive);
-        else rmSync(recording, { force: true });
-      } catch {
-        // the next start records again
-      }
-    },
-  };
+  return { classpath: [jar], main: LAUNCHER_CLASS };
 };
 
 const jarClasspath = (jarDir: string): string => `${join(jarDir, 'DynamoDBLocal.jar')}:${join(jarDir, 'DynamoDBLocal_lib', '*')}`;
@@ -140,7 +123,6 @@ export const startDynamoDbLocal = async (options: { port?: number; timeoutMs?: n
     [
       `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
       '-Xms64m',
-      ...plan.jvmArgs,
       '-cp',
       [...plan.classpath, jarClasspath(dir)].join(':'),
       plan.main,
@@ -157,9 +139,8 @@ export const startDynamoDbLocal = async (options: { port?: number; timeoutMs?: n
   child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   let exited = false;
   const exit = new Promise<void>((done) =>
-    child.once('exit', (code) => {
+    child.once('exit', () => {
       exited = true;
-      plan.afterExit(code);
       done();
     }),
   );
@@ -176,14 +157,10 @@ export const startDynamoDbLocal = async (options: { port?: number; timeoutMs?: n
     pid,
     stop: async () => {
       if (exited) return;
-      // Closing stdin makes the launcher call System.exit(0): a clean exit, which is also when a
-      // JVM recording its class-data archive writes it. A JVM that does not go in time is killed.
-      child.stdin?.end();
-      const term = setTimeout(() => child.kill('SIGTERM'), 10_000);
-      const kill = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
       await exit;
-      clearTimeout(term);
-      clearTimeout(kill);
+      clearTimeout(timer);
     },
   };
 };
