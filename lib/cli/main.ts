@@ -1,4 +1,6 @@
-import { allowedModelIds, ModelEnvironment } from '../workers';
+// The model settings alone, not the whole worker SDK (its Bedrock adapter, sources, tool loop): a
+// warm `tessera run` only submits to a running cloud, and pays for every module imported here.
+import { allowedModelIds, ModelEnvironment } from '../workers/models/config';
 import { createInitCommand } from './init';
 import { createPlanCommand } from './plan';
 import { startLocalForRun } from './local';
