@@ -18,8 +18,9 @@
  * node_modules linked in) and runs its CLI too, interleaved run by run with this one, so load from
  * other processes falls on both alike; its phases are not traced (older code has no trace). Without
  * it, the bench prints the first measurement of the code before this work (commit 71e51e7, the
- * issue's figures on the same 2-core machine, idle): cold 21 s, warm 7.4 s; measured again with
- * this bench at 71e51e7 under a load average of about 18 (other sessions' tests): cold 80.6 s.
+ * issue's figures on the same 2-core machine, idle): cold 21 s, warm 7.4 s. Under a load average
+ * of about 20 (other sessions' tests on the 2 cores), one back-to-back pair timed with
+ * `/usr/bin/time`: 71e51e7 cold 98.7 s, this code cold 80.0 s (template cached, launcher compiled).
  *
  * `npm run bench -- local` (or `npx tsx bench/local.bench.ts`); `LOCAL_BENCH_RUNS` changes the 5.
  */
