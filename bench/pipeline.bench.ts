@@ -33,7 +33,8 @@ import { startDynamoDbLocal } from '../lib/local/dynamodb-local';
 import { startRequestCounter, type Exchange, type OperationCount, type RequestCounter } from '../lib/local/request-counter';
 import { stateTransitions } from '../lib/local/sfn-executions';
 import { startSqsLocal } from '../lib/local/sqs-local';
-import { LOCAL_AUTH, synthesizeLocalTemplate } from '../lib/local/tessera-cloud';
+import { LOCAL_AUTH } from '../lib/local/local-auth';
+import { synthesizeLocalTemplate } from '../lib/local/local-template';
 
 const SUBTASKS = 20;
 const TENANT = 'bench';

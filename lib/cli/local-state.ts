@@ -1,15 +1,7 @@
-import { existsSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { z } from 'zod';
-
-/** The project the CLI runs in: the nearest directory at or above the current one with a package.json. */
-const projectDirectory = (from: string = process.cwd()): string => {
-  for (let dir = resolve(from); ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    if (dirname(dir) === dir) return resolve(from);
-  }
-};
+import { projectDirectory } from '../local/local-cache';
 
 /**
  * Where `tessera serve` leaves its API URL and a demo token, so that `tessera run` in another

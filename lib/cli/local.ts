@@ -3,6 +3,7 @@ import type { LocalLogEntry } from '../local/log';
 import type { CliIo } from './router';
 import type { RunTarget } from './run';
 import { workerModulePath } from './workers';
+import { tracePhase } from '../local/startup-trace';
 
 /** The tenant the local cloud's demo token belongs to. */
 export const DEMO_TENANT = 'demo';
@@ -36,13 +37,13 @@ export const startLocalSession = async (
 ): Promise<LocalCloudSession> => {
   // Resolved before the CDK and the emulators load, so a wrong path fails at once.
   const workers = workerModulePath(options.workers);
-  const { startTesseraCloud } = await import('../local/tessera-cloud');
-  const cloud = await startTesseraCloud({
+  const { startTesseraCloud } = await tracePhase('cloud.import-modules', () => import('../local/tessera-cloud'));
+  const cloud = await tracePhase('cloud.start', () => startTesseraCloud({
     workers,
     ...(options.ports ? { ports: options.ports } : {}),
     log: localCloudLog(io, options.verbose === true),
     functionLogLevel: options.verbose ? 'INFO' : options.quiet ? 'ERROR' : 'WARN',
-  });
+  }));
   const token = await cloud.mintToken({ tenant: DEMO_TENANT, subject: 'local-user', expiresIn: '12h' });
   return { cloud, token };
 };

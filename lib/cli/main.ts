@@ -1,4 +1,6 @@
-import { allowedModelIds, ModelEnvironment } from '../workers';
+// The model settings alone, not the whole worker SDK (its Bedrock adapter, sources, tool loop): a
+// warm `tessera run` only submits to a running cloud, and pays for every module imported here.
+import { allowedModelIds, ModelEnvironment } from '../workers/models/config';
 import { createInitCommand } from './init';
 import { createPlanCommand } from './plan';
 import { startLocalForRun } from './local';
@@ -7,6 +9,7 @@ import { createRunCommand } from './run';
 import { runsCommand } from './runs';
 import { serveCommand } from './serve';
 import { processIo, runCli, type CliIo, type CommandTable } from './router';
+import { recordPhase } from '../local/startup-trace';
 
 /**
  * The models `tessera plan` allows: those of the model variables in the environment
@@ -37,4 +40,8 @@ export const commands: CommandTable = {
  * @example
  * process.exitCode = await main(['plan', 'examples/tax.json']);
  */
-export const main = (argv: readonly string[], io: CliIo = processIo()): Promise<number> => runCli(argv, commands, io);
+export const main = (argv: readonly string[], io: CliIo = processIo()): Promise<number> => {
+  // From the process start to here: Node, tsx and every module the CLI imports.
+  recordPhase('cli.imports', 0);
+  return runCli(argv, commands, io);
+};

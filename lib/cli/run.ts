@@ -1,6 +1,7 @@
 import { createTesseraClient, RunWaitTimeout, TesseraApiError, type TesseraClient } from '../client';
 import type { RunResource } from '../contract';
 import { UsageError } from './errors';
+import { tracePhase } from '../local/startup-trace';
 import { readLocalState } from './local-state';
 import { formatProblems, printable } from './output';
 import { formatRun, progressLine } from './run-output';
@@ -88,7 +89,7 @@ export interface ReportOptions {
 export const submitAndReport = async (io: CliIo, client: TesseraClient, body: unknown, options: ReportOptions): Promise<number> => {
   let runId: string;
   try {
-    runId = (await client.createRun(body as never, options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {})).runId;
+    runId = (await tracePhase('run.submit', () => client.createRun(body as never, options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}))).runId;
   } catch (error) {
     if (!(error instanceof TesseraApiError)) throw error;
     const issues = error.issues.map((issue) => ({ ...issue, code: issue.code as 'invalid_request' }));
@@ -99,7 +100,7 @@ export const submitAndReport = async (io: CliIo, client: TesseraClient, body: un
   const progress = progressPrinter(io);
   let run: RunResource;
   try {
-    run = await client.waitForRun(runId, { onProgress: (r) => progress.update(r) });
+    run = await tracePhase('run.wait', () => client.waitForRun(runId, { onProgress: (r) => progress.update(r) }));
   } catch (error) {
     progress.done();
     const why = waitFailure(error);
@@ -151,7 +152,7 @@ export const createRunCommand = (options: { startLocal: StartLocal }): Command =
       const key = parsed.values.get('idempotency-key');
       return await submitAndReport(io, client, body, { json: parsed.flags.has('json'), apiUrl: target.apiUrl, local: target.local, ...(key ? { idempotencyKey: key } : {}) });
     } finally {
-      await target.stop?.();
+      if (target.stop) await tracePhase('cloud.stop', () => target.stop?.());
     }
   },
 });

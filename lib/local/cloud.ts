@@ -16,6 +16,7 @@ import { freePort } from './ports';
 import { provisionQueues, provisionTables, type ProvisionedQueue, type ProvisionedTable } from './provision';
 import { createExecutionService, executionStatusChangeEvent, type ExecutionService } from './sfn-executions';
 import { startSqsLocal } from './sqs-local';
+import { tracePhase } from './startup-trace';
 import { stateMachinesFromTemplate, type LocalStateMachine } from './state-machines';
 import { startStepFunctionsEndpoint, type StepFunctionsEndpoint } from './stepfunctions-endpoint';
 import { createResolver, LOCAL_ACCOUNT_ID, parseTemplate, resolveOutputs } from './template';
@@ -48,8 +49,12 @@ export interface LocalCloudOptions {
   readonly region?: string;
   /** Fixed ports; free ones are picked otherwise. */
   readonly ports?: LocalCloudPorts;
-  /** Emulators already running (their owner stops them); otherwise the cloud starts its own. */
-  readonly emulators?: { readonly dynamodbEndpoint: string; readonly sqsEndpoint: string };
+  /**
+   * Emulators already running: plain endpoints (their owner stops them), or what
+   * {@link startLocalEmulators} returned, which the cloud then owns and stops with itself.
+   * Otherwise the cloud starts its own.
+   */
+  readonly emulators?: { readonly dynamodbEndpoint: string; readonly sqsEndpoint: string } | LocalEmulators;
   /** Prefix of derived table and queue names, for clouds sharing emulators. @default '' */
   readonly namePrefix?: string;
   /** Values for template parameters without a usable default. */
@@ -112,6 +117,47 @@ const sqsHost = (region: string, port: number): string => `http://sqs.${region}.
 
 const portOf = (endpoint: string): number => Number(new URL(endpoint).port);
 
+/** DynamoDB Local and fauxqs, started by {@link startLocalEmulators}. */
+export interface LocalEmulators {
+  readonly dynamodbEndpoint: string;
+  readonly sqsEndpoint: string;
+  /** Child processes started (DynamoDB Local's JVM; fauxqs runs in-process). */
+  readonly pids: readonly number[];
+  /** Stops both. Safe to call twice. */
+  stop(): Promise<void>;
+}
+
+const isOwned = (emulators: NonNullable<LocalCloudOptions['emulators']>): emulators is LocalEmulators => 'stop' in emulators;
+
+/**
+ * Starts DynamoDB Local and fauxqs on 127.0.0.1. Separate from {@link startLocalCloud} so a caller
+ * can start the JVM first and prepare the template while it boots; hand the result to
+ * `startLocalCloud({ emulators })`, which then stops them with the cloud.
+ *
+ * @example
+ * const emulators = startLocalEmulators();          // the JVM boots meanwhile
+ * const template = await loadTemplate();
+ * const cloud = await startLocalCloud({ template, repoRoot, emulators: await emulators });
+ */
+export const startLocalEmulators = async (options: { region?: string; ports?: Pick<LocalCloudPorts, 'dynamodb' | 'sqs'> } = {}): Promise<LocalEmulators> => {
+  const region = options.region ?? 'us-east-1';
+  const [dynamodb, sqs] = await Promise.allSettled([
+    tracePhase('dynamodb.jvm-to-port', () => startDynamoDbLocal(options.ports?.dynamodb === undefined ? {} : { port: options.ports.dynamodb })),
+    tracePhase('sqs.start', () => startSqsLocal({ region, ...(options.ports?.sqs === undefined ? {} : { port: options.ports.sqs }) })),
+  ]);
+  if (dynamodb.status === 'rejected' || sqs.status === 'rejected') {
+    await Promise.allSettled([dynamodb.status === 'fulfilled' && dynamodb.value.stop(), sqs.status === 'fulfilled' && sqs.value.stop()]);
+    throw dynamodb.status === 'rejected' ? dynamodb.reason : (sqs as PromiseRejectedResult).reason;
+  }
+  let stopping: Promise<void> | undefined;
+  return {
+    dynamodbEndpoint: dynamodb.value.endpoint,
+    sqsEndpoint: sqs.value.endpoint,
+    pids: [dynamodb.value.pid],
+    stop: () => (stopping ??= Promise.all([sqs.value.stop(), dynamodb.value.stop()]).then(() => undefined)),
+  };
+};
+
 interface Emulators {
   readonly dynamodb: string;
   readonly sqsPort: number;
@@ -120,16 +166,12 @@ interface Emulators {
 }
 
 const startEmulators = async (options: LocalCloudOptions, region: string, cleanups: Cleanup[]): Promise<Emulators> => {
-  if (options.emulators) return { dynamodb: options.emulators.dynamodbEndpoint, sqsPort: portOf(options.emulators.sqsEndpoint), pids: [] };
-  const [dynamodb, sqs] = await Promise.allSettled([
-    startDynamoDbLocal(options.ports?.dynamodb === undefined ? {} : { port: options.ports.dynamodb }),
-    startSqsLocal({ region, ...(options.ports?.sqs === undefined ? {} : { port: options.ports.sqs }) }),
-  ]);
-  if (dynamodb.status === 'fulfilled') cleanups.push(() => dynamodb.value.stop());
-  if (sqs.status === 'fulfilled') cleanups.push(() => sqs.value.stop());
-  if (dynamodb.status === 'rejected') throw dynamodb.reason;
-  if (sqs.status === 'rejected') throw sqs.reason;
-  return { dynamodb: dynamodb.value.endpoint, sqsPort: sqs.value.port, pids: [dynamodb.value.pid] };
+  const given = options.emulators;
+  if (given && !isOwned(given)) return { dynamodb: given.dynamodbEndpoint, sqsPort: portOf(given.sqsEndpoint), pids: [] };
+  if (given) return { dynamodb: given.dynamodbEndpoint, sqsPort: portOf(given.sqsEndpoint), pids: given.pids }; // stopped by startLocalCloud's cleanups
+  const emulators = await startLocalEmulators({ region, ...(options.ports ? { ports: options.ports } : {}) });
+  cleanups.push(() => emulators.stop());
+  return { dynamodb: emulators.dynamodbEndpoint, sqsPort: portOf(emulators.sqsEndpoint), pids: emulators.pids };
 };
 
 /** Sets the SDK environment and returns how to put the previous values back. */
@@ -198,6 +240,9 @@ export const startLocalCloud = async (options: LocalCloudOptions): Promise<Local
         }
       }
     })());
+  // Handed-over emulators are the cloud's from here on, whatever fails next.
+  const handed = options.emulators;
+  if (handed && isOwned(handed)) cleanups.push(() => handed.stop());
   try {
     return await assemble(options, region, log, cleanups, stop);
   } catch (error) {
@@ -222,19 +267,19 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   });
   const clientConfig = { region, credentials: LOCAL_CREDENTIALS };
   const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqs });
-  const tables = await provisionTables(resolver, new DynamoDBClient({ ...clientConfig, endpoint: emulators.dynamodb }));
-  const queues = await provisionQueues(resolver, sqsClient);
+  const tables = await tracePhase('dynamodb.tables', () => provisionTables(resolver, new DynamoDBClient({ ...clientConfig, endpoint: emulators.dynamodb })));
+  const queues = await tracePhase('sqs.queues', () => provisionQueues(resolver, sqsClient));
   log({ level: 'info', component: 'cloud', message: `provisioned ${tables.length} tables and ${queues.length} queues` });
 
   // The SDK reads these when a client is created, so they are set before any handler is built.
   const environment = sdkEnvironment({ region, ports, dynamodb: emulators.dynamodb, sqs });
   cleanups.push(applyEnvironment(environment));
-  const functions = await loadFunctions({
+  const functions = await tracePhase('lambda.load-handlers', () => loadFunctions({
     resolver,
     repoRoot: options.repoRoot,
     runtimeEnvironment: { ...options.functionEnvironment, ...environment },
     ...(options.registry ? { registry: options.registry } : {}),
-  });
+  }));
   const lambdaEndpoint: LambdaEndpoint = await startLambdaEndpoint({ functions, port: ports.lambda, log });
   cleanups.push(() => lambdaEndpoint.stop());
   const lambda = createLambdaInvoker({ endpoint: lambdaEndpoint.url, region });

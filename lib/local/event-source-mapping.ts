@@ -12,6 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
 import type { InvokeResult, LambdaInvoker } from './lambda-client';
+import { recordPhase } from './startup-trace';
 import { silentLog, type LocalLog } from './log';
 import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
 
@@ -211,6 +212,7 @@ const collectBatch = async (ctx: PollerContext): Promise<Message[]> => {
   const { batchSize, maximumBatchingWindowSeconds } = ctx.mapping;
   const batch = await receive(ctx, batchSize, POLL_WAIT_SECONDS);
   if (batch.length === 0) return batch;
+  const opened = performance.now();
   const closes = Date.now() + maximumBatchingWindowSeconds * 1000;
   try {
     while (batch.length < batchSize && !ctx.signal.aborted) {
@@ -225,6 +227,7 @@ const collectBatch = async (ctx: PollerContext): Promise<Message[]> => {
       ctx.log({ level: 'warn', component: 'esm', message: `${ctx.mapping.logicalId}: receiving more of a batch failed; invoking with the ${batch.length} in hand: ${(error as Error).message}` });
     }
   }
+  recordPhase('sqs.batching-window', opened);
   return batch;
 };
 

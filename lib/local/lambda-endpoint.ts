@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { jsonReply, listenOnLoopback, type HttpReply, type LoopbackServer } from './http-server';
 import { findFunction, invokeFunction, type FunctionErrorPayload, type InvocationOutcome, type RunnableFunction } from './lambda-runtime';
 import { silentLog, type LocalLog } from './log';
+import { tracePhase } from './startup-trace';
 
 /**
  * A local Lambda Invoke API (`POST /2015-03-31/functions/{FunctionName}/invocations`) that routes
@@ -89,7 +90,7 @@ export const startLambdaEndpoint = async (options: {
     const entry = stats.get(fn.name) ?? { invocations: 0, errors: 0 };
     stats.set(fn.name, entry);
     entry.invocations += 1;
-    const outcome = await invokeFunction(fn, event, { requestId, ...(invokedFunctionArn ? { invokedFunctionArn } : {}) });
+    const outcome = await tracePhase(`lambda.invoke ${fn.entry ?? fn.logicalId}`, () => invokeFunction(fn, event, { requestId, ...(invokedFunctionArn ? { invokedFunctionArn } : {}) }));
     if (!outcome.ok) {
       entry.errors += 1;
       log({ level: 'warn', component: 'lambda', message: `${fn.name} failed: ${outcome.error.errorType}: ${outcome.error.errorMessage}`, data: { requestId } });

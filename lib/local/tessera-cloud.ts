@@ -1,44 +1,19 @@
-import { App, CfnOutput, RemovalPolicy, Stack } from 'aws-cdk-lib';
-import { cdkJsonContext } from '../infra/cdk-context';
-import { TesseraFanOut } from '../infra/fan-out';
+import { performance } from 'node:perf_hooks';
+import { pathToFileURL } from 'node:url';
 import { PACKAGE_ROOT } from '../infra/handler-metadata';
-import { loadWorkerRegistry } from '../workers/worker-module';
-import { startLocalCloud, type LocalCloud, type LocalCloudPorts } from './cloud';
+import type { WorkerRegistry } from '../workers/registry';
+import { loadWorkerRegistry, registryExportOf, resolveWorkerModule } from '../workers/worker-module';
+import { startLocalCloud, startLocalEmulators, type LocalCloud, type LocalCloudPorts } from './cloud';
+import { LOCAL_AUTH } from './local-auth';
+import { localCacheDir } from './local-cache';
 import type { LocalLog } from './log';
 import { viewerPage } from './viewer-site';
+import { recordPhase, tracePhase } from './startup-trace';
+import { cachedTemplate, cdkEnvironment, packageVersions, SYNTH_PACKAGES, templateCacheKey } from './template-cache';
 
-/** The issuer and audience the local API's JWT authorizer is configured with. */
-export const LOCAL_AUTH = { issuer: 'https://tessera.local', audience: 'tessera-local', tenantClaim: 'custom:tenant' } as const;
+export { LOCAL_AUTH } from './local-auth';
 
-const STACK = 'TesseraLocal';
-
-/**
- * Synthesizes the `TesseraFanOut` construct exactly as a deployment would (cdk.json's context),
- * with the local JWT issuer and the given worker module, and without esbuild bundling: the local
- * cloud runs the handler modules themselves, found through each function's `tessera:handler`
- * metadata, with the worker module's registry.
- *
- * @example
- * const template = synthesizeLocalTemplate('examples/app/workers.ts');
- */
-export const synthesizeLocalTemplate = (workers: string, region = 'us-east-1'): unknown => {
-  const app = new App({
-    context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] },
-    // The template is never deployed from here; CloudFormation validation would only cost time.
-    builtinCloudFormationValidation: false,
-  });
-  const stack = new Stack(app, STACK, { env: { account: '000000000000', region } });
-  const fanOut = new TesseraFanOut(stack, 'FanOut', {
-    auth: { issuer: LOCAL_AUTH.issuer, audiences: [LOCAL_AUTH.audience], tenantClaim: LOCAL_AUTH.tenantClaim },
-    removalPolicy: RemovalPolicy.DESTROY,
-    deletionProtection: false,
-    workers: { entry: workers },
-  });
-  // The same names as TesseraStack's outputs, so the end-to-end suite reads either alike.
-  new CfnOutput(stack, 'DeadLetterQueueUrl', { value: fanOut.deadLetterQueue.queueUrl });
-  new CfnOutput(stack, 'SubtaskQueueUrls', { value: fanOut.queueUrlsJson });
-  return app.synth().getStackByName(STACK).template;
-};
+const REGION = 'us-east-1';
 
 export interface TesseraCloudOptions {
   /** The worker module to run (absolute, or relative to the current directory): `examples/app/workers.ts`. */
@@ -50,8 +25,42 @@ export interface TesseraCloudOptions {
 }
 
 /**
+ * The worker module's registry, and the template synthesized for it: from the cache
+ * (lib/local/template-cache.ts) when nothing synthesis reads has changed, else synthesized now
+ * (the only time aws-cdk-lib is imported) and cached.
+ */
+const prepare = async (workers: string): Promise<{ registry: WorkerRegistry; template: unknown }> => {
+  const registry = await tracePhase('workers.load-registry', () => loadWorkerRegistry(workers));
+  const path = resolveWorkerModule(workers);
+  // Already imported by loadWorkerRegistry: this only finds which export holds the registry.
+  const exportName = registryExportOf(await import(pathToFileURL(path).href), workers);
+  const key = await tracePhase('template.cache-key', () =>
+    templateCacheKey({
+      packageRoot: PACKAGE_ROOT,
+      workers: { path, exportName, kinds: registry.kinds() },
+      region: REGION,
+      packageVersions: packageVersions(PACKAGE_ROOT, SYNTH_PACKAGES),
+      cdkEnvironment: cdkEnvironment(process.env),
+    }),
+  );
+  const started = performance.now();
+  const { template, source } = await cachedTemplate({
+    dir: localCacheDir(),
+    key,
+    synthesize: async () => {
+      const { synthesizeLocalTemplate } = await tracePhase('cdk.import', () => import('./local-template'));
+      return tracePhase('cdk.synth', () => synthesizeLocalTemplate(path, REGION));
+    },
+  });
+  recordPhase(source === 'cache' ? 'template.from-cache' : 'template.synthesized-and-cached', started);
+  return { registry, template };
+};
+
+/**
  * The whole tessera pipeline on this machine: DynamoDB Local, the SQS emulator, the synthesized
  * state machine, the Lambda handlers, event-source mappings and the HTTP API with JWT auth.
+ * DynamoDB Local's JVM, the slowest part, starts first; the worker module and the template are
+ * prepared while it boots.
  *
  * @example
  * const cloud = await startTesseraCloud({ workers: 'examples/app/workers.ts' });
@@ -64,16 +73,27 @@ export const startTesseraCloud = async (options: TesseraCloudOptions): Promise<L
   // or X-Ray segments locally unless the caller asked for them.
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   process.env.POWERTOOLS_TRACE_ENABLED ??= 'false';
-  const registry = await loadWorkerRegistry(options.workers);
-  return startLocalCloud({
-    template: synthesizeLocalTemplate(options.workers),
-    repoRoot: PACKAGE_ROOT,
-    registry,
-    ...(options.ports ? { ports: options.ports } : {}),
-    ...(options.log ? { log: options.log } : {}),
-    functionEnvironment: { POWERTOOLS_LOG_LEVEL: options.functionLogLevel ?? 'WARN' },
-    jwt: { issuer: LOCAL_AUTH.issuer, audience: [LOCAL_AUTH.audience], tenantClaim: LOCAL_AUTH.tenantClaim },
-    // The viewer page at `/`: local only, never part of the CDK app.
-    pages: viewerPage,
-  });
+  const emulators = startLocalEmulators({ region: REGION, ...(options.ports ? { ports: options.ports } : {}) });
+  // Awaited below; until then a failed start must not surface as an unhandled rejection.
+  emulators.catch(() => undefined);
+  try {
+    const { registry, template } = await prepare(options.workers);
+    return await startLocalCloud({
+      template,
+      repoRoot: PACKAGE_ROOT,
+      registry,
+      region: REGION,
+      emulators: await emulators,
+      ...(options.ports ? { ports: options.ports } : {}),
+      ...(options.log ? { log: options.log } : {}),
+      functionEnvironment: { POWERTOOLS_LOG_LEVEL: options.functionLogLevel ?? 'WARN' },
+      jwt: { issuer: LOCAL_AUTH.issuer, audience: [LOCAL_AUTH.audience], tenantClaim: LOCAL_AUTH.tenantClaim },
+      // The viewer page at `/`: local only, never part of the CDK app.
+      pages: viewerPage,
+    });
+  } catch (error) {
+    // startLocalCloud stops emulators it was handed; this covers a failure before that (stop is idempotent).
+    await emulators.then((started) => started.stop(), () => undefined);
+    throw error;
+  }
 };
