@@ -2,7 +2,7 @@
  * The emulator lane (`npm run test:emulator`): deploys the real CDK app (bin/app.ts) to an AWS
  * emulator and runs the unchanged end-to-end suite against it. See docs/emulator.md.
  *
- * Steps: install (pinned ministack into .venv-emulator/) → start (ministack on a free 127.0.0.1
+ * Steps: install (pinned ministack into .venv-emulator/) → synth → start (ministack on a free 127.0.0.1
  * port, through scripts/emulator/launch.py) → bootstrap → deploy (`-c tessera:emulator=true`) →
  * users (one Cognito user per tenant, real ID tokens) → warm-up (one run of each example) → e2e
  * (`vitest run --project e2e`) → destroy → stop. Whatever fails, destroy and stop still run, and
@@ -14,7 +14,8 @@
  * Environment:
  *   TESSERA_EMULATOR_URL  an emulator already running (LocalStack: http://localhost:4566); the
  *                         lane then neither installs, starts nor stops one.
- *   TESSERA_EMULATOR_IAM  `false` turns ministack's IAM enforcement (AUTH=true) off.
+ *   TESSERA_EMULATOR_IAM  `true` turns ministack's IAM enforcement (AUTH=true) on; off by default,
+ *                         because the deployment does not get through it (docs/emulator.md, "IAM").
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, writeSync } from 'node:fs';
@@ -40,7 +41,7 @@ if (unknown.length > 0) {
   process.exit(64);
 }
 const external = process.env.TESSERA_EMULATOR_URL;
-const enforceIam = process.env.TESSERA_EMULATOR_IAM !== 'false';
+const enforceIam = process.env.TESSERA_EMULATOR_IAM === 'true';
 const stackName = broken ? 'TesseraEmulatorBroken' : 'TesseraEmulator';
 const logDir = mkdtempSync(join(tmpdir(), 'tessera-emulator-'));
 const started = Date.now();
@@ -51,11 +52,11 @@ const seconds = (since: number) => `${((Date.now() - since) / 1000).toFixed(1)} 
 class StepFailed extends Error {}
 
 /** Runs a command with its output in `<logDir>/<step>.log` (and on the console too when `echo`). */
-const command = (step: string, cmd: string, argv: string[], env: NodeJS.ProcessEnv, echo = false): Promise<string> =>
+const command = (step: string, cmd: string, argv: string[], env: NodeJS.ProcessEnv, echo = false, cwd = root): Promise<string> =>
   new Promise((done, fail) => {
     const log = join(logDir, `${step}.log`);
     const fd = openSync(log, 'a');
-    const child = spawn(cmd, argv, { cwd: root, env, stdio: ['ignore', echo ? 'pipe' : fd, echo ? 'pipe' : fd] });
+    const child = spawn(cmd, argv, { cwd, env, stdio: ['ignore', echo ? 'pipe' : fd, echo ? 'pipe' : fd] });
     if (echo) {
       for (const stream of [child.stdout, child.stderr]) {
         stream?.on('data', (chunk: Buffer) => {
@@ -151,6 +152,10 @@ const startEmulator = async (): Promise<Emulator> => {
       TMPDIR: logDir,
       AUTH: enforceIam ? 'true' : 'false',
       LOG_LEVEL: 'INFO',
+      // Two listeners the stack does not use; IoT's would bind 0.0.0.0:8883 (all interfaces, a
+      // fixed port) and collide with a second lane on the same machine.
+      IOT_MTLS_ENABLED: '0',
+      SFTP_ENABLED: '0',
     },
   });
   closeSync(fd);
@@ -224,11 +229,13 @@ const main = async (): Promise<number> => {
     AWS_SHARED_CREDENTIALS_FILE: join(logDir, 'no-aws-credentials'),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
   });
-  const cdkArgs = [
+  const assembly = join(logDir, 'cdk.out');
+  const cdkArgs = ['--app', assembly];
+  const synthArgs = [
     '--app',
     broken ? 'npx tsx scripts/emulator/broken-app.ts' : 'npx tsx bin/app.ts',
     '--output',
-    join(logDir, 'cdk.out'),
+    assembly,
     '-c',
     `${CONTEXT_KEYS.stackName}=${stackName}`,
     '-c',
@@ -240,15 +247,21 @@ const main = async (): Promise<number> => {
   ];
 
   try {
+    if (!external) await step('install', () => command('install', 'bash', ['scripts/emulator/install.sh'], process.env));
+    // Synthesized once: deploy and destroy read this cloud assembly instead of each bundling
+    // every function again.
+    await step('synth', () => command('synth', 'npx', ['cdk', 'synth', '--quiet', ...synthArgs], awsEnv()));
     if (!external) {
-      await step('install', () => command('install', 'bash', ['scripts/emulator/install.sh'], process.env));
       emulator = await step('start', startEmulator);
       url = `http://127.0.0.1:${emulator.port}`;
       say(`ministack pid ${emulator.child.pid} at ${url} (IAM ${enforceIam ? 'enforced' : 'not enforced'}); log: ${emulator.log}`);
     } else {
       say(`using the emulator at ${url}; not starting one`);
     }
-    await step('bootstrap', () => command('bootstrap', 'npx', ['cdk', 'bootstrap', `aws://${ACCOUNT}/${REGION}`, ...cdkArgs], awsEnv()));
+    // From the log directory, where no cdk.json names an app: bootstrapping an explicit
+    // environment then needs no synth of the app.
+    const cdk = join(root, 'node_modules', '.bin', 'cdk');
+    await step('bootstrap', () => command('bootstrap', cdk, ['bootstrap', `aws://${ACCOUNT}/${REGION}`], awsEnv(), false, logDir));
     const outputsFile = join(logDir, 'outputs.json');
     deployStarted = true;
     await step('deploy', () =>
