@@ -18,7 +18,7 @@
  *                         because the deployment does not get through it (docs/emulator.md, "IAM").
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -148,6 +148,9 @@ const startEmulator = async (): Promise<Emulator> => {
       ...process.env,
       GATEWAY_PORT: String(port),
       BIND_HOST: '127.0.0.1',
+      // The host in the URLs it hands out (queue URLs among them), so clients reach the address
+      // it listens on instead of `localhost`.
+      MINISTACK_HOST: '127.0.0.1',
       // ministack writes its PID file and scratch files under TMPDIR: keep them with the logs.
       TMPDIR: logDir,
       AUTH: enforceIam ? 'true' : 'false',
@@ -279,7 +282,9 @@ const main = async (): Promise<number> => {
       const out = join(logDir, 'tokens.json');
       const python = external ? 'python3' : join(root, '.venv-emulator', 'bin', 'python');
       await command('users', 'bash', ['-c', `"$0" "$@" > "${out}" 2>> "${log}"`, python, 'scripts/emulator/users.py', url, REGION, outputs.UserPoolId, outputs.UserPoolClientId, ...TENANTS], awsEnv());
-      return z.object({ acme: z.string().min(1), globex: z.string().min(1) }).parse(JSON.parse(readFileSync(out, 'utf8')));
+      const read = readFileSync(out, 'utf8');
+      rmSync(out); // ID tokens are credentials: they live in this process only
+      return z.object({ acme: z.string().min(1), globex: z.string().min(1) }).parse(JSON.parse(read));
     });
 
     await step('warm-up', async () => {
@@ -339,6 +344,11 @@ const main = async (): Promise<number> => {
     console.error(`emulator lane: FAILED at step ${failure.message}`);
     say(`logs in ${logDir}; took ${seconds(started)}`);
     return 1;
+  }
+  // A pass keeps the logs only: the cloud assembly and the emulator's unpacked functions are
+  // about 100 MB a run. A failure keeps everything for whoever reads it.
+  for (const entry of readdirSync(logDir)) {
+    if (entry === 'cdk.out' || entry.startsWith('ministack-lambda-')) rmSync(join(logDir, entry), { recursive: true, force: true });
   }
   say(`passed in ${seconds(started)}; logs in ${logDir}`);
   return 0;
