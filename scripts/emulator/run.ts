@@ -297,7 +297,8 @@ const main = async (): Promise<number> => {
           const request: unknown = JSON.parse(readFileSync(join(root, 'examples', `${name}.json`), 'utf8'));
           const { runId } = await tessera.createRun(request as Parameters<typeof tessera.createRun>[0]);
           const run = await tessera.waitForRun(runId, { intervalMs: 500, timeoutMs: 180_000 });
-          say(`  warm-up ${name}: ${run.status}`);
+          const degraded = run.answer?.coverage.degradedReason ?? [];
+          say(`  warm-up ${name}: ${run.status}${degraded.length > 0 ? ` (${degraded.join(', ')})` : ''}`);
         }),
       );
     });
