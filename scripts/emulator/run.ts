@@ -23,15 +23,12 @@ import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { createTesseraClient } from '../../lib/client';
 import { CONTEXT_KEYS } from '../../lib/infra/app-context';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const ACCOUNT = '000000000000';
 const REGION = 'us-east-1';
 const TENANTS = ['acme', 'globex'] as const;
-/** The examples the e2e suite runs; one run of each starts every function before the suite does. */
-const WARM_UP_EXAMPLES = ['tax-2025', 'scout', 'catering', 'chaos-late'];
 
 const args = process.argv.slice(2);
 const broken = args.includes('--break=worker-esm');
@@ -42,6 +39,11 @@ if (unknown.length > 0) {
 }
 const external = process.env.TESSERA_EMULATOR_URL;
 const enforceIam = process.env.TESSERA_EMULATOR_IAM === 'true';
+/**
+ * With IAM enforced the emulator must speak TLS: the CDK bootstrap bucket and the stack's queues
+ * deny requests without `aws:SecureTransport`, as AWS does (docs/emulator.md, "IAM").
+ */
+const tls = enforceIam;
 const stackName = broken ? 'TesseraEmulatorBroken' : 'TesseraEmulator';
 const logDir = mkdtempSync(join(tmpdir(), 'tessera-emulator-'));
 const started = Date.now();
@@ -148,9 +150,12 @@ const startEmulator = async (): Promise<Emulator> => {
       ...process.env,
       GATEWAY_PORT: String(port),
       BIND_HOST: '127.0.0.1',
-      // The host in the URLs it hands out (queue URLs among them), so clients reach the address
-      // it listens on instead of `localhost`.
-      MINISTACK_HOST: '127.0.0.1',
+      // The host in the URLs it hands out (queue URLs among them). With TLS it must be a name its
+      // self-signed certificate covers; without, clients reach the address it listens on.
+      MINISTACK_HOST: tls ? 'localhost' : '127.0.0.1',
+      // HTTPS with a self-signed certificate under TMPDIR/ministack-tls/, which ministack's own
+      // Lambda processes trust; the lane's processes get it through NODE_EXTRA_CA_CERTS.
+      USE_SSL: tls ? '1' : '0',
       // ministack writes its PID file and scratch files under TMPDIR: keep them with the logs.
       TMPDIR: logDir,
       AUTH: enforceIam ? 'true' : 'false',
@@ -163,17 +168,11 @@ const startEmulator = async (): Promise<Emulator> => {
   });
   closeSync(fd);
   running = child;
-  const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (child.exitCode !== null) throw new StepFailed(`start: ministack exited ${child.exitCode}; log: ${log}\n${tail(log)}`);
-    try {
-      const health = await fetch(`${url}/_ministack/health`);
-      if (health.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new StepFailed(`start: ministack did not answer on ${url} within 60 s; log: ${log}\n${tail(log)}`);
+    if (await portOpen(port)) break;
+    if (Date.now() > deadline) throw new StepFailed(`start: ministack did not listen on 127.0.0.1:${port} within 60 s; log: ${log}\n${tail(log)}`);
     await sleep(250);
   }
   return { child, port, log };
@@ -217,6 +216,7 @@ const main = async (): Promise<number> => {
   };
 
   let url = external ?? '';
+  const certificate = join(logDir, 'ministack-tls', 'server.crt');
   const awsEnv = (): NodeJS.ProcessEnv => ({
     ...process.env,
     AWS_ENDPOINT_URL: url,
@@ -231,6 +231,7 @@ const main = async (): Promise<number> => {
     AWS_CONFIG_FILE: join(logDir, 'no-aws-config'),
     AWS_SHARED_CREDENTIALS_FILE: join(logDir, 'no-aws-credentials'),
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    ...(tls && !external ? { NODE_EXTRA_CA_CERTS: certificate, AWS_CA_BUNDLE: certificate } : {}),
   });
   const assembly = join(logDir, 'cdk.out');
   const cdkArgs = ['--app', assembly];
@@ -256,7 +257,7 @@ const main = async (): Promise<number> => {
     await step('synth', () => command('synth', 'npx', ['cdk', 'synth', '--quiet', ...synthArgs], awsEnv()));
     if (!external) {
       emulator = await step('start', startEmulator);
-      url = `http://127.0.0.1:${emulator.port}`;
+      url = tls ? `https://localhost:${emulator.port}` : `http://127.0.0.1:${emulator.port}`;
       say(`ministack pid ${emulator.child.pid} at ${url} (IAM ${enforceIam ? 'enforced' : 'not enforced'}); log: ${emulator.log}`);
     } else {
       say(`using the emulator at ${url}; not starting one`);
@@ -287,21 +288,9 @@ const main = async (): Promise<number> => {
       return z.object({ acme: z.string().min(1), globex: z.string().min(1) }).parse(JSON.parse(read));
     });
 
-    await step('warm-up', async () => {
-      // Cold Lambda processes on a loaded machine take seconds to start: a first run whose
-      // deadlines are a few seconds long would measure start-up, not tessera. One run of each
-      // example starts every function once; their results are not what the lane checks.
-      const tessera = createTesseraClient({ apiUrl, token: tokens.acme });
-      await Promise.all(
-        WARM_UP_EXAMPLES.map(async (name) => {
-          const request: unknown = JSON.parse(readFileSync(join(root, 'examples', `${name}.json`), 'utf8'));
-          const { runId } = await tessera.createRun(request as Parameters<typeof tessera.createRun>[0]);
-          const run = await tessera.waitForRun(runId, { intervalMs: 500, timeoutMs: 180_000 });
-          const degraded = run.answer?.coverage.degradedReason ?? [];
-          say(`  warm-up ${name}: ${run.status}${degraded.length > 0 ? ` (${degraded.join(', ')})` : ''}`);
-        }),
-      );
-    });
+    await step('warm-up', () =>
+      command('warm-up', 'npx', ['tsx', 'scripts/emulator/warm-up.ts'], { ...awsEnv(), TESSERA_API_URL: apiUrl, TESSERA_TOKEN: tokens.acme }, true),
+    );
 
     await step('e2e', () =>
       command(
@@ -349,7 +338,7 @@ const main = async (): Promise<number> => {
   // A pass keeps the logs only: the cloud assembly and the emulator's unpacked functions are
   // about 100 MB a run. A failure keeps everything for whoever reads it.
   for (const entry of readdirSync(logDir)) {
-    if (entry === 'cdk.out' || entry.startsWith('ministack-lambda-')) rmSync(join(logDir, entry), { recursive: true, force: true });
+    if (entry === 'cdk.out' || entry === 'ministack-tls' || entry.startsWith('ministack-lambda-')) rmSync(join(logDir, entry), { recursive: true, force: true });
   }
   say(`passed in ${seconds(started)}; logs in ${logDir}`);
   return 0;
