@@ -14,8 +14,9 @@
  * Environment:
  *   TESSERA_EMULATOR_URL  an emulator already running (LocalStack: http://localhost:4566); the
  *                         lane then neither installs, starts nor stops one.
- *   TESSERA_EMULATOR_IAM  `true` turns ministack's IAM enforcement (AUTH=true) on; off by default,
- *                         because the deployment does not get through it (docs/emulator.md, "IAM").
+ *   TESSERA_EMULATOR_IAM  `true` turns ministack's IAM enforcement (AUTH=true, over TLS) on; off by
+ *                         default: ministack's JWT authorizer then refuses every token
+ *                         (docs/emulator.md, "IAM").
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
