@@ -8,10 +8,11 @@ import { App, Aspects } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { exampleFanOut } from '../examples/app/cdk';
 import { stackPropsFromContext } from '../lib/infra/app-context';
+import { WithoutMetricMathAlarms } from '../lib/infra/emulator';
 import { TesseraStack } from '../lib/infra/stack';
 
 const app = new App();
-const { stackName, faultInjection, props } = stackPropsFromContext(app.node);
+const { stackName, faultInjection, emulator, props } = stackPropsFromContext(app.node);
 const { CDK_DEFAULT_ACCOUNT: account, CDK_DEFAULT_REGION: region } = process.env;
 new TesseraStack(app, stackName, {
   ...props,
@@ -22,3 +23,5 @@ new TesseraStack(app, stackName, {
   env: account && region ? { account, region } : undefined,
 });
 Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
+// Only for an AWS emulator, which refuses metric-math alarms (docs/emulator.md).
+if (emulator) Aspects.of(app).add(new WithoutMetricMathAlarms());

@@ -17,6 +17,7 @@ export const CONTEXT_KEYS = {
   model: 'tessera:model',
   bedrockModelId: 'tessera:bedrockModelId',
   faultInjection: 'tessera:faultInjection',
+  emulator: 'tessera:emulator',
 } as const;
 
 const booleanText = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
@@ -34,6 +35,7 @@ export const AppContext = z.object({
   model: z.enum(['offline', 'bedrock']).default('offline'),
   bedrockModelId: z.string().min(1).optional(),
   faultInjection: booleanText.default(false),
+  emulator: booleanText.default(false),
 });
 export type AppContext = z.infer<typeof AppContext>;
 
@@ -44,13 +46,14 @@ export type ContextStackProps = Omit<TesseraStackProps, 'fanOut'> & { readonly f
  * Reads the tessera context keys of an app and turns them into stack props. `destroy` also
  * turns deletion protection off unless it is set explicitly, so a dev stack can be torn down.
  * `faultInjection` is for the app to act on: it picks the worker module (the example app's
- * `fault-workers.ts` adds the `chaos` kind the fault suite needs).
+ * `fault-workers.ts` adds the `chaos` kind the fault suite needs). `emulator` is for the app too:
+ * it applies `WithoutMetricMathAlarms` (lib/infra/emulator.ts) for a deployment to an AWS emulator.
  *
  * @example
  * const { stackName, props } = stackPropsFromContext(app.node);
  * new TesseraStack(app, stackName, { ...props, fanOut: { ...props.fanOut, workers: { entry: 'src/workers.ts' } } });
  */
-export const stackPropsFromContext = (node: Node): { stackName: string; faultInjection: boolean; props: ContextStackProps } => {
+export const stackPropsFromContext = (node: Node): { stackName: string; faultInjection: boolean; emulator: boolean; props: ContextStackProps } => {
   const raw = Object.fromEntries(Object.entries(CONTEXT_KEYS).map(([field, key]) => [field, node.tryGetContext(key)]));
   const parsed = AppContext.safeParse(raw);
   if (!parsed.success) {
@@ -67,6 +70,7 @@ export const stackPropsFromContext = (node: Node): { stackName: string; faultInj
   return {
     stackName: ctx.stackName,
     faultInjection: ctx.faultInjection,
+    emulator: ctx.emulator,
     props: {
       alarmEmail: ctx.alarmEmail,
       fanOut: {

@@ -117,6 +117,7 @@ describe('app context', () => {
     expect(stackPropsFromContext(contextOf({}))).toEqual({
       stackName: 'Tessera',
       faultInjection: false,
+      emulator: false,
       props: {
         alarmEmail: undefined,
         fanOut: { removalPolicy: RemovalPolicy.RETAIN, deletionProtection: true, corsAllowedOrigins: [], model: { provider: 'offline' } },
@@ -125,7 +126,7 @@ describe('app context', () => {
   });
 
   test('destroy turns deletion protection off; command-line strings are parsed', () => {
-    const { stackName, faultInjection, props } = stackPropsFromContext(
+    const { stackName, faultInjection, emulator, props } = stackPropsFromContext(
       contextOf({
         'tessera:stackName': 'TesseraDev',
         'tessera:removalPolicy': 'destroy',
@@ -133,10 +134,12 @@ describe('app context', () => {
         'tessera:model': 'bedrock',
         'tessera:bedrockModelId': 'anthropic.claude-3-haiku-20240307-v1:0',
         'tessera:faultInjection': 'true',
+        'tessera:emulator': 'true',
       }),
     );
     expect(stackName).toBe('TesseraDev');
     expect(faultInjection).toBe(true);
+    expect(emulator).toBe(true);
     expect(props.fanOut).toEqual({
       removalPolicy: RemovalPolicy.DESTROY,
       deletionProtection: false,
