@@ -9,6 +9,8 @@ import { PACKAGE_ROOT } from '../../lib/infra/tessera-function';
 import { referenceRegistry } from '../../examples/app';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
 import { ENV } from '../../lib/runtime/environment';
+import { RUN_LIST_INDEX } from '../../lib/ledger/table';
+import { RUN_ROUTES } from '../../lib/infra/runs-api';
 import { MODEL_ENV } from '../../lib/workers/models/config';
 
 // The stack runs the example app's worker module: a queue per kind of its registry, in its order.
@@ -34,6 +36,19 @@ describe('ledger table', () => {
         AttributeDefinitions: [
           { AttributeName: 'pk', AttributeType: 'S' },
           { AttributeName: 'sk', AttributeType: 'S' },
+          { AttributeName: RUN_LIST_INDEX.partitionKey, AttributeType: 'S' },
+          { AttributeName: RUN_LIST_INDEX.sortKey, AttributeType: 'S' },
+        ],
+        // GET /runs reads one tenant's runs, newest first, from this index: never a scan.
+        GlobalSecondaryIndexes: [
+          {
+            IndexName: RUN_LIST_INDEX.indexName,
+            KeySchema: [
+              { AttributeName: RUN_LIST_INDEX.partitionKey, KeyType: 'HASH' },
+              { AttributeName: RUN_LIST_INDEX.sortKey, KeyType: 'RANGE' },
+            ],
+            Projection: { ProjectionType: 'ALL' },
+          },
         ],
         TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
         BillingMode: 'PAY_PER_REQUEST',
@@ -183,7 +198,9 @@ describe('functions', () => {
 describe('HTTP API', () => {
   test('every route uses the JWT authorizer', () => {
     const authorizer = logicalIdAt(synth.template, 'AWS::ApiGatewayV2::Authorizer', '/HttpApi/Jwt/Resource');
-    for (const routeKey of ['POST /runs', 'GET /runs/{runId}', 'POST /runs/{runId}/cancel']) {
+    const routeKeys = RUN_ROUTES.map((route) => `${route.method} ${route.path}`);
+    expect(routeKeys).toEqual(['POST /runs', 'GET /runs', 'GET /runs/{runId}', 'POST /runs/{runId}/cancel']);
+    for (const routeKey of routeKeys) {
       synth.template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
         RouteKey: routeKey,
         AuthorizationType: 'JWT',
@@ -191,7 +208,7 @@ describe('HTTP API', () => {
       });
     }
     const routes = Object.values(synth.template.findResources('AWS::ApiGatewayV2::Route'));
-    expect(routes.map((r) => r.Properties.AuthorizationType)).toEqual(['JWT', 'JWT', 'JWT']);
+    expect(routes.map((r) => r.Properties.AuthorizationType)).toEqual(routeKeys.map(() => 'JWT'));
   });
 
   test('the authorizer trusts the stack user pool and its client as audience', () => {
