@@ -50,38 +50,28 @@ const interval: Strategy = async (client, runId, tally) => {
   }
 };
 
-const etagPolling: Strategy = async (client, runId, tally) => {
-  let etag: string | undefined;
-  let last: RunResource | undefined;
-  for (;;) {
-    const read = await client.getRun(runId, etag === undefined ? {} : { ifNoneMatch: etag });
-    tally.requests += 1;
-    if (read.modified) {
-      tally.bodies += 1;
-      last = read.run;
-      record(tally, read.run);
+/**
+ * Conditional reads with the last ETag: a 304 carries no body. With `waitSeconds` each read is a
+ * long-poll that the API holds until the run changes; without it, reads are spaced by the interval.
+ */
+const conditional =
+  (waitSeconds?: number): Strategy =>
+  async (client, runId, tally) => {
+    let etag: string | undefined;
+    let last: RunResource | undefined;
+    for (;;) {
+      const read = await client.getRun(runId, etag === undefined ? {} : { ifNoneMatch: etag, ...(waitSeconds === undefined ? {} : { waitSeconds }) });
+      tally.requests += 1;
+      if (read.modified) {
+        tally.bodies += 1;
+        last = read.run;
+        record(tally, read.run);
+      }
+      etag = read.etag;
+      if (last !== undefined && last.status !== 'running' && last.answer !== null) return;
+      if (waitSeconds === undefined) await sleep(INTERVAL_MS);
     }
-    etag = read.etag;
-    if (last !== undefined && last.status !== 'running' && last.answer !== null) return;
-    await sleep(INTERVAL_MS);
-  }
-};
-
-const longPoll: Strategy = async (client, runId, tally) => {
-  let etag: string | undefined;
-  let last: RunResource | undefined;
-  for (;;) {
-    const read = await client.getRun(runId, etag === undefined ? {} : { ifNoneMatch: etag, waitSeconds: 20 });
-    tally.requests += 1;
-    if (read.modified) {
-      tally.bodies += 1;
-      last = read.run;
-      record(tally, read.run);
-    }
-    etag = read.etag;
-    if (last !== undefined && last.status !== 'running' && last.answer !== null) return;
-  }
-};
+  };
 
 /** Each state change of each subtask, from the ledger: `[subtaskId, state, instant]`. */
 const stateChanges = async (db: DynamoDBDocumentClient, tableName: string, tenant: string, runId: string): Promise<[string, string, number][]> => {
@@ -127,8 +117,8 @@ export const run = async (): Promise<void> => {
     const rows: string[] = [];
     for (const [name, strategy] of [
       [`interval polling (${INTERVAL_MS} ms)`, interval],
-      [`ETag polling (${INTERVAL_MS} ms, If-None-Match)`, etagPolling],
-      ['long-poll (If-None-Match + Prefer: wait=20)', longPoll],
+      [`ETag polling (${INTERVAL_MS} ms, If-None-Match)`, conditional()],
+      ['long-poll (If-None-Match + Prefer: wait=20)', conditional(20)],
     ] as const) {
       const { runId } = await client.createRun(request as never);
       const tally: Tally = { requests: 0, bodies: 0, seen: [] };
