@@ -269,10 +269,10 @@ export class TesseraFanOut extends Construct {
         description: 'reconciles outcomes with the manifest, plans follow-ups, writes the answer',
         timeout: Duration.minutes(2),
         memorySize: 1024,
-        environment: modelEnv,
       }),
     };
-    if (model.provider === 'bedrock') this.grantModel(model.modelId, [functions.worker, functions.reconcile]);
+    // Only the worker calls a model; the api reads the model variables to plan, never to invoke.
+    if (model.provider === 'bedrock') this.grantModel(model.modelId, [functions.worker]);
     return functions;
   }
 

@@ -29,12 +29,6 @@ const FUNCTION_IDS: Readonly<Record<FunctionName, string>> = {
 /** The functions that parse the model variables (`parseModelConfig`): the api checks a subtask's model, the worker calls it. */
 const MODEL_READERS: readonly FunctionName[] = ['api', 'worker'];
 
-/**
- * Set by the construct, read by no handler: reconcile gets the model variables (and the grant to
- * invoke the model) beside the worker, but today's reconcile does not call a model.
- */
-const SET_BUT_UNREAD: Readonly<Partial<Record<FunctionName, readonly string[]>>> = { reconcile: [MODEL_ENV.provider, MODEL_ENV.modelId] };
-
 const variablesOf = (name: FunctionName): string[] => {
   const id = logicalIdAt(synth.template, 'AWS::Lambda::Function', `/${FUNCTION_IDS[name]}/Function/Resource`);
   return Object.keys(z.record(z.string(), z.unknown()).parse(synth.template.toJSON().Resources[id].Properties.Environment.Variables)).sort();
@@ -49,7 +43,7 @@ describe('the environment seam', () => {
     // Only `bedrock` needs a model id; the optional list of more allowed models is the user's to set.
     const model = MODEL_READERS.includes(name) ? [MODEL_ENV.provider, MODEL_ENV.modelId] : [];
     const read = [...Object.keys(FUNCTION_CONFIG[name].shape), ...model];
-    const set = variablesOf(name).filter((variable) => !everywhere.includes(variable) && !(SET_BUT_UNREAD[name] ?? []).includes(variable));
+    const set = variablesOf(name).filter((variable) => !everywhere.includes(variable));
     expect(set).toEqual([...read].sort());
   });
 
