@@ -102,6 +102,8 @@ export interface RunResult {
   readonly seconds: number;
   /** Model calls of every copy, losers included (their spend stays charged). */
   readonly calls: number;
+  /** The part of `calls` spent by copies outside the winning group (all of it when nothing won). */
+  readonly lostCalls: number;
   /** A hedge (or retry) was started. */
   readonly hedged: boolean;
   /** Reported covered, yet part of the scope lies outside the winning copies' scopes. */
@@ -152,12 +154,14 @@ export const replayRun = (model: ScoutModel, policy: Policy, account: Account, d
   }
   const cover = firstCompleteCover(account.scope, copies);
   const end = cover?.at ?? Math.max(...copies.map((c) => c.deadline));
-  const calls = copies.reduce((sum, c) => sum + callsSpent(model, c.notes, c.seconds, Math.min(finishOf(c), end, c.deadline) - c.start), 0);
+  const spent = (c: Copy): number => callsSpent(model, c.notes, c.seconds, Math.min(finishOf(c), end, c.deadline) - c.start);
+  const sum = (list: readonly Copy[]): number => list.reduce((total, c) => total + spent(c), 0);
   return {
     covered: cover !== null,
     winner: cover?.group ?? null,
     seconds: end + model.overheadSeconds,
-    calls,
+    calls: sum(copies),
+    lostCalls: sum(copies.filter((c) => c.group !== cover?.group)),
     hedged: copies.length > 1,
     silentGap: cover !== null && uncovered(account.scope, copies.filter((c) => cover.ids.includes(c.id))),
     partlyRead: cover === null && copies.some((c) => c.group === 'subdivide' && finishedInTime(c)),

@@ -28,6 +28,8 @@ export interface Summary {
   readonly p50: number;
   readonly p95: number;
   readonly callsPerRun: number;
+  /** Calls per run spent by copies that did not win (losers, and every copy of a missing run). */
+  readonly lostCallsPerRun: number;
   readonly hedgedShare: number;
   readonly partlyRead: number;
 }
@@ -43,6 +45,7 @@ export const summarise = (results: readonly RunResult[]): Summary => {
     p50: percentile(seconds, 0.5),
     p95: percentile(seconds, 0.95),
     callsPerRun: results.reduce((sum, r) => sum + r.calls, 0) / results.length,
+    lostCallsPerRun: results.reduce((sum, r) => sum + r.lostCalls, 0) / results.length,
     hedgedShare: results.filter((r) => r.hedged).length / results.length,
     partlyRead: results.filter((r) => r.partlyRead).length,
   };
