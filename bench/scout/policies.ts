@@ -1,5 +1,5 @@
 import type { TimeRange } from '../../lib/contract';
-import { checkTiling, readTimeRange, timeAlgebra, type TimeSet } from '../../lib/domain';
+import { checkTiling, DAY_MS, readTimeRange, timeAlgebra, timeSet, type TimeSet } from '../../lib/domain';
 import { attemptSeconds, callsSpent, notesBetween, type Account, type ScoutModel } from './model';
 import type { Random } from './random';
 
@@ -11,14 +11,25 @@ export type Policy =
   | { readonly kind: 'none'; readonly deadlineSeconds: number }
   | { readonly kind: 'retry'; readonly deadlineSeconds: number; readonly retryDeadlineSeconds: number }
   | { readonly kind: 'replicate'; readonly deadlineSeconds: number; readonly afterSeconds: number }
-  | { readonly kind: 'subdivide'; readonly deadlineSeconds: number; readonly afterSeconds: number; readonly pieces: number };
+  | {
+      readonly kind: 'subdivide';
+      readonly deadlineSeconds: number;
+      readonly afterSeconds: number;
+      readonly pieces: number;
+      /**
+       * What-if, beyond what tessera does: the original checkpoints what it has read (it reads
+       * oldest first) and stops, and the pieces split only the unread rest. Without it the
+       * original keeps going and the pieces split its whole scope, as issue 15 specifies.
+       */
+      readonly unreadOnly?: boolean;
+    };
 
 /** `subdivide ×4 at 8 s`. */
 export const describePolicy = (policy: Policy): string => {
   if (policy.kind === 'none') return `no retry (${policy.deadlineSeconds} s)`;
   if (policy.kind === 'retry') return `serial retry (${policy.deadlineSeconds} s, then ${policy.retryDeadlineSeconds} s)`;
   if (policy.kind === 'replicate') return `replicate at ${policy.afterSeconds} s`;
-  return `subdivide ×${policy.pieces} at ${policy.afterSeconds} s`;
+  return `subdivide ${policy.unreadOnly ? 'unread rest ' : ''}×${policy.pieces} at ${policy.afterSeconds} s`;
 };
 
 /**
@@ -36,12 +47,14 @@ export interface Copy {
   readonly seconds: number;
   /** Its absolute deadline: an outcome at or after it is refused. */
   readonly deadline: number;
+  /** Stopped after `seconds` without an outcome (a what-if original that handed over). */
+  readonly stopped?: boolean;
 }
 
 const finishOf = (copy: Copy): number => copy.start + copy.seconds;
 
 /** The copy's `ok` reaches the ledger before its deadline. */
-export const finishedInTime = (copy: Copy): boolean => finishOf(copy) < copy.deadline;
+export const finishedInTime = (copy: Copy): boolean => copy.stopped !== true && finishOf(copy) < copy.deadline;
 
 /** The first complete cover: which group won, when, and with which copies. */
 export interface Cover {
@@ -89,7 +102,29 @@ export const firstCompleteCover = (scope: TimeRange, copies: readonly Copy[]): C
 export const hedgeScopes = (policy: Policy, scope: TimeRange): TimeRange[] => {
   if (policy.kind === 'replicate') return [scope];
   if (policy.kind !== 'subdivide') return [];
-  return timeAlgebra.split(readTimeRange(scope), policy.pieces).flatMap((piece) => timeAlgebra.toScopes(piece) as TimeRange[]);
+  const set = readTimeRange(scope);
+  // Only the what-if's unread rest can be shorter than `pieces` days: it is cut into days.
+  const days = Math.floor(((set.bounds[1] as number) - (set.bounds[0] as number)) / DAY_MS);
+  return timeAlgebra.split(set, Math.min(policy.pieces, days)).flatMap((piece) => timeAlgebra.toScopes(piece) as TimeRange[]);
+};
+
+/**
+ * The what-if handover at `at`: the original, reading oldest first at an even pace, has read
+ * every note before the first unread note's day; it records that prefix as its outcome (part of
+ * the subdivide's cover) and stops. Nothing read yet: it stops without an outcome. The pieces
+ * then split the rest, from that day on.
+ */
+const handOver = (account: Account, original: Copy, at: number): { original: Copy; rest: TimeRange } => {
+  const read = Math.floor(account.notes * (at / original.seconds));
+  const whole = readTimeRange(account.scope);
+  const [from, to] = whole.bounds as [number, number];
+  const cut = from + Math.floor(((account.noteTimes()[read] as number) - from) / DAY_MS) * DAY_MS;
+  const lastDay = to - DAY_MS;
+  const stoppedAt = { ...original, notes: read, seconds: at };
+  if (cut <= from) return { original: { ...stoppedAt, stopped: true }, rest: account.scope };
+  const [prefix] = timeAlgebra.toScopes(timeSet(whole.format, from, Math.min(cut, lastDay))) as [TimeRange];
+  const [rest] = timeAlgebra.toScopes(timeSet(whole.format, Math.min(cut, lastDay), to)) as [TimeRange];
+  return { original: { ...stoppedAt, group: 'subdivide', scope: prefix }, rest };
 };
 
 /** What one replayed run came to. */
@@ -147,9 +182,15 @@ export const replayRun = (model: ScoutModel, policy: Policy, account: Account, d
   }
   if ((policy.kind === 'replicate' || policy.kind === 'subdivide') && finishOf(original) > policy.afterSeconds) {
     const start = policy.afterSeconds + model.hedgeDispatchSeconds;
-    hedgeScopes(policy, account.scope).forEach((scope, i) => {
-      const notes = policy.kind === 'replicate' ? account.notes : notesBetween(account, ...(readTimeRange(scope).bounds as [number, number]));
-      copies.push(copy(`C.${policy.kind === 'replicate' ? 'r' : 'p'}${i + 1}`, policy.kind, scope, notes, start, deadline, draws(10 + i)));
+    let rest = account.scope;
+    if (policy.kind === 'subdivide' && policy.unreadOnly === true && finishOf(original) > start) {
+      const handover = handOver(account, original, start);
+      copies[0] = handover.original;
+      rest = handover.rest;
+    }
+    const notesIn = (scope: TimeRange): number => (policy.kind === 'replicate' ? account.notes : notesBetween(account, ...(readTimeRange(scope).bounds as [number, number])));
+    hedgeScopes(policy, rest).forEach((scope, i) => {
+      copies.push(copy(`C.${policy.kind === 'replicate' ? 'r' : 'p'}${i + 1}`, policy.kind, scope, notesIn(scope), start, deadline, draws(10 + i)));
     });
   }
   const cover = firstCompleteCover(account.scope, copies);

@@ -118,6 +118,22 @@ describe('one replayed run, by hand', () => {
   });
 });
 
+describe('the what-if handover, by hand', () => {
+  const still: Random = { uniform: () => 0.5, normal: () => 0 };
+  const model = { ...SCOUT_MODEL, baseSeconds: 2, secondsPerNote: 0.0575, notesPerCall: 20, overheadSeconds: 1, hedgeDispatchSeconds: 1 };
+  const day = (d: number) => (readTimePoint(`2025-01-0${d}`) as { ms: number }).ms;
+  const times = Float64Array.from({ length: 600 }, (_, i) => day(1 + Math.floor(i / 150)) + (i % 150) * 1000);
+  const account: Account = { notes: 600, scope: { from: '2025-01-01', toExclusive: '2025-01-05' }, noteTimes: () => times };
+
+  it('hands the read days over at 11 s and splits only the unread rest', () => {
+    // At 11 s the original (36.5 s in all) has read ⌊600 × 11 / 36.5⌋ = 180 notes, 9 calls: all of
+    // day 1 and part of day 2. It keeps 2025-01-01..02; the rest, three days, is cut into three
+    // one-day pieces (fewer days than the 4 pieces asked for), each 150 notes: 10.625 s, 8 calls.
+    const result = replayRun(model, { kind: 'subdivide', deadlineSeconds: 25, afterSeconds: 10, pieces: 4, unreadOnly: true }, account, () => still);
+    expect(result).toMatchObject({ covered: true, winner: 'subdivide', seconds: 22.625, calls: 9 + 3 * 8, lostCalls: 0, silentGap: false });
+  });
+});
+
 describe('the calibration', () => {
   it(`reproduces Scout's figures with seed 15 on ${SCOUT.runs} runs, within ±0.5 points and ±3 s`, () => {
     const figures = calibrationFigures(SCOUT_MODEL, 15, SCOUT.runs);
@@ -137,10 +153,10 @@ describe('the calibration', () => {
 });
 
 describe('subdivide replays', () => {
-  it('never report a run covered with part of its scope unread', () => {
+  it('never report a run covered with part of its scope unread (whole-scope pieces and the what-if)', () => {
     const accounts = accountsFor(SCOUT_MODEL, 15, 400);
-    for (const pieces of [2, 5, 8]) {
-      const results = replay(SCOUT_MODEL, { kind: 'subdivide', deadlineSeconds: DEADLINE, afterSeconds: 4, pieces }, 15, accounts);
+    for (const [pieces, unreadOnly] of [[2, false], [5, false], [8, false], [4, true], [8, true]] as const) {
+      const results = replay(SCOUT_MODEL, { kind: 'subdivide', deadlineSeconds: DEADLINE, afterSeconds: 4, pieces, unreadOnly }, 15, accounts);
       expect(results.filter((r) => r.winner === 'subdivide').length).toBeGreaterThan(0);
       expect(summarise(results).silentGaps).toBe(0);
     }
