@@ -132,6 +132,22 @@ export async function run(): Promise<void> {
   console.log(`  subdivide: ${describePolicy(bestSubdivide.policy)}, ${bestSubdivide.why}`);
   console.log(`  what-if (the original checkpoints and stops, the pieces split only its unread rest; tessera has neither): ${describePolicy(bestWhatIf.policy)}, ${bestWhatIf.why}`);
   console.log(`  reading every account once costs ${(once / baseline).toFixed(2)}× the calls of no retry, which gives up on the slow accounts at the deadline: any policy that covers them pays at least that.`);
+  const r = bestReplicate.summary;
+  const d = bestSubdivide.summary;
+  console.log('\nwhy the specified hedges fall short of the goal (where they do):');
+  console.log(
+    `  replicate: slowness here comes from size (an account's notes), which a replica shares; only the per-attempt noise is new, so even ` +
+      `${describePolicy(bestReplicate.policy)} (${pct(r.hedgedShare)} of runs hedged) ${pct(r.missingShare)} still miss, at ${(r.callsPerRun / baseline).toFixed(2)}× the calls.`,
+  );
+  console.log(
+    `  subdivide: the pieces cover the missing runs, but they re-read every note the original has read, and the original keeps reading until they win: ` +
+      `${d.lostCallsPerRun.toFixed(2)} of its ${d.callsPerRun.toFixed(2)} calls per run go to copies that lost, against ${none.summary.lostCallsPerRun.toFixed(2)} with no retry ` +
+      `(spend of the runs that missed). A time threshold also cannot tell a big account from an unlucky one before it has spent the threshold on it.`,
+  );
+  console.log(
+    `  the what-if shows the missing piece: if the original checkpointed what it had read and handed over, the pieces would split only the rest, ` +
+      `and ${describePolicy(bestWhatIf.policy)} comes to ${pct(bestWhatIf.summary.missingShare)} missing, p95 ${secs(bestWhatIf.summary.p95)}, ${(bestWhatIf.summary.callsPerRun / baseline).toFixed(2)}× the calls.`,
+  );
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
