@@ -118,12 +118,12 @@ const handOver = (account: Account, original: Copy, at: number): { original: Cop
   const read = Math.floor(account.notes * (at / original.seconds));
   const whole = readTimeRange(account.scope);
   const [from, to] = whole.bounds as [number, number];
+  // `at` is before the original's finish, so note `read` exists, and its day starts before `to`.
   const cut = from + Math.floor(((account.noteTimes()[read] as number) - from) / DAY_MS) * DAY_MS;
-  const lastDay = to - DAY_MS;
   const stoppedAt = { ...original, notes: read, seconds: at };
   if (cut <= from) return { original: { ...stoppedAt, stopped: true }, rest: account.scope };
-  const [prefix] = timeAlgebra.toScopes(timeSet(whole.format, from, Math.min(cut, lastDay))) as [TimeRange];
-  const [rest] = timeAlgebra.toScopes(timeSet(whole.format, Math.min(cut, lastDay), to)) as [TimeRange];
+  const [prefix] = timeAlgebra.toScopes(timeSet(whole.format, from, cut)) as [TimeRange];
+  const [rest] = timeAlgebra.toScopes(timeSet(whole.format, cut, to)) as [TimeRange];
   return { original: { ...stoppedAt, group: 'subdivide', scope: prefix }, rest };
 };
 
