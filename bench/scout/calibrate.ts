@@ -3,7 +3,7 @@
  * the small grid search that chose notesMu, notesSigma and noiseSigma. The search replays the
  * real policies (`replay`) on 10,000 accounts per point with one seed (common random numbers, so
  * points differ only by their parameters) and minimises the squared misses in units of the
- * issue's tolerance (0.5 points, 3 s).
+ * calibration tolerance (0.5 points, 3 s).
  *
  * `npx tsx bench/scout/calibrate.ts` reruns the search and prints the best points.
  */
@@ -33,7 +33,7 @@ export const calibrationFigures = (model: ScoutModel, seed: number, runs: number
   return { runs, missedRuns: none.missing, missedShare: none.missingShare, missingAfterRetry: retry.missingShare, p95NoRetry: none.p95, p95Retry: retry.p95 };
 };
 
-/** The issue's tolerance: shares within 0.5 points, p95s within 3 s. */
+/** The calibration tolerance: shares within 0.5 points, p95s within 3 s. */
 export const TOLERANCE = { share: 0.005, seconds: 3 } as const;
 
 /** Each figure's miss in units of the tolerance; all within 1 means calibrated. */

@@ -19,7 +19,7 @@ export type Policy =
       /**
        * What-if, beyond what tessera does: the original checkpoints what it has read (it reads
        * oldest first) and stops, and the pieces split only the unread rest. Without it the
-       * original keeps going and the pieces split its whole scope, as issue 15 specifies.
+       * original keeps going and the pieces split its whole scope: the hedge as tessera specifies it.
        */
       readonly unreadOnly?: boolean;
     };
