@@ -121,6 +121,12 @@ export async function run(): Promise<void> {
   for (const { policy, summary } of chosen) console.log(row(describePolicy(policy), summary, baseline));
   console.log(row(`what-if: ${describePolicy(bestWhatIf.policy)}`, bestWhatIf.summary, baseline));
   console.log(`${'(every account read once, no retry)'.padEnd(40)} ${' '.repeat(14)} ${' '.repeat(6)} ${' '.repeat(8)} ${' '.repeat(8)} ${once.toFixed(2).padStart(9)} ${`${(once / baseline).toFixed(3)}×`.padStart(8)}`);
+  const checked = [...subdivides, ...whatIfs].map(({ summary }) => summary);
+  console.log(
+    `checkTiling on every started subdivide in the sweep: ${checked.reduce((n, c) => n + c.tilingChecked, 0)} runs checked, ` +
+      `${checked.reduce((n, c) => n + c.untiled, 0)} whose pieces did not tile the scope (must be 0); ` +
+      `silent gaps in the whole sweep: ${[...replicas, ...subdivides, ...whatIfs].reduce((n, { summary }) => n + summary.silentGaps, 0)} (must be 0)`,
+  );
 
   const fresh = accountsFor(model, SEED + 2, RUNS * 10);
   console.log(`\nconfirmed on ${(RUNS * 10).toLocaleString('en')} fresh runs (seed ${SEED + 2}):`);

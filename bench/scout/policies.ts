@@ -145,6 +145,8 @@ export interface RunResult {
   readonly silentGap: boolean;
   /** Missing, but some pieces finished: the coverage names the ranges they read. */
   readonly partlyRead: boolean;
+  /** A subdivide started: whether its pieces (and a what-if's read prefix) tile the scope, by `checkTiling`; null otherwise. */
+  readonly piecesTile: boolean | null;
 }
 
 /** The draw streams of one run: key 1 the original, 2 the retry, 10 + i the i-th hedge copy. */
@@ -193,6 +195,7 @@ export const replayRun = (model: ScoutModel, policy: Policy, account: Account, d
       copies.push(copy(`C.${policy.kind === 'replicate' ? 'r' : 'p'}${i + 1}`, policy.kind, scope, notesIn(scope), start, deadline, draws(10 + i)));
     });
   }
+  const pieces = copies.filter((c) => c.group === 'subdivide');
   const cover = firstCompleteCover(account.scope, copies);
   const end = cover?.at ?? Math.max(...copies.map((c) => c.deadline));
   const spent = (c: Copy): number => callsSpent(model, c.notes, c.seconds, Math.min(finishOf(c), end, c.deadline) - c.start);
@@ -205,6 +208,7 @@ export const replayRun = (model: ScoutModel, policy: Policy, account: Account, d
     lostCalls: sum(copies.filter((c) => c.group !== cover?.group)),
     hedged: copies.length > 1,
     silentGap: cover !== null && uncovered(account.scope, copies.filter((c) => cover.ids.includes(c.id))),
-    partlyRead: cover === null && copies.some((c) => c.group === 'subdivide' && finishedInTime(c)),
+    partlyRead: cover === null && pieces.some(finishedInTime),
+    piecesTile: pieces.length === 0 ? null : checkTiling({ dimension: 'time', ...account.scope }, pieces.map((c) => ({ id: c.id, scope: c.scope }))).length === 0,
   };
 };

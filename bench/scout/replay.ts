@@ -32,6 +32,9 @@ export interface Summary {
   readonly lostCallsPerRun: number;
   readonly hedgedShare: number;
   readonly partlyRead: number;
+  /** Runs whose subdivide pieces were checked with `checkTiling`, and how many of them did not tile (must be 0). */
+  readonly tilingChecked: number;
+  readonly untiled: number;
 }
 
 export const summarise = (results: readonly RunResult[]): Summary => {
@@ -48,5 +51,7 @@ export const summarise = (results: readonly RunResult[]): Summary => {
     lostCallsPerRun: results.reduce((sum, r) => sum + r.lostCalls, 0) / results.length,
     hedgedShare: results.filter((r) => r.hedged).length / results.length,
     partlyRead: results.filter((r) => r.partlyRead).length,
+    tilingChecked: results.filter((r) => r.piecesTile !== null).length,
+    untiled: results.filter((r) => r.piecesTile === false).length,
   };
 };

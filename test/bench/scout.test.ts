@@ -114,6 +114,7 @@ describe('one replayed run, by hand', () => {
       hedged: true,
       silentGap: false,
       partlyRead: false,
+      piecesTile: true,
     });
   });
 });
@@ -158,7 +159,8 @@ describe('subdivide replays', () => {
     for (const [pieces, unreadOnly] of [[2, false], [5, false], [8, false], [4, true], [8, true]] as const) {
       const results = replay(SCOUT_MODEL, { kind: 'subdivide', deadlineSeconds: DEADLINE, afterSeconds: 4, pieces, unreadOnly }, 15, accounts);
       expect(results.filter((r) => r.winner === 'subdivide').length).toBeGreaterThan(0);
-      expect(summarise(results).silentGaps).toBe(0);
+      expect(summarise(results)).toMatchObject({ silentGaps: 0, untiled: 0 });
+      expect(summarise(results).tilingChecked).toBe(results.filter((r) => r.hedged).length);
     }
   });
 });
@@ -170,7 +172,7 @@ describe('percentiles and the choice of the best setting', () => {
   });
 
   const summary = (missingShare: number, callsPerRun: number): Summary => ({
-    runs: 1000, missing: Math.round(missingShare * 1000), missingShare, silentGaps: 0, p50: 9, p95: 26, callsPerRun, lostCallsPerRun: 0, hedgedShare: 0.1, partlyRead: 0,
+    runs: 1000, missing: Math.round(missingShare * 1000), missingShare, silentGaps: 0, p50: 9, p95: 26, callsPerRun, lostCallsPerRun: 0, hedgedShare: 0.1, partlyRead: 0, tilingChecked: 0, untiled: 0,
   });
   const policy = (afterSeconds: number): Policy => ({ kind: 'replicate', deadlineSeconds: DEADLINE, afterSeconds });
 
