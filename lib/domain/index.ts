@@ -18,6 +18,7 @@ export * from './tiling';
 export * from './lineage';
 export * from './planner';
 export * from './reconcile';
+export * from './history';
 export * from './follow-up';
 export * from './coverage';
 export * from './policy';

@@ -2,6 +2,7 @@ import { RunRequest, type DispatchedSubtask, type Problem, type ProblemCode, typ
 import { boundaryProblems, splitByCalendar, splitAtBoundaries } from './calendar-split';
 import type { WorkerCatalog } from './catalog';
 import { ScopeError, SplitError } from './errors';
+import { RUN_HISTORY, firstRoundBound, type RunHistory } from './history';
 import { chunkBySize, chunkEvenly, indexIds } from './ids';
 import { RESERVED_ID_SUFFIX } from './lineage';
 import { checkTiling, type Tile } from './tiling';
@@ -10,12 +11,18 @@ import { readTimeRange, timeAlgebra } from './time';
 /** The deadline horizon when a deployment does not set `MAX_DEADLINE_SECONDS`. */
 export const DEFAULT_MAX_DEADLINE_SECONDS = 900;
 
-/** The most subtasks one plan may dispatch in its first round. */
+/**
+ * The most subtasks one plan may dispatch in its first round. The history bound of one
+ * execution ({@link firstRoundBound}: 1,038 to 1,040 with the callback design, by `maxRounds`)
+ * is checked as well; today this cap is the lower of the two.
+ */
 export const MAX_SUBTASKS = 1000;
 
 export interface PlanOptions {
   /** Longest `deadlineSeconds` a subtask may ask for. */
   readonly maxDeadlineSeconds: number;
+  /** The history arithmetic of the execution that runs the plan; the callback design's by default. */
+  readonly history?: RunHistory;
 }
 
 /** Problem codes of a rejected request: the contract's, plus `invalid_request` for schema issues. */
@@ -182,6 +189,25 @@ const idProblems = (subtasks: readonly SubtaskSpec[]): RequestProblem[] => {
   });
 };
 
+/**
+ * A first round larger than one execution's history can hold across every round the policy
+ * allows, each subtask counted at its costliest path (lib/domain/history.ts).
+ */
+const historyProblems = (request: RunRequest, drafts: readonly Draft[], history: RunHistory): RequestProblem[] => {
+  const { maxRounds } = request.policy;
+  const bound = firstRoundBound(maxRounds, history);
+  if (drafts.length <= bound) return [];
+  return [
+    {
+      code: 'plan_too_large',
+      path: request.split ? 'split' : 'subtasks',
+      message:
+        `the plan makes ${drafts.length} subtasks; one run's execution history (${history.limit.toLocaleString('en-US')} events) holds ` +
+        `at most ${bound} subtasks with maxRounds ${maxRounds}, counting ${history.worstSubtask} events per subtask and ${history.perRound} per round`,
+    },
+  ];
+};
+
 /** Declared questions that no subtask was given. */
 const questionProblems = (request: RunRequest, drafts: readonly Draft[]): RequestProblem[] => {
   const assigned = new Set(drafts.flatMap((d) => d.delegation.questionIds));
@@ -223,7 +249,8 @@ const dispatched = (draft: Draft): DispatchedSubtask => {
  * duplicate subtask or universe ids, an unknown worker kind or one of another dimension,
  * invalid worker input, a deadline outside `1..maxDeadlineSeconds`, a subtask allowance
  * larger than the run's budget, a `model` the catalog does not allow, a declared question
- * nobody was given, or more than {@link MAX_SUBTASKS} subtasks. Nothing is dispatched here.
+ * nobody was given, or more than {@link MAX_SUBTASKS} subtasks or than one execution's history
+ * holds across the rounds the policy allows ({@link firstRoundBound}). Nothing is dispatched here.
  *
  * @example
  * const plan = planRun(request, catalog, { maxDeadlineSeconds: 900 });
@@ -242,6 +269,7 @@ export const planRun = (request: RunRequest, catalog: WorkerCatalog, options: Pl
     ...fromSplit.problems,
     ...(drafts.length > 0 ? tilingProblems(universe, drafts) : []),
     ...questionProblems(request, drafts),
+    ...historyProblems(request, drafts, options.history ?? RUN_HISTORY),
   ];
   return problems.length > 0 ? { ok: false, problems } : { ok: true, subtasks: drafts.map(dispatched) };
 };
