@@ -2,6 +2,7 @@ import { UnreadReason, type Coverage, type CoverageGap, type CoverageOverlap, ty
 import { algebraFor, hasRegion, regionOf } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
 import { followUpsLeftByBound, type FollowUpsLeft } from './follow-up';
+import type { RunHistory } from './history';
 import { recheckId, reportedState, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 import { renderStatement, type StatementFacts, type UncoveredWork } from './statement';
@@ -174,6 +175,8 @@ export interface CoverageOptions {
    * that round were not dispatched only because of the history bound (see `followUpsLeftByBound`).
    */
   readonly closing?: boolean;
+  /** The history arithmetic the run's rounds were planned with; the callback design's by default. */
+  readonly history?: RunHistory;
 }
 
 /**
@@ -198,7 +201,7 @@ export const buildCoverage = (
   options: CoverageOptions = {},
 ): Coverage => {
   const { problems, chains } = reconciliation;
-  const left = followUpsLeftByBound(manifest, reconciliation, options.closing ?? false);
+  const left = followUpsLeftByBound(manifest, outcomes, options.closing ?? false, options.history);
   const resolved = resolveGaps(reconciliation, left);
   const missingQuestions = missingQuestionsOf(manifest, reconciliation);
   const degradedReason = degradedReasonsOf(reconciliation, resolved);

@@ -124,32 +124,42 @@ export interface FollowUpsLeft {
 }
 
 /**
- * The follow-ups the policy allowed but no round dispatched. Planning is deterministic and
- * capped only by the history bound, so a line of work or observed gap from round `r` that the
- * policy would follow up (retries left, or never re-checked) and `r < maxRounds` was left out
- * by the bound when a later round exists, or when the run is `closing` after reconciling round
- * `r` (a run that ends any other way, cancelled or aborted, never planned that round).
+ * The follow-ups the policy allowed but no round dispatched because the history bound left no
+ * room. Planning is replayed at every round boundary the run passed (after round `r`, from the
+ * subtasks of rounds 1…r and their outcomes, which were final when round `r + 1` was planned), and
+ * after the last round too when the run is `closing` from Reconcile (a run that ends any other
+ * way, cancelled or aborted, never planned that round). A follow-up the bound cut at some
+ * boundary and no later round dispatched is reported; one a hand-edited manifest simply lacks is not.
  *
  * @example
- * followUpsLeftByBound(manifest, reconciliation, true).retries.has('A') // A timed out, no room for A.r2
+ * followUpsLeftByBound(manifest, outcomes, true).retries.has('C') // C timed out, no room for C.r2
  */
-export const followUpsLeftByBound = (manifest: Manifest, reconciliation: Reconciliation, closing: boolean): FollowUpsLeft => {
+export const followUpsLeftByBound = (manifest: Manifest, outcomes: readonly Outcome[], closing: boolean, history: RunHistory = RUN_HISTORY): FollowUpsLeft => {
   const policy = policyOf(manifest);
   const last = currentRound(manifest);
-  const leftOut = (round: number): boolean => round < policy.maxRounds && (round < last || closing);
-  const wanted = wantedFollowUps(manifest, policy, reconciliation, last + 1);
+  const cut = new Map<string, DispatchedSubtask>();
+  for (let round = 1; round <= Math.min(closing ? last : last - 1, policy.maxRounds - 1); round += 1) {
+    const subtasks = manifest.subtasks.filter((s) => s.round <= round);
+    const ids = new Set(subtasks.map((s) => s.id));
+    const before = { ...manifest, subtasks };
+    const wanted = wantedFollowUps(before, policy, reconcile(before, outcomes.filter((o) => ids.has(o.subtaskId))), round + 1);
+    const room = followUpRoom(round, subtasks.length, history);
+    if (wanted.length <= room) continue;
+    const kept = new Set(withinRoom(wanted, room));
+    for (const subtask of wanted) if (!kept.has(subtask)) cut.set(subtask.id, subtask);
+  }
+  const dispatched = new Set(manifest.subtasks.map((s) => s.id));
+  const byId = new Map(manifest.subtasks.map((s) => [s.id, s]));
   const retries = new Set<string>();
   const rechecks = new Set<string>();
-  const latest = new Map([...reconciliation.chains.partitions, ...reconciliation.chains.rechecks].map((c) => [c.origin.id, c.latest]));
-  const byId = new Map(manifest.subtasks.map((s) => [s.id, s]));
-  for (const subtask of wanted) {
+  for (const subtask of cut.values()) {
+    if (dispatched.has(subtask.id)) continue;
     const { lineage } = subtask;
+    if (lineage?.kind === 'recheck') rechecks.add(subtask.id);
+    // The attempt before the cut retry is the one whose outcome stands: `C` for `C.r2`, `C.r2` for `C.r3`.
     if (lineage?.kind === 'retry') {
-      const previous = latest.get(lineage.of);
-      if (previous && leftOut(previous.round)) retries.add(previous.id);
-    } else if (lineage?.kind === 'recheck') {
-      const gapped = byId.get(lineage.of);
-      if (gapped && leftOut(gapped.round)) rechecks.add(subtask.id);
+      const previous = lineage.attempt === 2 ? lineage.of : retryId(lineage.of, lineage.attempt - 1);
+      if (byId.has(previous)) retries.add(previous);
     }
   }
   return { retries, rechecks };

@@ -19,6 +19,7 @@ export * from './lineage';
 export * from './planner';
 export * from './reconcile';
 export * from './history';
+export * from './capacity';
 export * from './follow-up';
 export * from './coverage';
 export * from './policy';

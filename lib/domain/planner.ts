@@ -1,5 +1,6 @@
-import { RunRequest, type DispatchedSubtask, type Problem, type ProblemCode, type RunBudget, type Scope, type SplitSpec, type SubtaskBudget, type SubtaskSpec, type Universe } from '../contract';
+import { RunRequest, type DispatchedSubtask, type PlanWarning, type Problem, type ProblemCode, type RunBudget, type Scope, type SplitSpec, type SubtaskBudget, type SubtaskSpec, type Universe } from '../contract';
 import { boundaryProblems, splitByCalendar, splitAtBoundaries } from './calendar-split';
+import { capacityWarnings } from './capacity';
 import type { WorkerCatalog } from './catalog';
 import { ScopeError, SplitError } from './errors';
 import { RUN_HISTORY, firstRoundBound, type RunHistory } from './history';
@@ -23,6 +24,12 @@ export interface PlanOptions {
   readonly maxDeadlineSeconds: number;
   /** The history arithmetic of the execution that runs the plan; the callback design's by default. */
   readonly history?: RunHistory;
+  /**
+   * Subtasks each worker kind runs at once (the deployment's `maxConcurrency × batchSize`), by
+   * kind. With it, a kind that declares `typicalSeconds` is warned about when its subtasks cannot
+   * finish by their deadlines (`capacity_short`). Without it, no capacity is judged.
+   */
+  readonly capacity?: Readonly<Record<string, number>>;
 }
 
 /** Problem codes of a rejected request: the contract's, plus `invalid_request` for schema issues. */
@@ -31,7 +38,9 @@ export type RequestProblemCode = ProblemCode | 'invalid_request';
 /** One precise reason a request is rejected, always with the field path it is about. */
 export type RequestProblem = Omit<Problem, 'code' | 'path'> & { readonly code: RequestProblemCode; readonly path: string };
 
-export type PlanResult = { readonly ok: true; readonly subtasks: DispatchedSubtask[] } | { readonly ok: false; readonly problems: RequestProblem[] };
+export type PlanResult =
+  | { readonly ok: true; readonly subtasks: DispatchedSubtask[]; readonly warnings: PlanWarning[] }
+  | { readonly ok: false; readonly problems: RequestProblem[] };
 
 /** The delegation fields a subtask or a split carries. */
 type Delegation = Pick<SubtaskSpec, 'worker' | 'questionIds' | 'required' | 'justification' | 'deadlineSeconds' | 'budget' | 'input' | 'model'>;
@@ -271,11 +280,17 @@ export const planRun = (request: RunRequest, catalog: WorkerCatalog, options: Pl
     ...questionProblems(request, drafts),
     ...historyProblems(request, drafts, options.history ?? RUN_HISTORY),
   ];
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, subtasks: drafts.map(dispatched) };
+  if (problems.length > 0) return { ok: false, problems };
+  const demands = drafts.map((d) => ({
+    worker: d.delegation.worker,
+    deadlineSeconds: d.delegation.deadlineSeconds,
+    path: d.scopePath.startsWith('split') ? 'split.deadlineSeconds' : d.scopePath.replace(/\.scope$/, '.deadlineSeconds'),
+  }));
+  return { ok: true, subtasks: drafts.map(dispatched), warnings: options.capacity ? capacityWarnings(demands, catalog, options.capacity) : [] };
 };
 
 export type ValidationResult =
-  | { readonly ok: true; readonly request: RunRequest; readonly subtasks: DispatchedSubtask[] }
+  | { readonly ok: true; readonly request: RunRequest; readonly subtasks: DispatchedSubtask[]; readonly warnings: PlanWarning[] }
   | { readonly ok: false; readonly problems: RequestProblem[] };
 
 /** The value at a zod issue path in the raw body, for quoting it back. */
@@ -304,5 +319,5 @@ export const validateRunRequest = (body: unknown, catalog: WorkerCatalog, option
     return { ok: false, problems };
   }
   const plan = planRun(parsed.data, catalog, options);
-  return plan.ok ? { ok: true, request: parsed.data, subtasks: plan.subtasks } : plan;
+  return plan.ok ? { ok: true, request: parsed.data, subtasks: plan.subtasks, warnings: plan.warnings } : plan;
 };
