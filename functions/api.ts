@@ -19,6 +19,7 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
     executions: executionsFor(config.STATE_MACHINE_ARN),
     catalog: deployedCatalog(registry.catalog(), config.WORKER_KINDS, allowedModelIds(parseModelConfig(env))),
     maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
+    ...(config.WORKER_CAPACITY === undefined ? {} : { capacity: config.WORKER_CAPACITY }),
     tenantClaim: config.TENANT_CLAIM,
     newRunId: randomUUID,
     logger: createLogger('api', env),

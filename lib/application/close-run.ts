@@ -137,7 +137,8 @@ export const reconcileRun =
       return { next: 'dispatch', ...ref, round: round + 1 };
     }
     const reconciliation = reconcile(manifest, read.outcomes);
-    const coverage = buildCoverage(manifest, read.outcomes, reconciliation);
+    // A running run that reconciled its last round closes because no follow-up fits: say which.
+    const coverage = buildCoverage(manifest, read.outcomes, reconciliation, { closing: task.mode === 'reconcile' && read.run.status === 'running' });
     const decision = decideStatus(manifest, coverage, reconciliation);
     const status = finalStatus(read.run.status, task, decision);
     const error = closingError(task, status, decision);

@@ -18,6 +18,8 @@ export * from './tiling';
 export * from './lineage';
 export * from './planner';
 export * from './reconcile';
+export * from './history';
+export * from './capacity';
 export * from './follow-up';
 export * from './coverage';
 export * from './policy';

@@ -1,3 +1,4 @@
+import type { RunHistory } from '../domain/history';
 import type { AslState, AslStateMachine } from './asl';
 import { InfraError } from './errors';
 import { STATE_NAMES } from './run-state-machine';
@@ -151,6 +152,58 @@ export const pollSubtaskCost = (iteration: AslStateMachine, durationSeconds: num
 export const runOverheadEvents = (machine: AslStateMachine): number =>
   HISTORY_EVENTS.execution +
   walkPath(machine, (choice) => (choice === STATE_NAMES.nextRound ? STATE_NAMES.runEnded : fail(choice))).historyEvents;
+
+/** Every state a state can hand over to: `Next`, each Choice branch and `Default`, each Catch target. */
+const successors = (state: AslState): string[] => [
+  ...(state.Next === undefined ? [] : [state.Next]),
+  ...(state.Choices ?? []).flatMap((choice) => (typeof choice.Next === 'string' ? [choice.Next] : [])),
+  ...(state.Default === undefined ? [] : [state.Default]),
+  ...(state.Catch ?? []).map((c) => c.Next),
+];
+
+/**
+ * The most history events any path from `from` to an end records, entering no state twice (a
+ * loop back, such as NextRound? → Dispatch, is the next round and is counted per round). A caught
+ * task records its failure in place of TaskSucceeded, so its events are the same.
+ *
+ * @example
+ * worstPathEvents(subtaskIteration(asl)) // Arm → IsSubtaskOpen → Await → WaitForDeadline → Seal → SubtaskSealed
+ */
+export const worstPathEvents = (machine: AslStateMachine, from: string = machine.StartAt): number => {
+  const worst = (name: string, seen: ReadonlySet<string>): number => {
+    const state = machine.States[name];
+    if (!state) throw new InfraError(`state ${name} is not defined`);
+    const next = successors(state).filter((target) => !seen.has(target));
+    const after = next.map((target) => worst(target, new Set([...seen, target])));
+    return eventsOf(state) + Math.max(0, ...after);
+  };
+  return worst(from, new Set([from]));
+};
+
+/**
+ * The run's history arithmetic counted on the synthesized definition: what `RUN_HISTORY`
+ * (lib/domain/history.ts) must equal.
+ *
+ * @example
+ * runHistoryOf(asl).worstSubtask // 24
+ */
+export const runHistoryOf = (machine: AslStateMachine): RunHistory => {
+  const iteration = subtaskIteration(machine);
+  const rounds = (n: number) =>
+    walkPath(machine, (choice, prior) => (choice !== STATE_NAMES.nextRound ? fail(choice) : prior + 1 < n ? STATE_NAMES.dispatch : STATE_NAMES.runEnded));
+  const oneRound = rounds(1).historyEvents;
+  const perRound = rounds(2).historyEvents - oneRound;
+  // After NextRound?: RunEnded or RunFailed; after any caught failure: Finalize, then RunFailed or FinalizeFailed.
+  const endings = [STATE_NAMES.runEnded, STATE_NAMES.runFailed, STATE_NAMES.finalize].map((name) => worstPathEvents(machine, name));
+  return {
+    limit: HISTORY_EVENT_LIMIT,
+    perRun: HISTORY_EVENTS.execution + Math.max(...endings),
+    perRound,
+    finishedSubtask: callbackSubtaskCost(iteration).historyEvents + HISTORY_EVENTS.mapIteration,
+    timedOutSubtask: callbackTimeoutCost(iteration).historyEvents + HISTORY_EVENTS.mapIteration,
+    worstSubtask: worstPathEvents(iteration) + HISTORY_EVENTS.mapIteration,
+  };
+};
 
 const fail = (choice: string): never => {
   throw new InfraError(`no decision for Choice ${choice}`);

@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import { OUTCOME_ATTRIBUTES } from '../ledger/items';
 import { LEDGER_TABLE, RUN_LIST_INDEX } from '../ledger/table';
 import { ENV } from '../runtime/environment';
+import { kindCapacity } from '../runtime/capacity';
 import { MODEL_ENV } from '../workers/models/config';
 import { FAN_OUT_DEFAULTS, MAX_RECEIVE_COUNT, MAX_ROUNDS, type WorkerKindSettings } from './defaults';
 import { InvalidConstructProps } from './errors';
@@ -241,6 +242,7 @@ export class TesseraFanOut extends Construct {
           ...maxDeadline,
           [ENV.tenantClaim]: settings.auth.tenantClaim,
           [ENV.workerKinds]: JSON.stringify(Object.keys(settings.kinds)),
+          [ENV.workerCapacity]: JSON.stringify(Object.fromEntries(Object.entries(settings.kinds).map(([kind, k]) => [kind, kindCapacity(k.maxConcurrency)]))),
         },
       }),
       dispatch: make('DispatchFunction', 'dispatch', true, {

@@ -188,6 +188,19 @@ describe('functions', () => {
       [ENV.tableName]: { Ref: logicalIdAt(synth.template, 'AWS::DynamoDB::Table', '/Ledger/Resource') },
     });
   });
+
+  test('the api\'s WORKER_CAPACITY is, per kind, what its event source mapping runs at once: MaximumConcurrency × BatchSize', () => {
+    const env = synth.template.toJSON().Resources[functionId('ApiFunction')].Properties.Environment.Variables;
+    const mappings = Object.values(synth.template.findResources('AWS::Lambda::EventSourceMapping')) as {
+      Properties: { EventSourceArn: { 'Fn::GetAtt': [string, string] }; BatchSize: number; ScalingConfig: { MaximumConcurrency: number } };
+    }[];
+    const kindOfQueue = new Map(KINDS.map((kind) => [queueId(kind), kind]));
+    const fromMappings = Object.fromEntries(
+      mappings.map((m) => [kindOfQueue.get(m.Properties.EventSourceArn['Fn::GetAtt'][0]), m.Properties.ScalingConfig.MaximumConcurrency * m.Properties.BatchSize]),
+    );
+    expect(Object.keys(fromMappings).sort()).toEqual([...KINDS].sort());
+    expect(JSON.parse(env[ENV.workerCapacity])).toEqual(fromMappings);
+  });
 });
 
 describe('HTTP API', () => {
