@@ -24,6 +24,7 @@ import type { AslStateMachine } from '../lib/infra/asl';
 import { callbackSubtaskCost, pollSubtaskCost, PRICING, subtaskIteration, type PathCost } from '../lib/infra/deadline-figures';
 import { STATE_NAMES } from '../lib/infra/run-state-machine';
 import { functionHandlers, stateMachineDefinition } from '../lib/infra/synthesized';
+import { CfnTemplate } from '../lib/template/reader';
 import { PACKAGE_ROOT } from '../lib/infra/handler-metadata';
 import { exampleWorkerModule } from '../examples/app/cdk';
 import { registry as faultRegistry } from '../examples/app/fault-workers';
@@ -351,15 +352,15 @@ const splitSqs = (counts: Record<string, OperationCount>): SqsSplit => {
 // ---------------------------------------------------------------------------------------------
 // The cost model.
 
-const TemplateFunctions = z.object({
-  Resources: z.record(z.string(), z.looseObject({ Type: z.string(), Properties: z.looseObject({ MemorySize: z.number().optional() }).optional() })),
-});
+const MemorySize = z.number().optional();
 
 /** MemorySize (MB) of each role's function, from the template (Lambda's default is 128 MB). */
 const memoryByRole = (template: unknown): Record<Role, number> => {
-  const { Resources } = TemplateFunctions.parse(template);
+  const { Resources } = CfnTemplate.parse(template);
   const memory = Object.fromEntries(ROLES.map((role) => [role, 128])) as Record<Role, number>;
-  for (const [logicalId, handler] of Object.entries(functionHandlers(template))) memory[roleOf(handler)] = Resources[logicalId]?.Properties?.MemorySize ?? 128;
+  for (const [logicalId, handler] of Object.entries(functionHandlers(template))) {
+    memory[roleOf(handler)] = MemorySize.parse(Resources[logicalId]?.Properties?.MemorySize) ?? 128;
+  }
   return memory;
 };
 

@@ -7,7 +7,8 @@ import {
 import { CreateQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { ProvisioningError, TemplateResolutionError } from './errors';
-import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
+import type { TemplateEntry } from '../template/reader';
+import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateResolver } from './template';
 
 /** A table created in DynamoDB Local. */
 export interface ProvisionedTable {
