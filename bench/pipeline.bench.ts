@@ -21,7 +21,7 @@ import { z } from 'zod';
 import { createTesseraClient, type TesseraClient } from '../lib/client';
 import type { RunRequestInput } from '../lib/contract';
 import type { AslStateMachine } from '../lib/infra/asl';
-import { callbackSubtaskCost, pollSubtaskCost, PRICING, subtaskIteration, type PathCost } from '../lib/infra/deadline-figures';
+import { callbackSubtaskCost, pollSubtaskCost, PRICES, subtaskIteration, type PathCost } from '../lib/infra/deadline-figures';
 import { STATE_NAMES } from '../lib/infra/run-state-machine';
 import { functionHandlers, stateMachineDefinition } from '../lib/infra/synthesized';
 import { CfnTemplate } from '../lib/template/reader';
@@ -42,19 +42,6 @@ const TENANT = 'bench';
 /** After the execution ends: the last DeleteMessageBatch calls and poller round trips land. */
 const SETTLE_MS = 2_000;
 const PER_1000 = 1_000 / SUBTASKS;
-
-/**
- * Published us-east-1 list prices, each with the AWS pricing page that states it (DynamoDB: the
- * on-demand prices since the November 2024 reduction). Free tiers are left out.
- */
-const PRICES = {
-  stateTransition: { usd: PRICING.perStateTransition, text: '$0.025 per 1,000 state transitions (Standard workflows)', source: 'AWS Step Functions Pricing' },
-  lambdaRequest: { usd: PRICING.perLambdaRequest, text: '$0.20 per 1M requests', source: 'AWS Lambda Pricing' },
-  lambdaGbSecond: { usd: PRICING.perArmGbSecond, text: '$0.0000133334 per GB-second (arm64)', source: 'AWS Lambda Pricing' },
-  sqsRequest: { usd: 0.4 / 1_000_000, text: '$0.40 per 1M requests (standard queue; each 64 KB of payload is one request)', source: 'Amazon SQS Pricing' },
-  writeUnit: { usd: 0.625 / 1_000_000, text: '$0.625 per 1M write request units (on-demand, since November 2024)', source: 'Amazon DynamoDB Pricing for On-Demand Capacity' },
-  readUnit: { usd: 0.125 / 1_000_000, text: '$0.125 per 1M read request units (on-demand, since November 2024)', source: 'Amazon DynamoDB Pricing for On-Demand Capacity' },
-} as const;
 
 /** The functions of the template, named after their handler module (`functions/<role>.ts`). */
 const ROLES = ['api', 'dispatch', 'deadline', 'worker', 'reconcile'] as const;

@@ -86,6 +86,7 @@ export const renderIntrinsicString = (value: unknown, resolve: (intrinsic: Intri
     ref: (name) => resolve({ Ref: name }),
     attribute: (logicalId, attribute) => resolve({ 'Fn::GetAtt': [logicalId, attribute] }),
     error: (_path, detail) => new DefinitionNotRenderable(detail),
+    unsupported: (intrinsic) => new DefinitionNotRenderable(`unsupported intrinsic ${intrinsic}`),
   }).resolveString(value, 'DefinitionString');
 
 /**

@@ -299,7 +299,12 @@ export const createResolver = (template: CfnTemplate, environment: LocalEnvironm
     return value;
   };
 
-  const { resolve, resolveString } = createEvaluator({ ref, attribute, error });
+  const { resolve, resolveString } = createEvaluator({
+    ref,
+    attribute,
+    error,
+    unsupported: (intrinsic, path) => error(path, `intrinsic ${intrinsic} is not supported by the local cloud`),
+  });
 
   const entries = (...types: readonly string[]): TemplateEntry[] =>
     resourcesOfType(template, ...types).map((entry) => {

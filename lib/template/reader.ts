@@ -74,6 +74,8 @@ export interface IntrinsicSemantics {
   attribute(logicalId: string, attribute: string, path: string): unknown;
   /** The reader's own error for a value it cannot read at `path`. */
   error(path: string, detail: string): Error;
+  /** The reader's own error for an intrinsic this evaluator does not know, such as `Fn::ImportValue`. */
+  unsupported(intrinsic: string, path: string): Error;
 }
 
 /** Evaluates template values under one {@link IntrinsicSemantics}. */
@@ -94,7 +96,7 @@ const describe = (value: unknown): string => JSON.stringify(value)?.slice(0, 120
  * `Fn::Sub` resolves `${Name}` and `${LogicalId.Attribute}` and keeps `${!Literal}` as `${Literal}`.
  *
  * @example
- * const { resolveString } = createEvaluator({ ref: (name) => `<${name}>`, attribute: (id, a) => `<${id}.${a}>`, error: (path, detail) => new Error(`${path}: ${detail}`) });
+ * const { resolveString } = createEvaluator({ ref: (name) => `<${name}>`, attribute: (id, a) => `<${id}.${a}>`, error: (path, detail) => new Error(`${path}: ${detail}`), unsupported: (name) => new Error(name) });
  * resolveString({ 'Fn::Join': ['/', [{ Ref: 'Queue' }, 'x']] }, 'Outputs.Url.Value') // '<Queue>/x'
  */
 export const createEvaluator = (semantics: IntrinsicSemantics): IntrinsicEvaluator => {
@@ -185,7 +187,7 @@ export const createEvaluator = (semantics: IntrinsicSemantics): IntrinsicEvaluat
     const only = keys.length === 1 ? keys[0] : undefined;
     if (only !== undefined && (only === 'Ref' || only.startsWith('Fn::'))) {
       const intrinsic = intrinsics[only];
-      if (!intrinsic) throw error(path, `unsupported intrinsic ${only}`);
+      if (!intrinsic) throw semantics.unsupported(only, path);
       return intrinsic((value as Record<string, unknown>)[only], `${path}.${only}`);
     }
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolve(item, `${path}.${key}`)]));
