@@ -83,8 +83,8 @@ export const finalSizes = async (stack: Stack): Promise<Sizes> => {
   return sizes;
 };
 
-export const writeUnits = (bytes: number): number => Math.max(1, Math.ceil(bytes / 1024));
-export const readUnits = (bytes: number): number => Math.max(1, Math.ceil(bytes / 4096));
+const writeUnits = (bytes: number): number => Math.max(1, Math.ceil(bytes / 1024));
+const readUnits = (bytes: number): number => Math.max(1, Math.ceil(bytes / 4096));
 
 /**
  * Write units of one item: a Put is sized by the item it writes (the ledger only puts new items);
