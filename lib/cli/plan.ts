@@ -28,7 +28,7 @@ const USAGE = 'tessera plan FILE [--json] [--max-deadline-seconds N] [--workers 
 const horizon = (value: string | undefined, fallback: number): number => {
   if (value === undefined) return fallback;
   const seconds = Number(value);
-  if (!Number.isInteger(seconds) || seconds < 1) throw new UsageError({ command: 'plan', problem: `--max-deadline-seconds must be a positive whole number (got ${value})`, usage: USAGE });
+  if (!Number.isInteger(seconds) || seconds < 1) throw new UsageError('plan', `--max-deadline-seconds must be a positive whole number (got ${value})`, USAGE);
   return seconds;
 };
 

@@ -125,7 +125,7 @@ const resolveTarget = async (values: ReadonlyMap<string, string>, io: CliIo, sta
   const api = values.get('api');
   if (api !== undefined) {
     const token = values.get('token') ?? process.env.TESSERA_TOKEN;
-    if (!token) throw new UsageError({ command: 'run', problem: '--api needs a token: pass --token JWT or set TESSERA_TOKEN', usage: USAGE });
+    if (!token) throw new UsageError('run', '--api needs a token: pass --token JWT or set TESSERA_TOKEN', USAGE);
     return { apiUrl: api, token, description: api, local: false };
   }
   const running = await readLocalState();

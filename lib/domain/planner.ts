@@ -151,7 +151,7 @@ const INAPPLICABLE = { time: ['chunkSize', 'groups'], ids: ['by', 'boundaries', 
  */
 const scopesOfSplit = (universe: Universe, split: SplitSpec): Scope[] => {
   const wrong = INAPPLICABLE[universe.dimension].find((field) => split[field] !== undefined);
-  if (wrong) throw new SplitError({ code: 'dimension_mismatch', field: wrong, reason: `does not apply to a ${universe.dimension} universe` });
+  if (wrong) throw new SplitError('dimension_mismatch', wrong, `does not apply to a ${universe.dimension} universe`);
   if (universe.dimension === 'time') return timeScopes(universe, split);
   if (universe.dimension === 'ids') return listScopes(indexIds(universe.ids).ids, split, (ids) => ({ ids }));
   if (split.groups !== undefined) return split.groups.map((files) => ({ files }));

@@ -31,18 +31,22 @@ export const HISTORY_EVENTS = {
 /** Step Functions' hard limit on one execution's history. */
 export const HISTORY_EVENT_LIMIT = 25_000;
 
-/** Public prices (USD, us-east-1, 2025) and the assumptions the cost column rests on. */
-export const PRICING = {
-  /** Standard workflows: $0.025 per 1,000 state transitions. */
-  perStateTransition: 0.025 / 1000,
-  /** Lambda: $0.20 per million requests. */
-  perLambdaRequest: 0.2 / 1_000_000,
-  /** Lambda arm64: $0.0000133334 per GB-second. */
-  perArmGbSecond: 0.0000133334,
-  /** Assumed deadline-function invocation: the construct's 512 MB default, 50 ms billed. */
-  invocationGb: 0.5,
-  invocationSeconds: 0.05,
+/**
+ * Published us-east-1 list prices (USD), each with the AWS pricing page that states it (DynamoDB:
+ * the on-demand prices since the November 2024 reduction). Free tiers are left out. This is the
+ * project's one price table: the deadline figures here and the pipeline benchmark both read it.
+ */
+export const PRICES = {
+  stateTransition: { usd: 0.025 / 1000, text: '$0.025 per 1,000 state transitions (Standard workflows)', source: 'AWS Step Functions Pricing' },
+  lambdaRequest: { usd: 0.2 / 1_000_000, text: '$0.20 per 1M requests', source: 'AWS Lambda Pricing' },
+  lambdaGbSecond: { usd: 0.0000133334, text: '$0.0000133334 per GB-second (arm64)', source: 'AWS Lambda Pricing' },
+  sqsRequest: { usd: 0.4 / 1_000_000, text: '$0.40 per 1M requests (standard queue; each 64 KB of payload is one request)', source: 'Amazon SQS Pricing' },
+  writeUnit: { usd: 0.625 / 1_000_000, text: '$0.625 per 1M write request units (on-demand, since November 2024)', source: 'Amazon DynamoDB Pricing for On-Demand Capacity' },
+  readUnit: { usd: 0.125 / 1_000_000, text: '$0.125 per 1M read request units (on-demand, since November 2024)', source: 'Amazon DynamoDB Pricing for On-Demand Capacity' },
 } as const;
+
+/** The assumed deadline-function invocation the cost column rests on: the construct's 512 MB default, 50 ms billed. */
+export const DEADLINE_INVOCATION = { gb: 0.5, seconds: 0.05 } as const;
 
 /** What walking one path through a state machine cost. */
 export interface PathCost {
@@ -226,8 +230,8 @@ export interface DeadlineFigure {
 
 const usdPer1000 = (cost: PathCost): number =>
   1000 *
-  (cost.transitions * PRICING.perStateTransition +
-    cost.lambdaInvocations * (PRICING.perLambdaRequest + PRICING.invocationGb * PRICING.invocationSeconds * PRICING.perArmGbSecond));
+  (cost.transitions * PRICES.stateTransition.usd +
+    cost.lambdaInvocations * (PRICES.lambdaRequest.usd + DEADLINE_INVOCATION.gb * DEADLINE_INVOCATION.seconds * PRICES.lambdaGbSecond.usd));
 
 const figure = (design: string, durationSeconds: number, cost: PathCost, overhead: number, delay: number): DeadlineFigure => ({
   design,

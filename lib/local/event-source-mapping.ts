@@ -14,7 +14,8 @@ import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
 import type { InvokeResult, LambdaInvoker } from './lambda-client';
 import { recordPhase } from './startup-trace';
 import { silentLog, type LocalLog } from './log';
-import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
+import type { TemplateEntry } from '../template/reader';
+import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateResolver } from './template';
 
 /**
  * Emulates Lambda's SQS event-source mappings: pollers long-poll the queue, build the exact SQS

@@ -4,7 +4,8 @@ import { resolve as resolvePath } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { HandlerLoadError, TemplateResolutionError, UnsupportedFeatureError } from './errors';
-import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
+import type { TemplateEntry } from '../template/reader';
+import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateResolver } from './template';
 import { HANDLER_METADATA_KEY } from '../infra/handler-metadata';
 import type { WorkerRegistry } from '../workers/registry';
 

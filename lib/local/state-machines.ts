@@ -2,7 +2,8 @@ import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctio
 import { z } from 'zod';
 import './polyfills';
 import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
-import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
+import type { TemplateEntry } from '../template/reader';
+import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateResolver } from './template';
 
 /**
  * The template's state machines, with the definition CDK synthesized (never a hand-written copy),

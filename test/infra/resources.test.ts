@@ -4,6 +4,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { renderIntrinsicString } from '../../lib/infra/asl';
+import { STACK_OUTPUTS } from '../../lib/infra/stack-outputs';
 import { functionHandlers } from '../../lib/infra/synthesized';
 import { PACKAGE_ROOT } from '../../lib/infra/tessera-function';
 import { referenceRegistry } from '../../examples/app';
@@ -275,12 +276,10 @@ describe('Cognito', () => {
 
 describe('outputs', () => {
   test('name everything a caller and an operator need', () => {
-    expect(Object.keys(synth.template.toJSON().Outputs).sort()).toEqual(
-      ['ApiUrl', 'DeadLetterQueueUrl', 'StateMachineArn', 'SubtaskQueueUrls', 'TableName', 'UserPoolClientId', 'UserPoolId'].sort(),
-    );
-    synth.template.hasOutput('DeadLetterQueueUrl', { Value: { Ref: dlqId() } });
+    expect(Object.keys(synth.template.toJSON().Outputs).sort()).toEqual(Object.values(STACK_OUTPUTS).sort());
+    synth.template.hasOutput(STACK_OUTPUTS.deadLetterQueueUrl, { Value: { Ref: dlqId() } });
     // A JSON object of kind → queue URL, rendered by CloudFormation at deploy time.
-    const queueUrls = JSON.stringify(synth.template.toJSON().Outputs.SubtaskQueueUrls.Value);
+    const queueUrls = JSON.stringify(synth.template.toJSON().Outputs[STACK_OUTPUTS.subtaskQueueUrls].Value);
     expect(queueUrls).toContain('"{\\"tax-statements\\":\\""');
     expect(queueUrls).toContain('catering-quote');
   });

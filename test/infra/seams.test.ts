@@ -6,9 +6,12 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { STACK_OUTPUTS } from '../../lib/infra/stack-outputs';
 import { OUTCOME_ATTRIBUTES, StoredSubtaskItem } from '../../lib/ledger/items';
+import { synthesizeLocalTemplate } from '../../lib/local/local-template';
 import { RUN_EXECUTION_ERRORS } from '../../lib/orchestration/execution-events';
 import { FUNCTION_CONFIG, POWERTOOLS_ENV, type FunctionName } from '../../lib/runtime/environment';
+import { CfnTemplate, outputValues } from '../../lib/template/reader';
 import { MODEL_ENV } from '../../lib/workers/models/config';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
 
@@ -78,5 +81,16 @@ describe('the run error seam', () => {
   it('ends a failed run and a failed Finalize with the errors a status change event names', () => {
     const fails = Object.values(synth.asl.States).filter((state) => state.Type === 'Fail').map((state) => (state as { Error?: string }).Error);
     expect(fails.sort()).toEqual(Object.values(RUN_EXECUTION_ERRORS).sort());
+  });
+});
+
+describe('the stack output seam', () => {
+  it('the stack writes exactly the outputs STACK_OUTPUTS names', () => {
+    expect(Object.keys(synth.template.toJSON().Outputs).sort()).toEqual(Object.values(STACK_OUTPUTS).sort());
+  });
+
+  it("the local cloud's template writes the queue outputs the end-to-end suite reads, under the stack's names", () => {
+    const local = CfnTemplate.parse(synthesizeLocalTemplate('examples/app/workers.ts'));
+    expect(Object.keys(outputValues(local)).sort()).toEqual([STACK_OUTPUTS.deadLetterQueueUrl, STACK_OUTPUTS.subtaskQueueUrls].sort());
   });
 });
