@@ -20,7 +20,7 @@ export interface ApiDeps {
   readonly catalog: WorkerCatalog;
   readonly maxDeadlineSeconds: number;
   /** Subtasks each kind runs at once (`maxConcurrency × batchSize`); capacity warnings need it. */
-  readonly capacity?: Readonly<Record<string, number>>;
+  readonly capacity?: Readonly<Record<string, number>> | undefined;
   /** The JWT claim that holds the caller's tenant. */
   readonly tenantClaim: string;
   readonly newRunId: () => string;
