@@ -1,6 +1,8 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { join } from 'node:path';
 import './polyfills';
+import { validatedDefinitionsIn } from './definition-cache';
 import { startDynamoDbLocal } from './dynamodb-local';
 import { eventRulesFromTemplate, startEventBus, type EventBus } from './event-rules';
 import { startEventSourceMappings, eventSourceMappingsFromTemplate, type EventSourceMappings } from './event-source-mapping';
@@ -69,6 +71,11 @@ export interface LocalCloudOptions {
   readonly functionEnvironment?: Readonly<Record<string, string>>;
   /** Public static pages the HTTP API answers before its routes (the local viewer). */
   readonly pages?: StaticPages;
+  /**
+   * The local cache (lib/local/local-cache.ts): state machine definitions that passed validation
+   * there are not validated again (lib/local/definition-cache.ts). Without it, every start validates.
+   */
+  readonly cacheDir?: string;
 }
 
 /** The URLs of the local services, as `AWS_ENDPOINT_URL_*` and the CLI need them. */
@@ -284,7 +291,9 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   cleanups.push(() => lambdaEndpoint.stop());
   const lambda = createLambdaInvoker({ endpoint: lambdaEndpoint.url, region });
 
-  const stateMachines: LocalStateMachine[] = stateMachinesFromTemplate(resolver);
+  const stateMachines: LocalStateMachine[] = await tracePhase('stepfunctions.definitions', () =>
+    stateMachinesFromTemplate(resolver, options.cacheDir === undefined ? {} : { validated: validatedDefinitionsIn(join(options.cacheDir, 'validated-definitions')) }),
+  );
   const executions = createExecutionService({ stateMachines, lambda, region, lambdaEndpoint: lambdaEndpoint.url, log });
   const stepFunctions: StepFunctionsEndpoint = await startStepFunctionsEndpoint({ service: executions, port: ports.stepFunctions, log });
   cleanups.push(() => stepFunctions.stop(), () => executions.shutdown());

@@ -90,6 +90,7 @@ export const startTesseraCloud = async (options: TesseraCloudOptions): Promise<L
       jwt: { issuer: LOCAL_AUTH.issuer, audience: [LOCAL_AUTH.audience], tenantClaim: LOCAL_AUTH.tenantClaim },
       // The viewer page at `/`: local only, never part of the CDK app.
       pages: viewerPage,
+      cacheDir: localCacheDir(),
     });
   } catch (error) {
     // startLocalCloud stops emulators it was handed; this covers a failure before that (stop is idempotent).
