@@ -11,10 +11,10 @@ import { join } from 'node:path';
  * a changed definition or validator is validated again. Only passing verdicts are kept.
  */
 export interface ValidatedDefinitions {
-  /** Whether this definition passed validation with these options before. */
-  has(definition: unknown, options: object): boolean;
+  /** Whether the definition of this {@link definitionKey} passed validation before. */
+  has(key: string): boolean;
   /** Remembers that it passed. Never throws: an unwritable cache only means validating again. */
-  add(definition: unknown, options: object): void;
+  add(key: string): void;
 }
 
 /** Bumped when the key's recipe changes. */
@@ -32,7 +32,8 @@ const installedVersion = (name: string): string => {
 let validators: string | undefined;
 
 /**
- * The key of a definition's verdict.
+ * The key of a definition's verdict. Taken before validating: aws-local-stepfunctions' validation
+ * adds fields to the definition object it is given.
  *
  * @example
  * definitionKey({ StartAt: 'A', States: { A: { Type: 'Succeed' } } }, { checkPaths: true }) // 'c0ffee…'
@@ -49,11 +50,11 @@ export const definitionKey = (definition: unknown, options: object): string => {
  * const validated = validatedDefinitionsIn(join(localCacheDir(), 'validated-definitions'));
  */
 export const validatedDefinitionsIn = (dir: string): ValidatedDefinitions => ({
-  has: (definition, options) => existsSync(join(dir, definitionKey(definition, options))),
-  add: (definition, options) => {
+  has: (key) => existsSync(join(dir, key)),
+  add: (key) => {
     try {
       mkdirSync(dir, { recursive: true });
-      writeFileSync(join(dir, definitionKey(definition, options)), '');
+      writeFileSync(join(dir, key), '');
     } catch {
       // the next start validates again
     }

@@ -1,7 +1,7 @@
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { z } from 'zod';
 import './polyfills';
-import type { ValidatedDefinitions } from './definition-cache';
+import { definitionKey, type ValidatedDefinitions } from './definition-cache';
 import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
 import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
 
@@ -128,14 +128,15 @@ const VALIDATION = { checkArn: true, checkPaths: true } as const;
 
 /** The machine, validated by aws-local-stepfunctions (asl-validator) unless this definition passed before. */
 const validatedMachine = (definition: StateMachineDefinition, path: string, validated: ValidatedDefinitions | undefined): StateMachine => {
-  if (validated?.has(definition, VALIDATION)) return new StateMachine(definition, { validationOptions: { noValidate: true } });
+  const key = validated ? definitionKey(definition, VALIDATION) : '';
+  if (validated?.has(key)) return new StateMachine(definition, { validationOptions: { noValidate: true } });
   let machine: StateMachine;
   try {
     machine = new StateMachine(definition, { validationOptions: VALIDATION });
   } catch (error) {
     throw new TemplateResolutionError(path, (error as Error).message, { cause: error });
   }
-  validated?.add(definition, VALIDATION);
+  validated?.add(key);
   return machine;
 };
 
