@@ -154,11 +154,13 @@ const isOwned = (emulators: NonNullable<LocalCloudOptions['emulators']>): emulat
  * const template = await loadTemplate();
  * const cloud = await startLocalCloud({ template, repoRoot, emulators: await emulators });
  */
-export const startLocalEmulators = async (options: { region?: string; ports?: Pick<LocalCloudPorts, 'dynamodb' | 'sqs'> } = {}): Promise<LocalEmulators> => {
+export const startLocalEmulators = async (
+  options: { region?: string; ports?: Pick<LocalCloudPorts, 'dynamodb' | 'sqs'>; recordClassData?: boolean } = {},
+): Promise<LocalEmulators> => {
   const region = options.region ?? 'us-east-1';
   const launched = performance.now();
   const [dynamodb, sqs] = await Promise.allSettled([
-    launchDynamoDbLocal(options.ports?.dynamodb === undefined ? {} : { port: options.ports.dynamodb }),
+    launchDynamoDbLocal({ ...(options.ports?.dynamodb === undefined ? {} : { port: options.ports.dynamodb }), recordClassData: options.recordClassData === true }),
     tracePhase('sqs.start', () => startSqsLocal({ region, ...(options.ports?.sqs === undefined ? {} : { port: options.ports.sqs }) })),
   ]);
   if (dynamodb.status === 'rejected' || sqs.status === 'rejected') {

@@ -142,14 +142,15 @@ const withoutManifestClassPath = (jarDir: string) => async (work: string): Promi
  * - `launcher.jar`: the launcher, compiled once;
  * - `DynamoDBLocal.jar`: the JAR without its manifest class path ({@link withoutManifestClassPath});
  * - `classes.jsa`: a class-data sharing archive of every class DynamoDB Local loaded, recorded by
- *   the first start's JVM when it exits cleanly (`-XX:ArchiveClassesAtExit`) and mapped by later
- *   starts (`-XX:SharedArchiveFile`), which then neither parse nor verify those classes again.
- *   A JVM that cannot map it runs without it.
+ *   a JVM started with `recordClassData` when it exits cleanly (`-XX:ArchiveClassesAtExit`; its
+ *   stop waits for the archive to be written, seconds), and mapped by every later start
+ *   (`-XX:SharedArchiveFile`), which then neither parses nor verifies those classes again. A JVM
+ *   that cannot map it runs without it.
  * Nothing here changes what runs: the same classes and launcher code, loaded faster. Whatever fails
  * (no `javac` or `jar`, an unwritable cache), the start falls back to what works: without the
  * archive, or in the source mode.
  */
-const launchPlan = async (jarDir: string, javaVersion: string, cacheDir: string): Promise<LaunchPlan> => {
+const launchPlan = async (jarDir: string, javaVersion: string, cacheDir: string, recordClassData: boolean): Promise<LaunchPlan> => {
   let entry: string;
   let launcher: string;
   try {
@@ -160,6 +161,8 @@ const launchPlan = async (jarDir: string, javaVersion: string, cacheDir: string)
     return sourceMode(jarDir);
   }
   const compiled: LaunchPlan = { jvmArgs: [], classpath: `${launcher}:${jarClasspath(jarDir)}`, main: LAUNCHER_CLASS, classDataSharing: 'off', afterExit: () => undefined };
+  const archive = join(entry, 'classes.jsa');
+  if (!recordClassData && !existsSync(archive)) return compiled;
   const stripped = join(entry, 'DynamoDBLocal.jar');
   try {
     if (!(await buildOnce(stripped, withoutManifestClassPath(jarDir)))) return compiled;
@@ -167,7 +170,6 @@ const launchPlan = async (jarDir: string, javaVersion: string, cacheDir: string)
     return compiled;
   }
   const classpath = [launcher, stripped, ...libraryJars(jarDir)].join(':');
-  const archive = join(entry, 'classes.jsa');
   const quiet = ['-Xlog:cds=off', '-Xlog:cds+dynamic=off'];
   if (existsSync(archive)) return { ...compiled, classpath, jvmArgs: [`-XX:SharedArchiveFile=${archive}`, ...quiet], classDataSharing: 'mapped' };
   const recording = `${archive}.${process.pid}.tmp`;
@@ -190,6 +192,20 @@ const launchPlan = async (jarDir: string, javaVersion: string, cacheDir: string)
 /** Printed by the launcher once DynamoDB Local accepts connections (lib/local/java). */
 const LISTENING_LINE = 'tessera: DynamoDB Local listening on 127.0.0.1';
 
+export interface DynamoDbLocalOptions {
+  /** Port on 127.0.0.1; a free one when left out. */
+  readonly port?: number;
+  readonly timeoutMs?: number;
+  /** The local cache (lib/local/local-cache.ts). */
+  readonly cacheDir?: string;
+  /**
+   * When the cache has no class-data archive yet, record one at this JVM's exit; its `stop()` then
+   * waits for it to be written (seconds, once). Only for callers whose stop may take that long
+   * (the CLI); others map an archive that exists and never record one. @default false
+   */
+  readonly recordClassData?: boolean;
+}
+
 /** A DynamoDB Local that has been launched: its endpoint is known at once, `ready` says when it answers. */
 export interface LaunchingDynamoDbLocal extends DynamoDbLocal {
   /** Resolves once it accepts connections; rejects (and the JVM is killed) when it does not start. */
@@ -208,11 +224,11 @@ export interface LaunchingDynamoDbLocal extends DynamoDbLocal {
  * const client = new DynamoDBClient({ endpoint: ddb.endpoint, region: 'us-east-1' });
  * await ddb.ready;
  */
-export const launchDynamoDbLocal = async (options: { port?: number; timeoutMs?: number; cacheDir?: string } = {}): Promise<LaunchingDynamoDbLocal> => {
+export const launchDynamoDbLocal = async (options: DynamoDbLocalOptions = {}): Promise<LaunchingDynamoDbLocal> => {
   const java = checkJava();
   const port = options.port ?? (await freePort());
   const dir = jarDirectory();
-  const plan = await launchPlan(dir, java.text, options.cacheDir ?? localCacheDir());
+  const plan = await launchPlan(dir, java.text, options.cacheDir ?? localCacheDir(), options.recordClassData === true);
   const child: ChildProcess = spawn(
     'java',
     [
@@ -265,13 +281,12 @@ export const launchDynamoDbLocal = async (options: { port?: number; timeoutMs?: 
         if (exited) return;
         // A JVM recording its class-data archive writes it at a clean exit, which closing stdin
         // asks for (the launcher calls System.exit(0)); it gets time to write it. Others get SIGTERM.
+        // A loaded machine may take tens of seconds to write it; a JVM killed first leaves none.
         const recording = plan.classDataSharing === 'recording';
         if (recording) child.stdin?.end();
         else child.kill('SIGTERM');
-        const term = recording ? setTimeout(() => child.kill('SIGTERM'), 30_000) : undefined;
-        const kill = setTimeout(() => child.kill('SIGKILL'), recording ? 35_000 : 5000);
+        const kill = setTimeout(() => child.kill('SIGKILL'), recording ? 120_000 : 5000);
         await exit;
-        clearTimeout(term);
         clearTimeout(kill);
       })()),
   };
@@ -287,7 +302,7 @@ export const launchDynamoDbLocal = async (options: { port?: number; timeoutMs?: 
  * const client = new DynamoDBClient({ endpoint: ddb.endpoint, region: 'us-east-1' });
  * await ddb.stop();
  */
-export const startDynamoDbLocal = async (options: { port?: number; timeoutMs?: number; cacheDir?: string } = {}): Promise<LaunchingDynamoDbLocal> => {
+export const startDynamoDbLocal = async (options: DynamoDbLocalOptions = {}): Promise<LaunchingDynamoDbLocal> => {
   const launched = await launchDynamoDbLocal(options);
   await launched.ready;
   return launched;

@@ -58,7 +58,7 @@ const bundledJar = (): string => {
 describe("DynamoDB Local's launcher in the local cache", () => {
   it('is compiled into an empty cache once, and the next start runs the same compiled launcher', { timeout: 300_000 }, async () => {
     const cacheDir = join(root, 'cache');
-    const first = await startDynamoDbLocal({ cacheDir });
+    const first = await startDynamoDbLocal({ cacheDir, recordClassData: true });
     try {
       expect(await answers(first.endpoint)).toBe(true);
     } finally {
@@ -86,7 +86,7 @@ describe("DynamoDB Local's launcher in the local cache", () => {
 
   it("archives the classes of a copy of DynamoDBLocal.jar with the same entries; only the manifest's class path is gone", { timeout: 300_000 }, async () => {
     const cacheDir = join(root, 'copy');
-    const ddb = await startDynamoDbLocal({ cacheDir });
+    const ddb = await startDynamoDbLocal({ cacheDir, recordClassData: true });
     await ddb.stop();
     const [launcher] = launcherJars(cacheDir);
     const copy = jarEntries(join(dirname(launcher as string), 'DynamoDBLocal.jar'));
@@ -97,6 +97,19 @@ describe("DynamoDB Local's launcher in the local cache", () => {
     const text = copy.get(manifest)?.text() ?? '';
     expect(text).toMatch(/^Class-Path: *\r?$/m);
     expect(text).toMatch(/^Main-Class: software\.amazon\.dynamodb\.services\.local\.main\.ServerRunner\r?$/m);
+  });
+
+  it('records no archive unless asked to (a test or benchmark keeps its stop short), and stops with SIGTERM', { timeout: 300_000 }, async () => {
+    const cacheDir = join(root, 'no-record');
+    const ddb = await startDynamoDbLocal({ cacheDir });
+    try {
+      expect(await answers(ddb.endpoint)).toBe(true);
+    } finally {
+      await ddb.stop();
+    }
+    expect(ddb.classDataSharing).toBe('off');
+    const [launcher] = launcherJars(cacheDir);
+    expect(readdirSync(dirname(launcher as string))).toEqual(['launcher.jar']);
   });
 
   it('falls back to running the launcher from its source when the cache cannot be written', { timeout: 300_000 }, async () => {
