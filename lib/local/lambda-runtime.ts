@@ -200,8 +200,13 @@ export const loadFunctions = async (options: {
   registry?: WorkerRegistry;
 }): Promise<RunnableFunction[]> => {
   const importModule = options.importModule ?? ((url: string) => import(url));
+  const functions = functionsFromTemplate(options.resolver);
+  // The modules are imported side by side first (their loading overlaps); a module that fails is
+  // imported again below, where its failure is reported with its function.
+  const entries = [...new Set(functions.flatMap((fn) => (fn.entry === undefined ? [] : [fn.entry])))];
+  await Promise.allSettled(entries.map((entry) => importModule(pathToFileURL(resolvePath(options.repoRoot, entry)).href)));
   const loaded: RunnableFunction[] = [];
-  for (const fn of functionsFromTemplate(options.resolver)) {
+  for (const fn of functions) {
     const runtimeEnvironment = { ...fn.environment, ...reservedEnvironment(fn, options.resolver.region), ...options.runtimeEnvironment };
     const handler = fn.entry === undefined ? undefined : await buildHandler(fn, runtimeEnvironment, options.repoRoot, importModule, options.registry);
     loaded.push({ ...fn, runtimeEnvironment, handler });
