@@ -37,7 +37,7 @@ interface Seen {
   readonly authorization: string | undefined;
 }
 
-const fakeApi = async (answer?: (request: IncomingMessage) => { status: number; body: unknown } | undefined) => {
+const fakeApi = async (answer?: (request: IncomingMessage) => { status: number; body: unknown } | undefined, runs: readonly RunSummary[] = RUNS) => {
   const seen: Seen[] = [];
   const server: Server = createServer((request, response) => {
     const url = new URL(request.url ?? '/', 'http://127.0.0.1');
@@ -48,7 +48,7 @@ const fakeApi = async (answer?: (request: IncomingMessage) => { status: number; 
       return;
     }
     const status = url.searchParams.get('status');
-    const matching = status === null ? RUNS : RUNS.filter((run) => run.status === status);
+    const matching = status === null ? runs : runs.filter((run) => run.status === status);
     const start = Number(url.searchParams.get('cursor') ?? '0');
     const page = matching.slice(start, start + 2);
     const next = start + 2 < matching.length ? { nextCursor: String(start + 2) } : {};
@@ -78,17 +78,16 @@ describe('tessera runs', () => {
   });
 
   it('asks for one status only, and prints JSON summaries with --json', async () => {
-    const api = await fakeApi();
+    const running = summary(2, { status: 'running', complete: null, progress: { dispatched: 4, terminal: 1, byState: { ok: 1, running: 3 } } });
+    const api = await fakeApi(undefined, [RUNS[0]!, RUNS[1]!, RUNS[2]!, running, RUNS[4]!]);
     server = api.server;
-    RUNS[3] = summary(2, { status: 'running', complete: null, progress: { dispatched: 4, terminal: 1, byState: { ok: 1, running: 3 } } });
     const t = terminal();
 
     const code = await runsCommand.run(['--api', api.url, '--token', 't', '--status', 'running', '--json'], t.io);
 
     expect(code).toBe(0);
     expect(api.seen[0]!.url.searchParams.get('status')).toBe('running');
-    expect(JSON.parse(t.out.join('\n'))).toEqual([RUNS[3]]);
-    RUNS[3] = summary(2);
+    expect(JSON.parse(t.out.join('\n'))).toEqual([running]);
   });
 
   it('says "no runs" when the tenant has none', async () => {
