@@ -135,7 +135,7 @@ export class FanOutMonitoring extends Construct {
       new cloudwatch.GraphWidget({ title: 'Degraded run rate', left: [rate], width: 8 }),
       new cloudwatch.GraphWidget({
         title: 'Executions',
-        left: [props.stateMachine.metricSucceeded(), props.stateMachine.metricFailed(), props.stateMachine.metricTimedOut()],
+        left: [props.stateMachine.metricSucceeded(), props.stateMachine.metricFailed(), props.stateMachine.metricTimedOut(), props.stateMachine.metricAborted()],
         width: 8,
       }),
       new cloudwatch.GraphWidget({

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { EXECUTION_STATUS_CHANGE, UNFINISHED_EXECUTION_STATUSES } from '../../lib/orchestration/execution-events';
+import { createEvaluator } from '../../lib/template/reader';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
 
 /**
@@ -145,5 +146,23 @@ describe('run closure alarms', () => {
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
     });
+  });
+});
+
+describe('run closure dashboard', () => {
+  test('the Executions widget graphs every way an execution ends: succeeded, failed, timed out and aborted', () => {
+    const [dashboard] = Object.values(synth.template.findResources('AWS::CloudWatch::Dashboard'));
+    const { resolveString } = createEvaluator({
+      ref: (name) => `<${name}>`,
+      attribute: (id, attribute) => `<${id}.${attribute}>`,
+      error: (path, detail) => new Error(`${path}: ${detail}`),
+      unsupported: (name) => new Error(name),
+    });
+    const body = JSON.parse(resolveString(dashboard?.Properties.DashboardBody, 'DashboardBody')) as {
+      widgets: { properties: { title?: string; metrics?: unknown[][] } }[];
+    };
+    const executions = body.widgets.find((widget) => widget.properties.title === 'Executions');
+    const names = executions?.properties.metrics?.map((metric) => `${String(metric[0])}/${String(metric[1])}`);
+    expect(names).toEqual(['AWS/States/ExecutionsSucceeded', 'AWS/States/ExecutionsFailed', 'AWS/States/ExecutionsTimedOut', 'AWS/States/ExecutionsAborted']);
   });
 });
