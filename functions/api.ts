@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { cancelRun, deployedCatalog, followRun, listRunPage, listSubtaskPage, startRun, type ApiDeps, type RunFormOptions } from '../lib/application/runs';
+import { cancelRun, deployedCatalog, followRun, listRunPage, listSubtaskPage, startRun, type ApiDeps } from '../lib/application/runs';
 import { executionsFor, ledgerFor } from '../lib/runtime/aws';
 import { parseConfig } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
@@ -8,7 +8,6 @@ import { cancelledResponse, getRunResponse, listRunsResponse, startedResponse, s
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
 import type { WorkerRegistry } from '../lib/workers';
 import { allowedModelIds, parseModelConfig } from '../lib/workers/models/config';
-
 
 /** What the function needs, from its environment and the deployment's worker registry. */
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): ApiDeps => {
@@ -25,12 +24,9 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
   };
 };
 
-/**
- * The HTTP API: one use case per route, the tenant from the JWT claim (see `routeRequests`).
- * `runForms` sets when `GET /runs/{runId}` pages its subtasks (tests page small runs).
- */
-export const createHandler = (deps: ApiDeps, runForms: RunFormOptions = {}) => {
-  const [start, list, follow, cancel, subtasks] = [startRun(deps), listRunPage(deps), followRun(deps, runForms), cancelRun(deps), listSubtaskPage(deps)];
+/** The HTTP API: one use case per route, the tenant from the JWT claim (see `routeRequests`). */
+export const createHandler = (deps: ApiDeps) => {
+  const [start, list, follow, cancel, subtasks] = [startRun(deps), listRunPage(deps), followRun(deps), cancelRun(deps), listSubtaskPage(deps)];
   return routeRequests(deps, {
     'POST /runs': async (request) => startedResponse(await start({ ...request, idempotencyKey: request.header('idempotency-key') }), request),
     'GET /runs': (request) => listRunsResponse(list, request),

@@ -126,6 +126,6 @@ export const watchRun = async (ledger: Ledger, request: WatchRequest, options: W
  * const follow = followRun(deps); await follow({ tenantId: 'acme', runId, ifNoneMatch: etag, waitSeconds: 20 });
  */
 export const followRun =
-  (deps: { readonly ledger: Ledger }, options: WatchOptions = {}) =>
+  (deps: { readonly ledger: Ledger; readonly runForms?: RunFormOptions }, options: WatchOptions = {}) =>
   (request: WatchRequest): Promise<WatchResult> =>
-    watchRun(deps.ledger, request, options);
+    watchRun(deps.ledger, request, { ...deps.runForms, ...options });

@@ -30,7 +30,7 @@ const handlers = (ledger: Ledger) => {
     newRunId: () => uniqueName('run'),
     logger: createLogger('api', { POWERTOOLS_LOG_LEVEL: 'ERROR' }),
   };
-  return { standard: createHandler(deps), small: createHandler(deps, SMALL) };
+  return { standard: createHandler(deps), small: createHandler({ ...deps, runForms: SMALL }) };
 };
 
 let api: ReturnType<typeof handlers>;
