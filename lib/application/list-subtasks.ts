@@ -9,7 +9,7 @@
  * route: the ledger looks the run up inside the caller's tenant only.
  */
 import { z } from 'zod';
-import { PAGED_RUN_SUBTASKS, RunQuery, RunSubtasksForm, SUBTASK_PAGE_LIMITS, SubtaskId, SubtaskListQuery, type RunResource, type SubtaskList } from '../contract';
+import { PAGED_RUN_SUBTASKS, RunQuery, RunSubtasksForm, SUBTASK_PAGE_LIMITS, SubtaskId, SubtaskList, SubtaskListQuery, type RunResource } from '../contract';
 import { toSubtaskViews, type Ledger } from '../ledger';
 import { cursorProblem, decodeOpaque, encodeOpaque, tenantTag, type QueryProblem } from './cursor';
 
@@ -91,7 +91,7 @@ export const listSubtasks = async (ledger: Ledger, input: { readonly tenantId: s
   if (read.kind === 'unknown_position') return { kind: 'invalid', problems: [cursorProblem('is not a cursor this API returned')] };
   const last = read.subtasks.at(-1);
   const nextCursor = read.more && last !== undefined ? encodeSubtaskCursor(tenantId, runId, last.subtaskId) : undefined;
-  return { kind: 'ok', list: { subtasks: toSubtaskViews(read.subtasks, read.late), ...(nextCursor === undefined ? {} : { nextCursor }) } };
+  return { kind: 'ok', list: SubtaskList.parse({ subtasks: toSubtaskViews(read.subtasks, read.late), ...(nextCursor === undefined ? {} : { nextCursor }) }) };
 };
 
 /**
