@@ -243,6 +243,17 @@ describe('GET /runs/{runId} of a large run', () => {
     expect(errorOf(answer)).toMatchObject({ code: 'InvalidQuery', issues: [{ path: 'subtasks', message: 'must be one of page, none' }] });
   });
 
+  it('is answered by POST /runs/{runId}/cancel with the first page too', async () => {
+    const tenant = uniqueName('tenant');
+    const runId = await bigRun(tenant);
+    const answer = await call('small', { routeKey: 'POST /runs/{runId}/cancel', tenant, runId });
+    expect(answer.statusCode).toBe(200);
+    const cancelled = RunResource.parse(answer.body);
+    expect(cancelled.status).toBe('cancelled');
+    expect(cancelled.subtasks.map((view) => view.id)).toEqual(ID_ORDER.slice(0, 5));
+    expect(cancelled.subtasksPage).toMatchObject({ returned: 5, total: 23 });
+  });
+
   it('pages past 1,000 subtasks by default, so every run of up to 1,000 is answered as before', () => {
     expect(PAGED_RUN_SUBTASKS).toBe(1000);
   });
