@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { cancelRun, deployedCatalog, followRun, listRunPage, startRun, type ApiDeps } from '../lib/application/runs';
+import { cancelRun, deployedCatalog, followRun, listRunPage, listSubtaskPage, startRun, type ApiDeps } from '../lib/application/runs';
 import { executionsFor, ledgerFor } from '../lib/runtime/aws';
 import { parseConfig } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { routeRequests } from '../lib/http/router';
-import { cancelledResponse, getRunResponse, listRunsResponse, startedResponse } from '../lib/http/run-responses';
+import { cancelledResponse, getRunResponse, listRunsResponse, startedResponse, subtasksResponse } from '../lib/http/run-responses';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
 import type { WorkerRegistry } from '../lib/workers';
 import { allowedModelIds, parseModelConfig } from '../lib/workers/models/config';
-
 
 /** What the function needs, from its environment and the deployment's worker registry. */
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): ApiDeps => {
@@ -27,11 +26,12 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
 
 /** The HTTP API: one use case per route, the tenant from the JWT claim (see `routeRequests`). */
 export const createHandler = (deps: ApiDeps) => {
-  const [start, list, follow, cancel] = [startRun(deps), listRunPage(deps), followRun(deps), cancelRun(deps)];
+  const [start, list, follow, cancel, subtasks] = [startRun(deps), listRunPage(deps), followRun(deps), cancelRun(deps), listSubtaskPage(deps)];
   return routeRequests(deps, {
     'POST /runs': async (request) => startedResponse(await start({ ...request, idempotencyKey: request.header('idempotency-key') }), request),
     'GET /runs': (request) => listRunsResponse(list, request),
     'GET /runs/{runId}': (request) => getRunResponse(follow, request),
+    'GET /runs/{runId}/subtasks': (request) => subtasksResponse(subtasks, request),
     'POST /runs/{runId}/cancel': async (request) => cancelledResponse(await cancel(request), request),
   });
 };

@@ -2,7 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { Coverage, ErrorBody, GatewayError, IdempotencyKey, MAX_CURSOR_LENGTH, MAX_WAIT_SECONDS, ReconcileInput, RUN_LIST_LIMITS, RunAccepted, RunList, RunRequest, RunResource, RunStatus, RunSummary, SplitSpec, SubtaskSpec } from '../lib/contract';
+import { Coverage, ErrorBody, GatewayError, IdempotencyKey, MAX_CURSOR_LENGTH, MAX_WAIT_SECONDS, PAGED_RUN_SUBTASKS, ReconcileInput, RUN_LIST_LIMITS, RunAccepted, RunList, RunRequest, RunResource, RunStatus, RunSubtasksForm, RunSummary, SplitSpec, SUBTASK_PAGE_LIMITS, SubtaskList, SubtaskSpec } from '../lib/contract';
 
 /**
  * Writes the JSON Schemas and the OpenAPI document of the public contract into `schemas/`,
@@ -102,10 +102,11 @@ const commonFailures = {
 /** How a run's id in a `POST /runs` answer is followed to the run's other operations. */
 const runLinks = {
   GetRun: { operationId: 'getRun', parameters: { runId: '$response.body#/runId' } },
+  ListSubtasks: { operationId: 'listSubtasks', parameters: { runId: '$response.body#/runId' } },
   CancelRun: { operationId: 'cancelRun', parameters: { runId: '$response.body#/runId' } },
 };
 
-/** OpenAPI 3.1 for the four routes of docs/api.md. */
+/** OpenAPI 3.1 for the five routes of docs/api.md. */
 const openApi = (): JsonObject => ({
   openapi: '3.1.0',
   info: {
@@ -181,6 +182,13 @@ const openApi = (): JsonObject => ({
           runIdParameter,
           { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'An ETag of this run from an earlier answer (or a list of them, or `*`).' },
           {
+            name: 'subtasks',
+            in: 'query',
+            required: false,
+            schema: valueSchema(RunSubtasksForm),
+            description: `\`page\`: only the first ${SUBTASK_PAGE_LIMITS.default} subtasks in id order, with \`subtasksPage\` linking the rest; \`none\`: no subtasks (counts, coverage and answer only). Without it, every subtask of a run of up to ${PAGED_RUN_SUBTASKS}, the first page of a larger one.`,
+          },
+          {
             name: 'Prefer',
             in: 'header',
             required: false,
@@ -203,7 +211,37 @@ const openApi = (): JsonObject => ({
               'Preference-Applied': { schema: { type: 'string' }, description: '`wait=N` when the request was held.' },
             },
           },
-          '400': failure('Prefer: wait out of range (`InvalidPreference`).'),
+          '400': failure('Prefer: wait out of range (`InvalidPreference`), or a `subtasks` other than `page` or `none` (`InvalidQuery`).'),
+          '404': eitherError('No run with this id for the caller’s tenant (`RunNotFound`), or no route for this path (API Gateway).'),
+          ...commonFailures,
+        },
+      },
+    },
+    '/runs/{runId}/subtasks': {
+      get: {
+        operationId: 'listSubtasks',
+        summary: 'Read a run’s subtasks a page at a time, in id order',
+        description: `Follow \`nextCursor\` until it is absent. A run of more than ${PAGED_RUN_SUBTASKS} subtasks carries only its first page in \`GET /runs/{runId}\`; its \`subtasksPage.next\` is the page after it.`,
+        parameters: [
+          runIdParameter,
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            schema: { type: 'integer', minimum: SUBTASK_PAGE_LIMITS.min, maximum: SUBTASK_PAGE_LIMITS.max, default: SUBTASK_PAGE_LIMITS.default },
+            description: 'Subtasks per page.',
+          },
+          {
+            name: 'cursor',
+            in: 'query',
+            required: false,
+            schema: { type: 'string', minLength: 1, maxLength: MAX_CURSOR_LENGTH },
+            description: 'The `nextCursor` of the previous page (or the cursor in `subtasksPage.next`), unchanged.',
+          },
+        ],
+        responses: {
+          '200': json(ref('SubtaskList'), 'A page of subtasks.'),
+          '400': failure('A bad parameter, or a cursor that this API did not return to this tenant for this run (`InvalidQuery`; `error.issues` names each parameter).'),
           '404': eitherError('No run with this id for the caller’s tenant (`RunNotFound`), or no route for this path (API Gateway).'),
           ...commonFailures,
         },
@@ -227,7 +265,7 @@ const openApi = (): JsonObject => ({
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The tenant is a claim of the token.' } },
     schemas: {
       ...components({ RunRequest }, 'input'),
-      ...components({ RunAccepted, RunResource, RunList, RunSummary, Coverage, ErrorBody, GatewayError }, 'output'),
+      ...components({ RunAccepted, RunResource, RunList, RunSummary, SubtaskList, Coverage, ErrorBody, GatewayError }, 'output'),
     },
   },
 });

@@ -8,13 +8,14 @@ export type CancelRunResult =
 
 /**
  * Cancel a run: finished outcomes stay, the rest become `cancelled`, and the Map iterations
- * waiting on them are released. A run that already ended is left as it is.
+ * waiting on them are released. A run that already ended is left as it is. The answer is the run
+ * as `GET /runs/{runId}` shows it (a large run with the first page of its subtasks).
  *
  * @example
  * const result = await cancelRun(deps)({ tenantId: 'acme', runId }); // { cancelled: true, run }
  */
 export const cancelRun =
-  (deps: Pick<ApiDeps, 'ledger' | 'executions' | 'logger'>) =>
+  (deps: Pick<ApiDeps, 'ledger' | 'executions' | 'logger' | 'runForms'>) =>
   async (ref: RunRef): Promise<CancelRunResult> => {
     const closed = await deps.ledger.cancelRun(ref.tenantId, ref.runId);
     if (closed.status !== 'cancelled') return { cancelled: false, status: closed.status };

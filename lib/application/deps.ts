@@ -11,6 +11,7 @@ import type { RunExecutions } from '../orchestration/run-execution';
 import type { Redelivery } from '../queue/redelivery';
 import type { SubtaskQueue } from '../queue/subtask-queue';
 import type { ModelProvider, WorkerRegistry } from '../workers';
+import type { RunFormOptions } from './list-subtasks';
 
 /** The api function: starts, reads and cancels runs. */
 export interface ApiDeps {
@@ -25,6 +26,8 @@ export interface ApiDeps {
   readonly tenantClaim: string;
   readonly newRunId: () => string;
   readonly logger: Logger;
+  /** When `GET /runs/{runId}` pages its subtasks; the contract's defaults without it (tests page small runs). */
+  readonly runForms?: RunFormOptions;
 }
 
 /** The dispatch function: plans a round, writes it, enqueues it. */

@@ -8,17 +8,12 @@
  * can never reach another tenant's runs in any case: every Query is inside the caller's own
  * partitions of the run list index.
  */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { RUN_LIST_LIMITS, RunListQuery, RunStatus, type RunList } from '../contract';
 import type { Ledger, RunListPosition } from '../ledger';
+import { cursorProblem, decodeOpaque, encodeOpaque, tenantTag, type QueryProblem } from './cursor';
 
-/** A problem with one query parameter, as the 400 answer's `issues` lists it. */
-export interface QueryProblem {
-  readonly path: string;
-  readonly code: string;
-  readonly message: string;
-}
+export type { QueryProblem } from './cursor';
 
 /** The result of {@link listRuns}: a page, or the problems that refused the query. */
 export type ListRunsResult = { readonly ok: true; readonly list: RunList } | { readonly ok: false; readonly problems: readonly QueryProblem[] };
@@ -35,9 +30,6 @@ const Cursor = z.strictObject({
 });
 type Cursor = z.infer<typeof Cursor>;
 
-/** A short digest of the tenant id: a cursor says whose it is without spelling the tenant out. */
-const tenantTag = (tenantId: string): string => createHash('sha256').update(`tessera run list\0${tenantId}`).digest('base64url').slice(0, 16);
-
 /**
  * The cursor that resumes after `position` for this tenant and filter.
  *
@@ -45,23 +37,11 @@ const tenantTag = (tenantId: string): string => createHash('sha256').update(`tes
  * encodeCursor('acme', undefined, { createdAt: '2025-06-01T12:00:00.000Z', runId: 'r-1' }) // 'eyJ2IjoxLC…'
  */
 export const encodeCursor = (tenantId: string, status: RunStatus | undefined, position: RunListPosition): string =>
-  Buffer.from(JSON.stringify({ v: CURSOR_VERSION, t: tenantTag(tenantId), s: status ?? '*', c: position.createdAt, r: position.runId } satisfies Cursor)).toString('base64url');
-
-const cursorProblem = (message: string): QueryProblem => ({ path: 'cursor', code: 'invalid_cursor', message });
-
-const decodeCursor = (text: string): Cursor | undefined => {
-  if (!/^[A-Za-z0-9_-]+$/.test(text)) return undefined;
-  try {
-    const parsed = Cursor.safeParse(JSON.parse(Buffer.from(text, 'base64url').toString('utf8')));
-    return parsed.success ? parsed.data : undefined;
-  } catch {
-    return undefined;
-  }
-};
+  encodeOpaque({ v: CURSOR_VERSION, t: tenantTag(tenantId), s: status ?? '*', c: position.createdAt, r: position.runId } satisfies Cursor);
 
 /** Checks a cursor against this request; the position it names, or the problem. */
 const checkCursor = async (ledger: Ledger, tenantId: string, status: RunStatus | undefined, text: string): Promise<RunListPosition | QueryProblem> => {
-  const cursor = decodeCursor(text);
+  const cursor = decodeOpaque(Cursor, text);
   if (cursor === undefined) return cursorProblem('is not a cursor this API returned');
   if (cursor.t !== tenantTag(tenantId)) return cursorProblem('was returned to another tenant');
   if (cursor.s !== (status ?? '*')) {

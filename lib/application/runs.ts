@@ -7,4 +7,5 @@ export { cancelRun, type CancelRunResult } from './cancel-run';
 export { readRun, type RunRef } from './read-run';
 export { deployedCatalog, startRun, type RunRequestRefused, type StartRunInput, type StartRunResult } from './start-run';
 export { listRunPage, type ListRunsResult } from './list-runs';
+export { listSubtaskPage, runFormOf, type ListSubtasksResult, type RunFormOptions } from './list-subtasks';
 export { followRun, type WatchRequest, type WatchResult } from './watch-run';

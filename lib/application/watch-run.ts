@@ -9,8 +9,9 @@
  * delays a notice but never turns a changed run into "not modified").
  */
 import { createHash } from 'node:crypto';
-import type { RunResource } from '../contract';
+import type { RunResource, RunSubtasksForm } from '../contract';
 import { toRunResource, type Ledger } from '../ledger';
+import { shapeRun, type RunFormOptions } from './list-subtasks';
 
 /** How often a waiting request reads the run's change version. */
 export const WATCH_POLL_MS = 250;
@@ -23,6 +24,8 @@ export interface WatchRequest {
   readonly ifNoneMatch?: string;
   /** `Prefer: wait=N`: hold up to this many seconds while the run still matches `ifNoneMatch`. */
   readonly waitSeconds?: number;
+  /** `?subtasks=page|none`: the first page of subtasks, or none (see `shapeRun`); the default form without it. */
+  readonly subtasks?: RunSubtasksForm;
 }
 
 /** The answer: no such run, the run (with its tag), or "still the run you have". */
@@ -31,8 +34,8 @@ export type WatchResult =
   | { readonly kind: 'ok'; readonly resource: RunResource; readonly etag: string }
   | { readonly kind: 'not_modified'; readonly etag: string };
 
-/** What watching needs besides the ledger; tests pass a fake clock. */
-export interface WatchOptions {
+/** What watching needs besides the ledger; tests pass a fake clock, and a small paging threshold. */
+export interface WatchOptions extends RunFormOptions {
   readonly now?: () => number;
   readonly sleep?: (ms: number) => Promise<void>;
   readonly pollMs?: number;
@@ -95,7 +98,8 @@ export const watchRun = async (ledger: Ledger, request: WatchRequest, options: W
   const read = async (): Promise<WatchResult> => {
     const record = await ledger.getRun(tenantId, runId);
     if (record === undefined) return { kind: 'not_found' };
-    const resource = toRunResource(record);
+    // Each form is its own representation, so its tag differs from the other forms' tags.
+    const resource = shapeRun(toRunResource(record), tenantId, request.subtasks, options);
     const etag = etagOf(resource);
     return matchesAny(ifNoneMatch, etag) ? { kind: 'not_modified', etag } : { kind: 'ok', resource, etag };
   };
@@ -122,6 +126,6 @@ export const watchRun = async (ledger: Ledger, request: WatchRequest, options: W
  * const follow = followRun(deps); await follow({ tenantId: 'acme', runId, ifNoneMatch: etag, waitSeconds: 20 });
  */
 export const followRun =
-  (deps: { readonly ledger: Ledger }, options: WatchOptions = {}) =>
+  (deps: { readonly ledger: Ledger; readonly runForms?: RunFormOptions }, options: WatchOptions = {}) =>
   (request: WatchRequest): Promise<WatchResult> =>
-    watchRun(deps.ledger, request, options);
+    watchRun(deps.ledger, request, { ...deps.runForms, ...options });

@@ -1,5 +1,5 @@
 import { createTesseraClient, RunWaitTimeout, TesseraApiError, type TesseraClient } from '../client';
-import type { PlanWarning, RunResource } from '../contract';
+import type { PlanWarning, RunResource, SubtaskView } from '../contract';
 import { UsageError } from './errors';
 import { tracePhase } from '../local/startup-trace';
 import { readLocalState } from './local-state';
@@ -69,6 +69,18 @@ export const lostRunMessage = (run: { runId: string; apiUrl: string; local: bool
       : []),
   ].join('\n');
 
+/**
+ * The run with every subtask: a large run's resource carries only the first page of them
+ * (`subtasksPage`), so the rest are read page by page, and shown round by round (each round in id
+ * order, the order pages come in).
+ */
+const withEverySubtask = async (client: TesseraClient, run: RunResource): Promise<RunResource> => {
+  if (run.subtasksPage === undefined) return run;
+  const subtasks: SubtaskView[] = run.subtasksPage.next === undefined ? [...run.subtasks] : [];
+  if (run.subtasksPage.next !== undefined) for await (const subtask of client.allSubtasks(run.runId)) subtasks.push(subtask);
+  return { ...run, subtasks: subtasks.sort((a, b) => a.round - b.round) };
+};
+
 /** Where a submitted run is reported: its API, for the messages that name the run. */
 export interface ReportOptions {
   readonly json: boolean;
@@ -79,8 +91,9 @@ export interface ReportOptions {
 }
 
 /**
- * Submits a run request, shows progress while it runs, and prints the run: the answer and its
- * coverage statement, or with `json` exactly the run resource `GET /runs/{runId}` returns. Once the
+ * Submits a run request, shows progress while it runs, and prints the run: the answer, its
+ * coverage statement and every subtask (a large run's read page by page), or with `json` exactly
+ * the run resource `GET /runs/{runId}` returns. Once the
  * run is accepted, every way waiting can fail prints the run id and what to do (exit 1).
  *
  * @example
@@ -111,7 +124,7 @@ export const submitAndReport = async (io: CliIo, client: TesseraClient, body: un
     return RUN_EXIT.requestError;
   }
   progress.done();
-  io.out(options.json ? JSON.stringify(run, null, 2) : formatRun(run));
+  io.out(options.json ? JSON.stringify(run, null, 2) : formatRun(await withEverySubtask(client, run)));
   return run.status === 'succeeded' ? RUN_EXIT.succeeded : RUN_EXIT.notSucceeded;
 };
 

@@ -1,4 +1,4 @@
-import { ErrorBody, MAX_WAIT_SECONDS, RunAccepted, RunList, RunResource, type RunRequestInput, type RunStatus, type RunSummary } from '../contract';
+import { ErrorBody, MAX_WAIT_SECONDS, RunAccepted, RunList, RunResource, SubtaskList, type RunRequestInput, type RunStatus, type RunSubtasksForm, type RunSummary, type SubtaskView } from '../contract';
 import { RunWaitTimeout, TesseraApiError } from './errors';
 
 export interface TesseraClientOptions {
@@ -29,8 +29,19 @@ export interface ListRunsOptions {
   readonly cursor?: string;
 }
 
+/** What `listSubtasks` asks for; every field optional (the API's default: 100 per page). */
+export interface ListSubtasksOptions {
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
 /** What a conditional `getRun` asks for. */
 export interface ConditionalGet {
+  /**
+   * `page`: the first page of subtasks and `subtasksPage`; `none`: no subtasks (counts, coverage,
+   * answer), for a frontend polling a large run. Without it, the API's default form.
+   */
+  readonly subtasks?: RunSubtasksForm;
   /** An ETag from an earlier read: the API answers "not modified" while the run still matches it. */
   readonly ifNoneMatch?: string;
   /** Hold the request up to this many seconds (1 to 20) while the run still matches `ifNoneMatch`. */
@@ -88,7 +99,8 @@ export const createTesseraClient = (options: TesseraClientOptions) => {
       ...(conditions.ifNoneMatch === undefined ? {} : { 'if-none-match': conditions.ifNoneMatch }),
       ...(conditions.waitSeconds === undefined ? {} : { prefer: `wait=${conditions.waitSeconds}` }),
     };
-    const { response, parsed } = await send('GET /runs/{runId}', 'GET', runPath(runId), undefined, headers);
+    const suffix = conditions.subtasks === undefined ? '' : `?subtasks=${conditions.subtasks}`;
+    const { response, parsed } = await send('GET /runs/{runId}', 'GET', `${runPath(runId)}${suffix}`, undefined, headers);
     const etag = response.headers.get('etag') ?? undefined;
     if (response.status === 304) return { modified: false, etag: etag ?? conditions.ifNoneMatch ?? '' };
     return { modified: true, run: RunResource.parse(parsed), etag };
@@ -127,6 +139,30 @@ export const createTesseraClient = (options: TesseraClientOptions) => {
     } while (cursor !== undefined);
   }
 
+  /** `GET /runs/{runId}/subtasks`: one page of a run's subtasks, in id order. */
+  const listSubtasks = async (runId: string, list: ListSubtasksOptions = {}): Promise<SubtaskList> => {
+    const query = new URLSearchParams();
+    if (list.limit !== undefined) query.set('limit', String(list.limit));
+    if (list.cursor !== undefined) query.set('cursor', list.cursor);
+    const suffix = query.size > 0 ? `?${query.toString()}` : '';
+    return SubtaskList.parse(await call('GET /runs/{runId}/subtasks', 'GET', `${runPath(runId)}/subtasks${suffix}`));
+  };
+
+  /**
+   * Every subtask of a run, in id order, following `nextCursor` page by page.
+   *
+   * @example
+   * for await (const subtask of tessera.allSubtasks(runId)) console.log(subtask.id, subtask.state);
+   */
+  async function* allSubtasks(runId: string, list: Omit<ListSubtasksOptions, 'cursor'> = {}): AsyncGenerator<SubtaskView, void, undefined> {
+    let cursor: string | undefined;
+    do {
+      const page = await listSubtasks(runId, { ...list, ...(cursor === undefined ? {} : { cursor }) });
+      yield* page.subtasks;
+      cursor = page.nextCursor;
+    } while (cursor !== undefined);
+  }
+
   return {
     /** `POST /runs`. A body given as a string is sent as it is (to test the API's own parsing). */
     async createRun(request: RunRequestInput | string, options: { idempotencyKey?: string } = {}): Promise<RunAccepted> {
@@ -136,6 +172,8 @@ export const createTesseraClient = (options: TesseraClientOptions) => {
     getRun,
     listRuns,
     allRuns,
+    listSubtasks,
+    allSubtasks,
     /** `POST /runs/{runId}/cancel`: finished outcomes stay, the rest become `cancelled`. */
     async cancelRun(runId: string): Promise<RunResource> {
       return RunResource.parse(await call('POST /runs/{runId}/cancel', 'POST', `/runs/${encodeURIComponent(runId)}/cancel`));

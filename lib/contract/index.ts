@@ -11,3 +11,4 @@ export * from './coverage';
 export * from './run-resource';
 export * from './run-list';
 export * from './http';
+export * from './subtask-list';

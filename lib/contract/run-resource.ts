@@ -40,6 +40,21 @@ export const RunProgress = z.object({
 });
 export type RunProgress = z.infer<typeof RunProgress>;
 
+/**
+ * Present when a run resource carries only a page of its subtasks (or none): a run with more than
+ * `PAGED_RUN_SUBTASKS` subtasks, or a caller that asked with `?subtasks=page|none`. The rest are
+ * read from `GET /runs/{runId}/subtasks`, starting at `next`.
+ */
+export const SubtasksPage = z.object({
+  /** Subtasks in this resource's `subtasks`: the first of the run's subtasks in id order. */
+  returned: z.int().min(0),
+  /** The run's committed subtasks, as `progress.dispatched` counts them. */
+  total: z.int().min(0),
+  /** The path of the page that follows (`/runs/{runId}/subtasks?cursor=…`); absent when `subtasks` holds them all. */
+  next: z.string().optional(),
+});
+export type SubtasksPage = z.infer<typeof SubtasksPage>;
+
 /** `GET /runs/{runId}` and `tessera run FILE --json`. */
 export const RunResource = z.object({
   runId: z.string(),
@@ -52,7 +67,10 @@ export const RunResource = z.object({
   progress: RunProgress,
   budget: RunBudget,
   usage: Usage,
+  /** Every subtask in dispatch order; only a page of them, in id order, when `subtasksPage` is present. */
   subtasks: z.array(SubtaskView),
+  /** Present when `subtasks` is a page (see {@link SubtasksPage}); absent when it holds every subtask. */
+  subtasksPage: SubtasksPage.optional(),
   /** Present once the run has ended; its `coverage` is always present then, failed runs included. */
   answer: Answer.nullable(),
   /** Set when the run failed for a reason other than its coverage policy. */

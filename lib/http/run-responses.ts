@@ -30,5 +30,5 @@ export const cancelledResponse = (result: CancelRunResult, request: Answered): A
     ? runResponse(result.run, request)
     : errorResponse(409, { code: 'RunAlreadyEnded', message: `the run already ended ${result.status}; there is nothing to cancel`, requestId: request.requestId });
 
-/** `GET /runs` and the conditional, long-polling `GET /runs/{runId}`. */
-export { getRunResponse, listRunsResponse } from './run-list-responses';
+/** `GET /runs`, the conditional, long-polling `GET /runs/{runId}` and `GET /runs/{runId}/subtasks`. */
+export { getRunResponse, listRunsResponse, subtasksResponse } from './run-list-responses';

@@ -41,6 +41,7 @@ export const RUN_ROUTES = [
   { method: apigw.HttpMethod.POST, path: '/runs' },
   { method: apigw.HttpMethod.GET, path: '/runs' },
   { method: apigw.HttpMethod.GET, path: '/runs/{runId}' },
+  { method: apigw.HttpMethod.GET, path: '/runs/{runId}/subtasks' },
   { method: apigw.HttpMethod.POST, path: '/runs/{runId}/cancel' },
 ] as const;
 
@@ -63,7 +64,7 @@ const ACCESS_LOG_FIELDS = {
 } as const;
 
 /**
- * The HTTP API of tessera: four routes, all behind a JWT authorizer and integrated with one
+ * The HTTP API of tessera: five routes, all behind a JWT authorizer and integrated with one
  * Lambda function (payload format 2.0), with stage throttling, JSON access logs, and CORS only
  * for the origins given.
  *

@@ -17,6 +17,7 @@ import type { SubtaskItem } from './items';
 import { recordOutcome, type RecordedOutcome } from './outcomes';
 import { createRun, loadRun, readManifest, type CreatedRun, type ManifestRead } from './runs';
 import type { RunRecord } from './view';
+import { readSubtaskPage, type SubtaskPageRead, type SubtaskPageRequest } from './subtask-pages';
 import { listRuns, runCreatedAt, runVersion, type RunListPage, type RunListRequest } from './summary';
 
 /** How to build a ledger. */
@@ -65,6 +66,12 @@ export interface Ledger {
    * @example await ledger.appendRound({ tenantId, runId, round: 1, subtasks, dispatchedAt });
    */
   appendRound(input: AppendRoundInput): Promise<AppendedRound>;
+  /**
+   * One page of a run's committed subtasks in id order, read by key range (never the whole run);
+   * `not_found` also for another tenant's run.
+   * @example const read = await ledger.subtaskPage({ tenantId, runId, limit: 100, after: 'B' });
+   */
+  subtaskPage(request: SubtaskPageRequest): Promise<SubtaskPageRead>;
   /**
    * Claims a subtask for one delivery (lease + next generation).
    * @example const claim = await ledger.claimSubtask({ tenantId, runId, subtaskId, workerId, leaseMs: 60_000 });
@@ -170,6 +177,10 @@ export const createLedger = (options: LedgerOptions): Ledger => {
     createRun: (input) => createRun(ctx, input),
     getRun: ofRun('getRun', loadRun),
     readManifest: ofRun('readManifest', readManifest),
+    subtaskPage: (request) => {
+      const valid = parseInput(RunRef, { tenantId: request.tenantId, runId: request.runId }, 'subtaskPage');
+      return readSubtaskPage(ctx, { ...request, ...valid });
+    },
     appendRound: (input) => appendRound(ctx, input),
     claimSubtask: (input) => claimSubtask(ctx, input),
     releaseClaim: (claim) => releaseClaim(ctx, claim),

@@ -108,6 +108,18 @@ export const toSubtaskView = (item: SubtaskItem, late: readonly LateItem[]): Sub
   };
 };
 
+/**
+ * Subtasks as the run resource and the subtask pages show them, each with its late evidence.
+ *
+ * @example
+ * toSubtaskViews(record.subtasks, record.late).map((view) => view.id) // ['A', 'B', 'C', 'D']
+ */
+export const toSubtaskViews = (subtasks: readonly SubtaskItem[], late: readonly LateItem[]): SubtaskView[] => {
+  const lateBySubtask = new Map<string, LateItem[]>();
+  for (const item of late) lateBySubtask.set(item.subtaskId, [...(lateBySubtask.get(item.subtaskId) ?? []), item]);
+  return subtasks.map((item) => toSubtaskView(item, lateBySubtask.get(item.subtaskId) ?? []));
+};
+
 const countByState = (subtasks: readonly Pick<SubtaskItem, 'state'>[]): Record<string, number> => {
   const counts = Object.fromEntries(SubtaskState.options.flatMap((option) => option.options).map((state) => [state, 0]));
   for (const item of subtasks) counts[item.state] = (counts[item.state] ?? 0) + 1;
@@ -136,8 +148,6 @@ export const runProgress = (subtasks: readonly Pick<SubtaskItem, 'state'>[]): Ru
  */
 export const toRunResource = (record: RunRecord): RunResource => {
   const { run, meta, subtasks } = record;
-  const lateBySubtask = new Map<string, LateItem[]>();
-  for (const item of record.late) lateBySubtask.set(item.subtaskId, [...(lateBySubtask.get(item.subtaskId) ?? []), item]);
   return RunResource.parse({
     runId: run.runId,
     status: run.status,
@@ -149,7 +159,7 @@ export const toRunResource = (record: RunRecord): RunResource => {
     progress: runProgress(subtasks),
     budget: { modelCalls: run.callsLimit, costLimit: run.costLimit },
     usage: runUsage(run),
-    subtasks: subtasks.map((item) => toSubtaskView(item, lateBySubtask.get(item.subtaskId) ?? [])),
+    subtasks: toSubtaskViews(subtasks, record.late),
     answer: run.answer ?? null,
     ...(run.error === undefined ? {} : { error: run.error }),
   });

@@ -13,7 +13,7 @@ describe('schemas/', () => {
     for (const [name, text] of rendered) expect(readFileSync(join(SCHEMAS_DIR, name), 'utf8'), name).toBe(text);
   });
 
-  it('describes the four routes with their auth, idempotency header and status codes', () => {
+  it('describes the five routes with their auth, idempotency header and status codes', () => {
     const Operation = z.object({ responses: z.record(z.string(), z.unknown()), parameters: z.array(z.object({ name: z.string(), in: z.string() })).optional() });
     const OpenApi = z.object({ openapi: z.string(), security: z.unknown(), paths: z.record(z.string(), z.record(z.string(), Operation)) });
     const doc = OpenApi.parse(JSON.parse(rendered.get('openapi.json') ?? '{}'));
@@ -25,11 +25,13 @@ describe('schemas/', () => {
       ['GET /runs', ['200', '400', '401', '403', '429', '500', '503']],
       ['POST /runs', ['200', '202', '400', '401', '403', '409', '413', '429', '500', '503']],
       ['GET /runs/{runId}', ['200', '304', '400', '401', '403', '404', '429', '500', '503']],
+      ['GET /runs/{runId}/subtasks', ['200', '400', '401', '403', '404', '429', '500', '503']],
       ['POST /runs/{runId}/cancel', ['200', '401', '403', '404', '409', '429', '500', '503']],
     ]);
     expect(doc.paths['/runs']?.post?.parameters).toContainEqual(expect.objectContaining({ name: 'Idempotency-Key', in: 'header' }));
     expect(doc.paths['/runs']?.get?.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual(['query status', 'query limit', 'query cursor']);
-    expect(doc.paths['/runs/{runId}']?.get?.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual(['path runId', 'header If-None-Match', 'header Prefer']);
+    expect(doc.paths['/runs/{runId}']?.get?.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual(['path runId', 'header If-None-Match', 'query subtasks', 'header Prefer']);
+    expect(doc.paths['/runs/{runId}/subtasks']?.get?.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual(['path runId', 'query limit', 'query cursor']);
   });
 
   it('states the cross-field rules JSON Schema can express: subtasks or split, one way to split, a justification when required', () => {

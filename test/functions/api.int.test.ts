@@ -353,7 +353,7 @@ describe('the tenant claim', () => {
 
 describe('a path run id', () => {
   it('answers 404, not 500, for a run id that is not well-formed Unicode (a lone surrogate)', async () => {
-    for (const routeKey of ['GET /runs/{runId}', 'POST /runs/{runId}/cancel']) {
+    for (const routeKey of ['GET /runs/{runId}', 'GET /runs/{runId}/subtasks', 'POST /runs/{runId}/cancel']) {
       const answer = await callApi(p.get(), { routeKey, tenant: uniqueName('tenant'), runId: 'r-\udc00' });
       expect(answer.statusCode).toBe(404);
       expect(errorOf(answer).code).toBe('RunNotFound');

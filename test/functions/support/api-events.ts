@@ -15,6 +15,10 @@ export interface ApiCall {
   readonly runId?: string;
   readonly body?: string;
   readonly idempotencyKey?: string;
+  /** The query string's parameters, as API Gateway passes them (`queryStringParameters`). */
+  readonly query?: Readonly<Record<string, string>>;
+  /** More request headers, by lower-case name (`if-none-match`, `prefer`). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 let requestCounter = 0;
@@ -47,12 +51,13 @@ export const apiEvent = (call: ApiCall): APIGatewayProxyEventV2WithJWTAuthorizer
     version: '2.0',
     routeKey: call.routeKey,
     rawPath: path,
-    rawQueryString: '',
+    rawQueryString: new URLSearchParams(call.query ?? {}).toString(),
     headers: {
       authorization: `Bearer ${token}`,
       'content-type': 'application/json',
       host: 'api.example',
       ...(call.idempotencyKey === undefined ? {} : { 'idempotency-key': call.idempotencyKey }),
+      ...call.headers,
     },
     requestContext: {
       accountId: '123456789012',
@@ -68,6 +73,7 @@ export const apiEvent = (call: ApiCall): APIGatewayProxyEventV2WithJWTAuthorizer
       timeEpoch: Date.parse(T0),
     },
     ...(call.runId === undefined ? {} : { pathParameters: { runId: call.runId } }),
+    ...(call.query === undefined ? {} : { queryStringParameters: { ...call.query } }),
     ...(call.body === undefined ? {} : { body: call.body }),
     isBase64Encoded: false,
   };

@@ -1,0 +1,115 @@
+/**
+ * A page of a run's subtasks without reading the whole run: one GetItem of the run item (is
+ * there such a run, and which round is committed), one Query of the `SUB#` key range with
+ * `Limit`, one Query of the page's `LATE#` key range, and the parts of any spilled item.
+ *
+ * Pages follow the sort key, `SUB#<subtaskId>`, so subtasks come in id order (DynamoDB compares
+ * the UTF-8 bytes; subtask ids are ASCII, so this is also JavaScript's string order), not in
+ * dispatch order: dispatch order is not in any key, and a second index of it would cost a write
+ * per subtask.
+ */
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { expressions, getItem, mapLimit, type LedgerContext } from './io';
+import { LateItem, parseItem, RunItem, SubtaskItem } from './items';
+import { runKey, runPartition, SORT_KEYS } from './keys';
+import { withParts } from './parts';
+import type { LedgerErrorContext } from './errors';
+
+/** What a page asks for. */
+export interface SubtaskPageRequest {
+  readonly tenantId: string;
+  readonly runId: string;
+  /** Subtasks per page (at least 1). */
+  readonly limit: number;
+  /** The id the previous page ended with: this page starts strictly after it. */
+  readonly after?: string;
+}
+
+/** A page: no such run, an `after` that names no committed subtask of the run, or the subtasks. */
+export type SubtaskPageRead =
+  | { readonly kind: 'not_found' }
+  | { readonly kind: 'unknown_position' }
+  | {
+      readonly kind: 'page';
+      /** Committed subtasks, in id order. */
+      readonly subtasks: readonly SubtaskItem[];
+      /** The late evidence of these subtasks, in key order (subtask, then generation). */
+      readonly late: readonly LateItem[];
+      /** Whether committed subtasks follow the last one. */
+      readonly more: boolean;
+    };
+
+/**
+ * The highest sort key a subtask id can follow a prefix with. Ids are ASCII without `#`
+ * (lib/contract's `SubtaskId`), so every `<prefix><id>…` key sorts at or below this.
+ */
+const rangeEnd = (prefix: string): string => `${prefix}\uffff`;
+
+/** Spilled attributes are read back concurrently, this many items at a time. */
+const PART_READS = 8;
+
+/**
+ * Up to `wanted` items of the subtask key range from `from` (inclusive) on, in key order,
+ * strongly consistent, skipping subtasks of an uncommitted round (whose commit marker is not
+ * written yet: they are not part of the run). `Limit` keeps each Query to the page, so a page
+ * costs its own items only; it follows `LastEvaluatedKey` only when skipped items left it short.
+ */
+const querySubtasks = async (ctx: LedgerContext, context: LedgerErrorContext, pk: string, from: string | undefined, wanted: number, committed: number): Promise<SubtaskItem[]> => {
+  const keyCondition = from === undefined ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk AND #sk BETWEEN :from AND :to';
+  const values = { ':pk': pk, ':prefix': SORT_KEYS.subtaskPrefix, ':from': from, ':to': rangeEnd(SORT_KEYS.subtaskPrefix) };
+  const found: SubtaskItem[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await ctx.client.send(
+      new QueryCommand({ TableName: ctx.tableName, ConsistentRead: true, Limit: wanted - found.length, ExclusiveStartKey: start, ...expressions({ keyCondition }, values) }),
+    );
+    const items = await mapLimit(page.Items ?? [], PART_READS, async (image) => parseItem(SubtaskItem, await withParts(ctx, image, context), context));
+    found.push(...items.filter((item) => item.round <= committed));
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined && found.length < wanted);
+  return found;
+};
+
+/** The late evidence of the subtasks from `first` to `last` (ids in key order): one Query of that `LATE#` range. */
+const queryLate = async (ctx: LedgerContext, context: LedgerErrorContext, pk: string, first: string, last: string, ids: ReadonlySet<string>): Promise<LateItem[]> => {
+  const keyCondition = '#pk = :pk AND #sk BETWEEN :from AND :to';
+  const values = { ':pk': pk, ':from': `${SORT_KEYS.latePrefix}${first}#`, ':to': rangeEnd(`${SORT_KEYS.latePrefix}${last}#`) };
+  const found: LateItem[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const page = await ctx.client.send(new QueryCommand({ TableName: ctx.tableName, ConsistentRead: true, ExclusiveStartKey: start, ...expressions({ keyCondition }, values) }));
+    const items = await mapLimit(page.Items ?? [], PART_READS, async (image) => parseItem(LateItem, await withParts(ctx, image, context), context));
+    // Another subtask's evidence cannot fall in the range (ids hold no `#`), but a skipped uncommitted one's can.
+    found.push(...items.filter((item) => ids.has(item.subtaskId)));
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return found;
+};
+
+/**
+ * One page of a run's committed subtasks in id order, with their late evidence.
+ *
+ * With `after`, the Query starts *at* that subtask's key (one item more than the page), so the
+ * same request proves that the position is a committed subtask of this run, which a forged
+ * position is not. One item more again tells whether another page follows.
+ *
+ * @example
+ * const read = await readSubtaskPage(ctx, { tenantId: 'acme', runId: 'r-1', limit: 100, after: 'B' });
+ */
+export const readSubtaskPage = async (ctx: LedgerContext, request: SubtaskPageRequest): Promise<SubtaskPageRead> => {
+  const { tenantId, runId, limit, after } = request;
+  const pk = runPartition(tenantId, runId);
+  const context = { tenantId, runId };
+  const image = await getItem(ctx, runKey(tenantId, runId));
+  if (image === undefined) return { kind: 'not_found' };
+  const { round: committed } = parseItem(RunItem.pick({ round: true }), image, context);
+  const from = after === undefined ? undefined : `${SORT_KEYS.subtaskPrefix}${after}`;
+  const read = await querySubtasks(ctx, context, pk, from, limit + 1 + (after === undefined ? 0 : 1), committed);
+  if (after !== undefined && read[0]?.subtaskId !== after) return { kind: 'unknown_position' };
+  const rest = after === undefined ? read : read.slice(1);
+  const subtasks = rest.slice(0, limit);
+  const first = subtasks[0];
+  const last = subtasks.at(-1);
+  const late = first === undefined || last === undefined ? [] : await queryLate(ctx, context, pk, first.subtaskId, last.subtaskId, new Set(subtasks.map((item) => item.subtaskId)));
+  return { kind: 'page', subtasks, late, more: rest.length > limit };
+};
