@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FileScope, ItemId, Scope, TimePoint } from './scope';
-import { QuestionId, SubtaskBudget, SubtaskId, WorkerInput, WorkerKind } from './run-request';
+import { Hedge, HedgeMode, QuestionId, SubtaskBudget, SubtaskId, WorkerInput, WorkerKind } from './run-request';
 
 /** Every dispatched subtask ends in exactly one of these. */
 export const TerminalState = z.enum(['ok', 'timed_out', 'invalid', 'empty', 'cancelled']);
@@ -70,6 +70,8 @@ export type OutcomeInput = z.input<typeof Outcome>;
 export const Lineage = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('retry'), of: SubtaskId, attempt: z.int().min(2) }),
   z.object({ kind: z.literal('recheck'), of: SubtaskId, gap: Scope }),
+  /** A hedge copy of subtask `of`: replica or piece number `copy` (1-based), racing it on its allowance. */
+  z.object({ kind: z.literal('hedge'), of: SubtaskId, mode: HedgeMode, copy: z.int().min(1) }),
 ]);
 export type Lineage = z.infer<typeof Lineage>;
 
@@ -89,5 +91,7 @@ export const DispatchedSubtask = z.object({
   input: WorkerInput.optional(),
   model: z.string().optional(),
   lineage: Lineage.optional(),
+  /** The hedge the subtask declared; its copies carry `lineage.kind: "hedge"` instead. */
+  hedge: Hedge.optional(),
 });
 export type DispatchedSubtask = z.infer<typeof DispatchedSubtask>;

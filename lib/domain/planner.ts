@@ -3,6 +3,7 @@ import { boundaryProblems, splitByCalendar, splitAtBoundaries } from './calendar
 import type { WorkerCatalog } from './catalog';
 import { ScopeError, SplitError } from './errors';
 import { chunkBySize, chunkEvenly, indexIds } from './ids';
+import { hedgeProblem } from './hedge';
 import { RESERVED_ID_SUFFIX } from './lineage';
 import { checkTiling, type Tile } from './tiling';
 import { readTimeRange, timeAlgebra } from './time';
@@ -27,7 +28,7 @@ export type RequestProblem = Omit<Problem, 'code' | 'path'> & { readonly code: R
 export type PlanResult = { readonly ok: true; readonly subtasks: DispatchedSubtask[] } | { readonly ok: false; readonly problems: RequestProblem[] };
 
 /** The delegation fields a subtask or a split carries. */
-type Delegation = Pick<SubtaskSpec, 'worker' | 'questionIds' | 'required' | 'justification' | 'deadlineSeconds' | 'budget' | 'input' | 'model'>;
+type Delegation = Pick<SubtaskSpec, 'worker' | 'questionIds' | 'required' | 'justification' | 'deadlineSeconds' | 'budget' | 'input' | 'model' | 'hedge'>;
 
 /** A subtask about to be dispatched, with the request paths its problems are reported at. */
 interface Draft {
@@ -176,7 +177,7 @@ const idProblems = (subtasks: readonly SubtaskSpec[]): RequestProblem[] => {
       return [{ code: 'duplicate_subtask_id', path, subtaskIds: [subtask.id], message: `subtask id ${subtask.id} is already used by subtasks.${first}` }];
     }
     if (RESERVED_ID_SUFFIX.test(subtask.id)) {
-      return [{ code: 'invalid_request', path, subtaskIds: [subtask.id], message: `subtask id ${subtask.id} must not end in .r<n> or .g<n>: those name retries and re-checks` }];
+      return [{ code: 'invalid_request', path, subtaskIds: [subtask.id], message: `subtask id ${subtask.id} must not end in .r<n>, .g<n> or .h<n>: those name retries, re-checks and hedge copies` }];
     }
     return [];
   });
@@ -199,8 +200,19 @@ const tilingProblems = (universe: Universe, drafts: readonly Draft[]): RequestPr
   });
 };
 
+/** Hedges whose copies cannot be made: a scope too small to subdivide, an id too long to suffix. */
+const hedgeProblems = (drafts: readonly Draft[]): RequestProblem[] =>
+  drafts.flatMap((draft): RequestProblem[] => {
+    const { hedge } = draft.delegation;
+    if (hedge === undefined) return [];
+    const problem = hedgeProblem(draft.id, draft.scope, hedge);
+    if (problem === undefined) return [];
+    const delegationPath = draft.scopePath.replace(/\.scope$|\.groups\.\d+$/, '');
+    return [{ code: 'invalid_request', path: problem.field ? `${delegationPath}.hedge.${problem.field}` : `${delegationPath}.hedge`, subtaskIds: [draft.id], message: problem.message }];
+  });
+
 const dispatched = (draft: Draft): DispatchedSubtask => {
-  const { worker, questionIds, required, justification, deadlineSeconds, budget, input, model } = draft.delegation;
+  const { worker, questionIds, required, justification, deadlineSeconds, budget, input, model, hedge } = draft.delegation;
   return {
     id: draft.id,
     worker,
@@ -213,6 +225,7 @@ const dispatched = (draft: Draft): DispatchedSubtask => {
     budget: { ...budget },
     ...(input === undefined ? {} : { input }),
     ...(model === undefined ? {} : { model }),
+    ...(hedge === undefined ? {} : { hedge: { ...hedge } }),
   };
 };
 
@@ -242,6 +255,7 @@ export const planRun = (request: RunRequest, catalog: WorkerCatalog, options: Pl
     ...fromSplit.problems,
     ...(drafts.length > 0 ? tilingProblems(universe, drafts) : []),
     ...questionProblems(request, drafts),
+    ...hedgeProblems(drafts),
   ];
   return problems.length > 0 ? { ok: false, problems } : { ok: true, subtasks: drafts.map(dispatched) };
 };
