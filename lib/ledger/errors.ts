@@ -113,6 +113,19 @@ export class ClaimHeld extends ledgerError<{ generation: number; leaseExpiresAt:
  */
 export class AlreadyTerminal extends ledgerError<{ state: SubtaskState }>('AlreadyTerminal', (d) => `subtask already ended ${d.state}`) {}
 
+/**
+ * A hedged race is over: the subtask ended (the first complete cover won, or it was sealed), so
+ * this copy, piece or original may not spend or record any more. What it reserved stays charged.
+ *
+ * @example
+ * new HedgeLost({ runId: 'r1', subtaskId: 'A', state: 'ok', winner: 'A.h1' }).message
+ * // 'hedged subtask already ended ok, won by A.h1 (run r1, subtask A)'
+ */
+export class HedgeLost extends ledgerError<{ state: SubtaskState; winner: string | undefined }>(
+  'HedgeLost',
+  (d) => `hedged subtask already ended ${d.state}${d.winner === undefined ? '' : `, won by ${d.winner}`}`,
+) {}
+
 /** Why a claim no longer authorises its holder. */
 export const LEASE_LOST_REASONS = {
   superseded: 'superseded',

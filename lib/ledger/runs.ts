@@ -4,6 +4,7 @@
  */
 import { RunRequest, type Manifest, type Outcome, type RunRequestInput } from '../contract';
 import { contentHash } from './canonical';
+import { splitCopies } from './hedges';
 import { IdempotencyConflict, ImmutableAssignment, ManifestIncomplete, RequestTooLarge, RunNotFound, type LedgerErrorContext } from './errors';
 import { completeParts, partPuts, partsPrefix, spill, unspill, type Spilled } from './parts';
 import { MAX_RUN_REQUEST_BYTES, requestSize } from './size';
@@ -184,10 +185,12 @@ export const loadRun = async (ctx: LedgerContext, tenantId: string, runId: strin
   );
   const run = parseItem(RunItem, unspill(runImage, parts, context), context);
   const meta = metaFromStored(items.find((item) => item.sk === SORT_KEYS.meta), parts, context);
-  const all = items
-    .filter((item) => String(item.sk).startsWith(SORT_KEYS.subtaskPrefix))
-    .map((item) => parseItem(SubtaskItem, unspill(item, parts, context), context))
-    .sort(byDispatchOrder);
+  const { subtasks: all, copies } = splitCopies(
+    items
+      .filter((item) => String(item.sk).startsWith(SORT_KEYS.subtaskPrefix))
+      .map((item) => parseItem(SubtaskItem, unspill(item, parts, context), context))
+      .sort(byDispatchOrder),
+  );
   const late = items.filter((item) => String(item.sk).startsWith(SORT_KEYS.latePrefix)).map((item) => parseItem(LateItem, unspill(item, parts, context), context));
   return {
     run,
@@ -195,6 +198,7 @@ export const loadRun = async (ctx: LedgerContext, tenantId: string, runId: strin
     subtasks: all.filter((item) => item.round <= run.round),
     late,
     uncommitted: all.filter((item) => item.round > run.round),
+    copies,
   };
 };
 

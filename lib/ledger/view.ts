@@ -27,6 +27,8 @@ export interface RunRecord {
   readonly late: readonly LateItem[];
   /** Subtask items of a round whose commit marker is not written yet: not part of the manifest. */
   readonly uncommitted: readonly SubtaskItem[];
+  /** Copies of hedged subtasks (`hedgeOf`), in dispatch order of what they race: not part of the manifest. */
+  readonly copies?: readonly SubtaskItem[];
 }
 
 /**
