@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SubtaskId, type SubtaskState } from '../contract';
+import { hedgeWaitSeconds } from '../domain';
 import { isTerminal, SubtaskNotFound } from '../ledger';
 import { AwaitTooLate } from '../runtime/errors';
 import { startInvocation } from '../runtime/lambda';
@@ -24,11 +25,18 @@ type Step<A extends DeadlineStep['action']> = Extract<DeadlineStep, { action: A 
 export type ArmResult =
   | (DeadlineRef & { readonly status: 'terminal'; readonly deadline: string; readonly state: SubtaskState })
   | (DeadlineRef & { readonly status: 'expired'; readonly deadline: string })
-  | (DeadlineRef & { readonly status: 'waiting'; readonly deadline: string; readonly timeoutSeconds: number });
+  | (DeadlineRef & {
+      readonly status: 'waiting';
+      readonly deadline: string;
+      readonly timeoutSeconds: number;
+      /** Whole seconds until the subtask's hedge is due (0: now); absent when there is no hedge to start. */
+      readonly hedgeSeconds?: number;
+    });
 
 /**
  * Arm: answers from the same absolute instant whenever the iteration starts, so Map concurrency
- * never stretches a deadline. Seconds are rounded up (TimeoutSecondsPath takes whole seconds);
+ * never stretches a deadline. A subtask with a hedge not yet started also gets `hedgeSeconds`,
+ * counted from its dispatch instant (see docs/hedging.md). Seconds are rounded up (TimeoutSecondsPath takes whole seconds);
  * the ledger refuses outcomes from the deadline's exact millisecond on, whatever the timer says.
  */
 const arm = async (deps: DeadlineDeps, task: Step<'arm'>): Promise<ArmResult> => {
@@ -36,9 +44,17 @@ const arm = async (deps: DeadlineDeps, task: Step<'arm'>): Promise<ArmResult> =>
   if (!item) throw new SubtaskNotFound({ tenantId: task.tenantId, runId: task.runId, subtaskId: task.subtaskId });
   const base = { runId: task.runId, tenantId: task.tenantId, subtaskId: task.subtaskId, deadline: task.deadline };
   if (isTerminal(item.state)) return { status: 'terminal', ...base, state: item.state };
-  const remainingMs = Date.parse(task.deadline) - deps.now();
+  const now = deps.now();
+  const remainingMs = Date.parse(task.deadline) - now;
   if (remainingMs <= 0) return { status: 'expired', ...base };
-  return { status: 'waiting', ...base, timeoutSeconds: Math.max(1, Math.ceil(remainingMs / 1000)) };
+  const hedgeSeconds = hedgeWaitSeconds({
+    nowMs: now,
+    dispatchedAtMs: Date.parse(item.dispatchedAt),
+    deadlineMs: Date.parse(task.deadline),
+    hedge: item.assignment.hedge,
+    started: item.hedgeStartedAt !== undefined,
+  });
+  return { status: 'waiting', ...base, timeoutSeconds: Math.max(1, Math.ceil(remainingMs / 1000)), ...(hedgeSeconds === undefined ? {} : { hedgeSeconds }) };
 };
 
 /** Await: leave the token where the worker will find it; answer it at once if the worker already finished. */

@@ -36,6 +36,22 @@ describe('arm', () => {
     expect(await p.get().deadline({ action: 'arm', ...b })).toEqual({ status: 'waiting', ...b, deadline: DEADLINE, timeoutSeconds: 1 });
   });
 
+  it('says when a hedge is due, from the dispatch instant, until its copies are started', async () => {
+    p.get().clock.moveTo(0);
+    const tenantId = uniqueName('tenant');
+    const request = halfYearRequest();
+    const runId = await acceptRun(p.get(), tenantId, { ...request, subtasks: (request.subtasks ?? []).map((s) => ({ ...s, hedge: { afterSeconds: 20, mode: 'subdivide' as const, copies: 3 } })) });
+    const { items } = await dispatchRound(p.get(), tenantId, runId);
+    const [a] = items;
+    if (a === undefined) throw new Error('round 1 dispatches A');
+    p.get().clock.moveTo(5_500);
+    expect(await p.get().deadline({ action: 'arm', ...a })).toEqual({ status: 'waiting', ...a, deadline: DEADLINE, timeoutSeconds: 55, hedgeSeconds: 15 });
+    p.get().clock.moveTo(25_000);
+    expect(await p.get().deadline({ action: 'arm', ...a })).toEqual({ status: 'waiting', ...a, deadline: DEADLINE, timeoutSeconds: 35, hedgeSeconds: 0 });
+    await p.get().ledger.startHedge({ tenantId, runId, subtaskId: 'A' });
+    expect(await p.get().deadline({ action: 'arm', ...a })).toEqual({ status: 'waiting', ...a, deadline: DEADLINE, timeoutSeconds: 35 });
+  });
+
   it('goes straight to the seal once the deadline has come', async () => {
     const { a } = await dispatchedRun();
     p.get().clock.moveTo(60_000);
