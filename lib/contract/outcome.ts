@@ -66,6 +66,13 @@ export const Outcome = z.object({
 export type Outcome = z.infer<typeof Outcome>;
 export type OutcomeInput = z.input<typeof Outcome>;
 
+/** Who won a hedged subtask's race: a replica, or every piece (an original that wins records no winner). */
+export const HedgeWinner = z.discriminatedUnion('by', [
+  z.object({ by: z.enum(['original', 'replica']), id: SubtaskId }),
+  z.object({ by: z.literal('pieces'), ids: z.array(SubtaskId).min(1) }),
+]);
+export type HedgeWinner = z.infer<typeof HedgeWinner>;
+
 /** How a subtask came to exist beyond the first round. */
 export const Lineage = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('retry'), of: SubtaskId, attempt: z.int().min(2) }),

@@ -8,6 +8,7 @@ import {
   Answer,
   BaselineComparison,
   DispatchedSubtask,
+  HedgeWinner,
   LateEvidence,
   Observed,
   Refusal,
@@ -127,10 +128,7 @@ export const toStoredOutcome = (outcome: Omit<StoredOutcome, 'findings'> & { rea
   });
 
 /** Who won a hedged race, as stored on the subtask (see `firstCompleteCover` in lib/domain/hedge.ts). */
-export const HedgeWinnerItem = z.discriminatedUnion('by', [
-  z.object({ by: z.enum(['original', 'replica']), id: z.string() }),
-  z.object({ by: z.literal('pieces'), ids: z.array(z.string()).min(1) }),
-]);
+export const HedgeWinnerItem = HedgeWinner;
 export type HedgeWinnerItem = z.infer<typeof HedgeWinnerItem>;
 
 /** Why a subtask was closed without a result of its own. */

@@ -85,12 +85,12 @@ const lateEvidence = (item: LateItem): LateEvidence => ({
 
 /**
  * One subtask as the run resource shows it (the worker input is left out: it can be large and
- * is the worker's business).
+ * is the worker's business); for a hedged subtask, its race's copies and winner.
  *
  * @example
  * toSubtaskView(item, []).state // 'running'
  */
-export const toSubtaskView = (item: SubtaskItem, late: readonly LateItem[]): SubtaskView => {
+export const toSubtaskView = (item: SubtaskItem, late: readonly LateItem[], copies: readonly SubtaskItem[] = []): SubtaskView => {
   const { input: _input, ...assignment } = item.assignment;
   const stored = item.outcome;
   const reason = describeSubtask(item, late);
@@ -107,6 +107,8 @@ export const toSubtaskView = (item: SubtaskItem, late: readonly LateItem[]): Sub
     ...(stored?.baseline === undefined ? {} : { baseline: stored.baseline }),
     ...(item.state === 'empty' && sourcesReached === 0 ? { sourceUnreachable: true } : {}),
     ...(late.length === 0 ? {} : { late: late.map(lateEvidence) }),
+    ...(item.hedgeWinner === undefined ? {} : { hedgeWinner: item.hedgeWinner }),
+    ...(copies.length === 0 ? {} : { hedgeCopies: copies.map((copy) => ({ id: copy.subtaskId, assigned: copy.assignment.assigned, state: copy.state })) }),
   };
 };
 
@@ -151,7 +153,7 @@ export const toRunResource = (record: RunRecord): RunResource => {
     progress: runProgress(subtasks),
     budget: { modelCalls: run.callsLimit, costLimit: run.costLimit },
     usage: runUsage(run),
-    subtasks: subtasks.map((item) => toSubtaskView(item, lateBySubtask.get(item.subtaskId) ?? [])),
+    subtasks: subtasks.map((item) => toSubtaskView(item, lateBySubtask.get(item.subtaskId) ?? [], (record.copies ?? []).filter((copy) => copy.hedgeOf === item.subtaskId))),
     answer: run.answer ?? null,
     ...(run.error === undefined ? {} : { error: run.error }),
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DispatchedSubtask, Hedge } from '../../lib/contract';
-import { BudgetExhausted, ClaimHeld, HedgeLost, type Claim } from '../../lib/ledger';
+import { BudgetExhausted, ClaimHeld, HedgeLost, toRunResource, type Claim } from '../../lib/ledger';
 import { uniqueName } from '../support/aws';
 import { dispatched, ledgerTestTable, okOutcome, settle, startRun } from './support';
 
@@ -95,6 +95,16 @@ describe('replicate: the first ok wins, the loser is refused and its spend stays
     expect(record?.run.callsLimit! - record?.run.callsLeft!).toBe(3);
     // nothing was kept as late evidence for the loser
     expect(record?.late).toEqual([]);
+    // the run resource shows the race: the replica won, A's usage holds every copy's spend
+    const [view] = toRunResource(record!).subtasks;
+    expect(view).toMatchObject({
+      id: 'A',
+      state: 'ok',
+      usage: { modelCalls: 3, estimatedCost: 21 },
+      hedge: { afterSeconds: 10, mode: 'replicate', copies: 2 },
+      hedgeWinner: { by: 'replica', id: 'A.h1' },
+      hedgeCopies: [{ id: 'A.h1', assigned: { from: '2025-01-01', toExclusive: '2025-04-01' }, state: 'ok' }],
+    });
   });
 
   it('the original wins; the replica is refused at its next reservation and its outcome', async () => {
@@ -171,6 +181,9 @@ describe('subdivide: every piece ok is the cover', () => {
     expect(a.state).toBe('ok');
     expect(a.hedgeWinner).toEqual({ by: 'pieces', ids: ['A.h1', 'A.h2', 'A.h3'] });
     expect([...(a.piecesOk ?? [])].sort()).toEqual(['A.h1', 'A.h2', 'A.h3']);
+    const [view] = toRunResource((await suite.ledger.getRun(run.tenantId, run.runId))!).subtasks;
+    expect(view?.hedgeCopies).toEqual(copies.map((c) => ({ id: c.id, assigned: c.assigned, state: 'ok' })));
+    expect(view?.hedgeWinner).toEqual({ by: 'pieces', ids: ['A.h1', 'A.h2', 'A.h3'] });
 
     const again = await suite.ledger.recordOutcome(claims[0]!, okOutcome('A.h1', '2025-01-01', '2025-01-30', 10));
     expect(again.duplicate).toBe(true);
