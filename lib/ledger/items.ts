@@ -213,6 +213,9 @@ export const OUTCOME_ATTRIBUTES = [
   'refusals',
   'baseline',
   'late',
+  // who won a hedged race and which pieces ended ok: forging them would forge the subtask's result
+  'hedgeWinner',
+  'piecesOk',
 ] as const satisfies readonly (keyof StoredSubtaskItem | keyof StoredOutcome | 'late')[];
 
 /** A result refused after its subtask was sealed or its run stopped (`LATE#<id>#<generation>`). */

@@ -69,6 +69,12 @@ describe('the outcome attributes seam', () => {
     expect(OUTCOME_ATTRIBUTES).toEqual(expect.arrayContaining(ledgerOutcomeAttributes));
   });
 
+  it('denies the api the result of a hedged race: its winner and the pieces that ended ok', () => {
+    const raceAttributes = Object.keys(StoredSubtaskItem.shape).filter((attribute) => attribute === 'hedgeWinner' || attribute === 'piecesOk');
+    expect(raceAttributes.sort()).toEqual(['hedgeWinner', 'piecesOk']);
+    expect(OUTCOME_ATTRIBUTES).toEqual(expect.arrayContaining(raceAttributes));
+  });
+
   it('is the list the api role is denied writes on', () => {
     const policies = Object.values(synth.template.findResources('AWS::IAM::Policy'));
     const denied = policies.flatMap((policy) =>
