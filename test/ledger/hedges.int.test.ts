@@ -49,6 +49,15 @@ describe('starting a hedge', () => {
     ]);
   });
 
+  it('counts only the hedged subtask in the run progress, not its copies', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 3 });
+    await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    const listed = async (status: 'running' | 'succeeded') => (await suite.ledger.listRuns({ tenantId: run.tenantId, status, limit: 5 })).runs[0]?.progress;
+    expect(await listed('running')).toMatchObject({ dispatched: 1, terminal: 0, byState: { pending: 1 } });
+    const record = await suite.ledger.getRun(run.tenantId, run.runId);
+    expect(toRunResource(record!).progress).toMatchObject({ dispatched: 1, terminal: 0 });
+  });
+
   it('concurrent starts write one set of copies', async () => {
     const run = await hedgedRun({ afterSeconds: 10, mode: 'replicate', copies: 3 });
     const { values, errors } = await settle(Array.from({ length: 6 }, () => suite.ledger.startHedge({ ...run, subtaskId: 'A' })));
