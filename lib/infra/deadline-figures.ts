@@ -131,12 +131,25 @@ export const callbackSubtaskCost = (iteration: AslStateMachine): PathCost =>
  * to Seal, modelled by pointing Await's `Next` there (a timed-out task records TaskTimedOut in
  * place of TaskSucceeded, so the event count is the same).
  */
-export const callbackTimeoutCost = (iteration: AslStateMachine): PathCost => {
-  const awaitState = iteration.States[STATE_NAMES.await];
-  const timeoutTarget = awaitState?.Catch?.find((c) => c.ErrorEquals.includes('States.Timeout'))?.Next;
-  if (!awaitState || !timeoutTarget) throw new InfraError(`${STATE_NAMES.await} has no States.Timeout catcher`);
-  const timedOut = { ...iteration, States: { ...iteration.States, [STATE_NAMES.await]: { ...awaitState, Next: timeoutTarget } } };
-  return walkPath(timedOut, (choice) => (choice === STATE_NAMES.isSubtaskOpen ? STATE_NAMES.await : fail(choice)));
+export const callbackTimeoutCost = (iteration: AslStateMachine): PathCost =>
+  walkPath(timingOut(iteration, STATE_NAMES.await), (choice) => (choice === STATE_NAMES.isSubtaskOpen ? STATE_NAMES.await : fail(choice)));
+
+/**
+ * Callback path of one hedged subtask that finishes after its hedge started: AwaitHedge times
+ * out when the hedge is due (modelled as in `callbackTimeoutCost`), Hedge starts the copies, and
+ * the second Arm waits for the deadline as without a hedge.
+ */
+export const callbackHedgedCost = (iteration: AslStateMachine): PathCost =>
+  walkPath(timingOut(iteration, STATE_NAMES.awaitHedge), (choice, prior) =>
+    choice === STATE_NAMES.isSubtaskOpen ? (prior === 0 ? STATE_NAMES.awaitHedge : STATE_NAMES.await) : fail(choice),
+  );
+
+/** The iteration with `taskName`'s `Next` pointed at its `States.Timeout` catcher's target. */
+const timingOut = (iteration: AslStateMachine, taskName: string): AslStateMachine => {
+  const task = iteration.States[taskName];
+  const timeoutTarget = task?.Catch?.find((c) => c.ErrorEquals.includes('States.Timeout'))?.Next;
+  if (!task || !timeoutTarget) throw new InfraError(`${taskName} has no States.Timeout catcher`);
+  return { ...iteration, States: { ...iteration.States, [taskName]: { ...task, Next: timeoutTarget } } };
 };
 
 /** Poll path of one subtask that finishes `durationSeconds` after dispatch, checked every `pollSeconds`. */

@@ -24,7 +24,7 @@ export const ENV = {
   tenantClaim: 'TENANT_CLAIM',
   /** JSON array of the kinds this deployment has queues for (api). */
   workerKinds: 'WORKER_KINDS',
-  /** JSON object: worker kind → queue URL (dispatch). */
+  /** JSON object: worker kind → queue URL (dispatch; deadline, which enqueues hedge copies). */
   queueUrls: 'QUEUE_URLS',
   /** The claim lease in seconds, equal to the worker's timeout (worker). */
   leaseSeconds: 'LEASE_SECONDS',
@@ -47,6 +47,7 @@ export const POWERTOOLS_ENV = {
 
 const table = { [ENV.tableName]: z.string().min(1) };
 const maxDeadline = { [ENV.maxDeadlineSeconds]: intVariable(900) };
+const queueUrls = { [ENV.queueUrls]: jsonVariable(z.record(z.string(), z.string().min(1))) };
 
 /**
  * Each function's own variables, parsed once per cold start with `parseConfig`. The model
@@ -65,8 +66,9 @@ export const FUNCTION_CONFIG = {
     /** The kinds this deployment has queues for; a plan may use only these. */
     [ENV.workerKinds]: jsonVariable(z.array(z.string())),
   }),
-  dispatch: z.object({ ...table, ...maxDeadline, [ENV.queueUrls]: jsonVariable(z.record(z.string(), z.string().min(1))) }),
-  deadline: z.object(table),
+  dispatch: z.object({ ...table, ...maxDeadline, ...queueUrls }),
+  /** The kind queues too: its Hedge step enqueues a hedged subtask's copies (docs/hedging.md). */
+  deadline: z.object({ ...table, ...queueUrls }),
   worker: z.object({
     ...table,
     [ENV.leaseSeconds]: intVariable(),

@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { OUTCOME_ATTRIBUTES, StoredSubtaskItem } from '../../lib/ledger/items';
 import { RUN_EXECUTION_ERRORS } from '../../lib/orchestration/execution-events';
-import { FUNCTION_CONFIG, POWERTOOLS_ENV, type FunctionName } from '../../lib/runtime/environment';
+import { ENV, FUNCTION_CONFIG, POWERTOOLS_ENV, type FunctionName } from '../../lib/runtime/environment';
 import { MODEL_ENV } from '../../lib/workers/models/config';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
 
@@ -51,6 +51,15 @@ describe('the environment seam', () => {
     const read = [...Object.keys(FUNCTION_CONFIG[name].shape), ...model];
     const set = variablesOf(name).filter((variable) => !everywhere.includes(variable) && !(SET_BUT_UNREAD[name] ?? []).includes(variable));
     expect(set).toEqual([...read].sort());
+  });
+
+  it('gives dispatch and the deadline function (which enqueues hedge copies) the same kind queues', () => {
+    const queueUrlsOf = (name: FunctionName): unknown => {
+      const id = logicalIdAt(synth.template, 'AWS::Lambda::Function', `/${FUNCTION_IDS[name]}/Function/Resource`);
+      return synth.template.toJSON().Resources[id].Properties.Environment.Variables[ENV.queueUrls];
+    };
+    expect(queueUrlsOf('deadline')).toBeDefined();
+    expect(queueUrlsOf('deadline')).toEqual(queueUrlsOf('dispatch'));
   });
 
   it('names each variable of a function once', () => {
