@@ -50,7 +50,7 @@ export const hedgeWaitSeconds = (clock: HedgeClock): number | undefined => {
 };
 
 /** The universe a scope would be if it were the whole: what its pieces must tile. */
-const universeOfScope = (scope: Scope): Universe => {
+export const universeOfScope = (scope: Scope): Universe => {
   const dimension = dimensionOf(scope);
   const algebra = algebraFor(dimension);
   const [whole] = algebra.toScopes(algebra.normalise(scope));

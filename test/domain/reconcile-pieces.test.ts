@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import type { DispatchedSubtask } from '../../lib/contract';
+import { reconcile } from '../../lib/domain';
+import { manifestOf, okIds, outcome } from './fixtures';
+
+/**
+ * A subtask won by its `subdivide` hedge's pieces has no observation of its own (the ledger ends
+ * it `ok` when the last piece completes the cover): reconcile judges it by its pieces. Four
+ * accounts cut in two: CRM.h1 is assigned acc-1, acc-2 and CRM.h2 acc-3, acc-4 (near-equal id
+ * chunks, in order).
+ */
+const IDS = ['acc-1', 'acc-2', 'acc-3', 'acc-4'];
+const crm: DispatchedSubtask = {
+  id: 'CRM',
+  worker: 'scout-crm',
+  round: 1,
+  questionIds: [],
+  required: true,
+  justification: 'the notes of every key account',
+  deadlineSeconds: 25,
+  budget: { modelCalls: 4, estimatedCostPerCall: 7 },
+  assigned: { ids: IDS },
+  hedge: { afterSeconds: 12, mode: 'subdivide', copies: 2 },
+} as DispatchedSubtask;
+const manifest = manifestOf({ universe: { dimension: 'ids', ids: IDS }, subtasks: [crm] });
+/** The hedged subtask's own outcome as the ledger reads it after the pieces won: ok, nothing observed. */
+const wonByPieces = outcome({ subtaskId: 'CRM', state: 'ok', observed: null, sourcesReached: 1 });
+
+describe('reconcile, a subtask won by its pieces', () => {
+  it('is covered by its pieces\' observations when they tile its scope and each read its own piece', () => {
+    const pieces = new Map([['CRM', [okIds('CRM.h2', ['acc-3', 'acc-4']), okIds('CRM.h1', ['acc-1', 'acc-2'])]]]);
+    const result = reconcile(manifest, [wonByPieces], pieces);
+    expect(result.problems).toEqual([]);
+    expect(result.observedGaps).toEqual([]);
+  });
+
+  it('without its pieces, the same outcome is an ok with nothing observed (what reconcile saw before)', () => {
+    expect(reconcile(manifest, [wonByPieces]).problems.map((p) => [p.code, p.subtaskIds])).toEqual([['inconsistent_observation', ['CRM']]]);
+  });
+
+  it('a gap a piece left is that piece\'s gap, not hidden in a merged range', () => {
+    const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2']), okIds('CRM.h2', ['acc-3'])]]]);
+    const result = reconcile(manifest, [wonByPieces], pieces);
+    expect(result.observedGaps).toEqual([{ subtaskId: 'CRM.h2', number: 1, code: 'ids_missing', region: { ids: ['acc-4'] } }]);
+    expect(result.problems.map((p) => [p.code, p.path, p.subtaskIds])).toEqual([['ids_missing', 'pieces.CRM.h2.observed', ['CRM.h2']]]);
+  });
+
+  it('pieces that do not tile the scope are an assignment gap of the subtask, found by the round-1 tiling check', () => {
+    const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2'])]]]);
+    const gaps = reconcile(manifest, [wonByPieces], pieces).problems.filter((p) => p.code === 'assignment_gap');
+    expect(gaps).toHaveLength(1);
+    expect(gaps[0]).toMatchObject({ ids: ['acc-3', 'acc-4'] });
+    expect(gaps[0]?.subtaskIds?.[0]).toBe('CRM');
+  });
+
+  it('an outcome that is no piece of the subtask is unexpected and covers nothing', () => {
+    const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2']), okIds('CRM.h2', ['acc-3', 'acc-4']), okIds('CRM.h3', ['acc-4'])]]]);
+    const codes = reconcile(manifest, [wonByPieces], pieces).problems.map((p) => [p.code, p.subtaskIds]);
+    expect(codes).toEqual([['unexpected_outcome', ['CRM.h3']]]);
+  });
+});
