@@ -221,12 +221,15 @@ export interface SynthesisInput {
 /**
  * What synthesis may read: the latest attempt of every first-round line of work that ended
  * `ok`, and every re-check that found data (folded into the answer). Never a `timed_out`,
- * `invalid`, `empty` or `cancelled` outcome.
+ * `invalid`, `empty` or `cancelled` outcome. A subtask won by its `subdivide` pieces is read
+ * as its `ok` pieces, whose findings are the subtask's (it has none of its own).
  *
  * @example
  * synthesisInputs(reconcile(manifest, outcomes)).map((i) => i.subtask.id) // ['A', 'B', 'D', 'B.g1']
  */
 export const synthesisInputs = (reconciliation: Reconciliation): SynthesisInput[] =>
-  [...reconciliation.chains.partitions, ...reconciliation.chains.rechecks].flatMap((chain) =>
-    chain.state === 'ok' && chain.outcome ? [{ subtask: chain.latest, outcome: chain.outcome }] : [],
-  );
+  [...reconciliation.chains.partitions, ...reconciliation.chains.rechecks].flatMap((chain): SynthesisInput[] => {
+    if (chain.state !== 'ok' || !chain.outcome) return [];
+    const pieces = reconciliation.pieces.get(chain.latest.id);
+    return pieces === undefined ? [{ subtask: chain.latest, outcome: chain.outcome }] : [...pieces];
+  });

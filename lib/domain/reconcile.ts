@@ -23,11 +23,19 @@ export interface ObservedGap {
   readonly region: Scope;
 }
 
+/** One piece of a `subdivide` hedge that won its subtask's race, with its outcome. */
+export interface WinningPiece {
+  readonly subtask: DispatchedSubtask;
+  readonly outcome: Outcome;
+}
+
 /** Everything reconcile found, in a form coverage, follow-ups and policy all read. */
 export interface Reconciliation {
   readonly problems: Problem[];
   readonly chains: Chains;
   readonly observedGaps: ObservedGap[];
+  /** By subtask id, the `ok` pieces whose observations cover a subtask won by its pieces (synthesis reads them in its place). */
+  readonly pieces: ReadonlyMap<string, readonly WinningPiece[]>;
 }
 
 /**
@@ -167,6 +175,7 @@ interface ReconcileState {
   readonly manifest: Manifest;
   readonly problems: Problem[];
   readonly observedGaps: ObservedGap[];
+  readonly pieces: Map<string, WinningPiece[]>;
   readonly compareIds: ReturnType<typeof idsComparer>;
   readonly format: TimeFormat | undefined;
 }
@@ -220,6 +229,7 @@ const comparePieces = (state: ReconcileState, cmp: Comparison, subtask: Dispatch
       return;
     }
     compareOutcome(state, cmp.reset(piece, outcomeIndex, k), piece, outcome);
+    state.pieces.set(subtask.id, [...(state.pieces.get(subtask.id) ?? []), { subtask: piece, outcome }]);
   });
 };
 
@@ -284,6 +294,7 @@ export const reconcile = (manifest: Manifest, outcomes: readonly Outcome[], piec
     manifest,
     problems,
     observedGaps: [],
+    pieces: new Map(),
     compareIds: idsComparer(),
     format: manifest.universe.dimension === 'time' ? readTimeRange(manifest.universe).format : undefined,
   };
@@ -305,5 +316,5 @@ export const reconcile = (manifest: Manifest, outcomes: readonly Outcome[], piec
     if (outcome.state === 'ok' && usable && won !== undefined) comparePieces(state, cmp, subtask, outcomeAt[i] as number, won);
     else if (outcome.state === 'ok' && usable) compareOutcome(state, cmp.reset(subtask, outcomeAt[i] as number), subtask, outcome);
   });
-  return { problems, chains: buildChains(firsts, (i) => firstOutcomes[i]), observedGaps: state.observedGaps };
+  return { problems, chains: buildChains(firsts, (i) => firstOutcomes[i]), observedGaps: state.observedGaps, pieces: state.pieces };
 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DispatchedSubtask } from '../../lib/contract';
-import { reconcile } from '../../lib/domain';
+import { reconcile, synthesisInputs } from '../../lib/domain';
 import { manifestOf, okIds, outcome } from './fixtures';
 
 /**
@@ -57,5 +57,14 @@ describe('reconcile, a subtask won by its pieces', () => {
     const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2']), okIds('CRM.h2', ['acc-3', 'acc-4']), okIds('CRM.h3', ['acc-4'])]]]);
     const codes = reconcile(manifest, [wonByPieces], pieces).problems.map((p) => [p.code, p.subtaskIds]);
     expect(codes).toEqual([['unexpected_outcome', ['CRM.h3']]]);
+  });
+
+  it('synthesis reads the winning pieces in the subtask\'s place, each with its own assignment', () => {
+    const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2']), okIds('CRM.h2', ['acc-3', 'acc-4'])]]]);
+    const inputs = synthesisInputs(reconcile(manifest, [wonByPieces], pieces));
+    expect(inputs.map((i) => [i.subtask.id, i.subtask.assigned, i.outcome.subtaskId])).toEqual([
+      ['CRM.h1', { ids: ['acc-1', 'acc-2'] }, 'CRM.h1'],
+      ['CRM.h2', { ids: ['acc-3', 'acc-4'] }, 'CRM.h2'],
+    ]);
   });
 });
