@@ -66,7 +66,8 @@ const recheckOf = (gap: ObservedGap, subtask: DispatchedSubtask, manifest: Manif
  * ended `timed_out`, `invalid` or `empty` and has retries left under `policy.retry[state]`
  * (same scope, worker and allowance); and a re-check of every observed gap not yet re-checked,
  * for exactly the gap, against the kind's `alternateSource` when the manifest's `sources`
- * declare one. Re-checks are not themselves re-checked; their retries follow the same rules.
+ * declare one (a gap a `subdivide` hedge's winning piece left is re-checked as `<piece>.g<n>`).
+ * Re-checks are not themselves re-checked; their retries follow the same rules.
  *
  * @example
  * planNextRound(taxManifest, outcomes)
@@ -82,7 +83,9 @@ export const planNextRound = (manifest: Manifest, outcomes: readonly Outcome[], 
   const { partitions, rechecks } = reconciliation.chains;
   const retries = [...partitions, ...rechecks].flatMap((chain) => retryOf(chain, policy, round) ?? []);
   const dispatched = new Set(manifest.subtasks.map((s) => s.id));
-  const byId = new Map(manifest.subtasks.map((s) => [s.id, s]));
+  // A gap a winning piece left is re-checked like any other: the piece is its subtask.
+  const pieces = [...reconciliation.pieces.values()].flatMap((won) => won.map((piece) => piece.subtask));
+  const byId = new Map([...manifest.subtasks, ...pieces].map((s) => [s.id, s]));
   const newRechecks = reconciliation.observedGaps.flatMap((gap) => {
     const subtask = byId.get(gap.subtaskId);
     if (!subtask || dispatched.has(recheckId(gap.subtaskId, gap.number))) return [];

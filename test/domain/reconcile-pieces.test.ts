@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DispatchedSubtask } from '../../lib/contract';
-import { reconcile, synthesisInputs } from '../../lib/domain';
-import { manifestOf, okIds, outcome } from './fixtures';
+import { planNextRound, reconcile, resolveGaps, synthesisInputs } from '../../lib/domain';
+import { manifestOf, okIds, outcome, withRound } from './fixtures';
 
 /**
  * A subtask won by its `subdivide` hedge's pieces has no observation of its own (the ledger ends
@@ -66,5 +66,17 @@ describe('reconcile, a subtask won by its pieces', () => {
       ['CRM.h1', { ids: ['acc-1', 'acc-2'] }, 'CRM.h1'],
       ['CRM.h2', { ids: ['acc-3', 'acc-4'] }, 'CRM.h2'],
     ]);
+  });
+
+  it('a piece\'s gap is re-checked as <piece>.g<n>, for exactly the gap, and its re-check settles it', () => {
+    const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2']), okIds('CRM.h2', ['acc-3'])]]]);
+    const round1 = reconcile(manifest, [wonByPieces], pieces);
+    const next = planNextRound(manifest, [wonByPieces], round1);
+    expect(next.map((s) => [s.id, s.round, s.assigned, s.lineage])).toEqual([
+      ['CRM.h2.g1', 2, { ids: ['acc-4'] }, { kind: 'recheck', of: 'CRM.h2', gap: { ids: ['acc-4'] } }],
+    ]);
+    const round2 = withRound(manifest, next);
+    const settled = resolveGaps(reconcile(round2, [wonByPieces, okIds('CRM.h2.g1', ['acc-4'])], pieces));
+    expect(settled.map((g) => [g.coverage.subtaskId, g.coverage.status, g.coverage.recheckSubtaskId])).toEqual([['CRM.h2', 'data_found', 'CRM.h2.g1']]);
   });
 });
