@@ -161,6 +161,9 @@ const observationProblemsOf = (problems: readonly Problem[]): StatementFacts['ob
     .filter((p) => OBSERVATION_PROBLEM_CODES.has(p.code))
     .map((p) => ({ subtaskId: p.subtaskIds?.[0] ?? 'unknown', code: p.code, ...(hasRegion(p) ? { region: regionOf(p) } : {}) }));
 
+const wonByPiecesOf = (reconciliation: Reconciliation): NonNullable<StatementFacts['wonByPieces']> =>
+  [...reconciliation.pieces].map(([subtaskId, pieces]) => ({ subtaskId, pieces: pieces.map((p) => ({ subtaskId: p.subtask.id, assigned: p.subtask.assigned })) }));
+
 /**
  * The coverage of an answer, computed only from the manifest and the outcomes (never from
  * model text). `gaps` lists every region of the universe without `ok` data: unassigned
@@ -197,6 +200,7 @@ export const buildCoverage = (manifest: Manifest, outcomes: readonly Outcome[], 
     observationProblems: observationProblemsOf(problems),
     unexpectedOutcomes: sortedUnique(problems.filter((p) => p.code === 'unexpected_outcome').flatMap((p) => p.subtaskIds ?? [])),
     ...(manifest.sources ? { sources: manifest.sources } : {}),
+    ...(reconciliation.pieces.size === 0 ? {} : { wonByPieces: wonByPiecesOf(reconciliation) }),
   };
   const gaps = [...assignmentGaps, ...resolved.map((g) => g.coverage), ...unreadGaps];
   const unsettled = gaps.some((gap) => !RESOLVED.has(gap.status));

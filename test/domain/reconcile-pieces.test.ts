@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DispatchedSubtask } from '../../lib/contract';
-import { planNextRound, reconcile, resolveGaps, synthesisInputs } from '../../lib/domain';
+import { buildCoverage, planNextRound, reconcile, resolveGaps, synthesisInputs } from '../../lib/domain';
 import { manifestOf, okIds, outcome, withRound } from './fixtures';
 
 /**
@@ -78,5 +78,15 @@ describe('reconcile, a subtask won by its pieces', () => {
     const round2 = withRound(manifest, next);
     const settled = resolveGaps(reconcile(round2, [wonByPieces, okIds('CRM.h2.g1', ['acc-4'])], pieces));
     expect(settled.map((g) => [g.coverage.subtaskId, g.coverage.status, g.coverage.recheckSubtaskId])).toEqual([['CRM.h2', 'data_found', 'CRM.h2.g1']]);
+  });
+
+  it('the coverage is complete and its statement names the pieces that covered the subtask', () => {
+    const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2']), okIds('CRM.h2', ['acc-3', 'acc-4'])]]]);
+    const coverage = buildCoverage(manifest, [wonByPieces], reconcile(manifest, [wonByPieces], pieces));
+    expect(coverage.complete).toBe(true);
+    expect(coverage.gaps).toEqual([]);
+    expect(coverage.statement).toBe(
+      'Coverage: four ids, one partition, no overlaps, no gaps. Covered by hedge pieces: CRM by CRM.h1 (ids acc-1 and acc-2) and CRM.h2 (ids acc-3 and acc-4).',
+    );
   });
 });
