@@ -16,8 +16,15 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 /** The chaos property suite: an end-to-end file with a project of its own (below). */
 const CHAOS_SUITE = 'test/e2e/chaos.e2e.test.ts';
 
+/**
+ * CI (.ci/run) also asks for the results as JSON, at the path in TESSERA_TEST_RESULTS, and closes
+ * its log with one plain line counted from them ("tests: N passed, N failed, N skipped").
+ */
+const resultsFile = process.env.TESSERA_TEST_RESULTS;
+
 export default defineConfig({
   test: {
+    ...(resultsFile ? { reporters: ['default', 'json'], outputFile: { json: resultsFile } } : {}),
     testTimeout: 30_000,
     hookTimeout: 120_000,
     projects: [

@@ -21,6 +21,7 @@ import fc from 'fast-check';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { createTesseraClient, type TesseraClient } from '../lib/client';
+import { STACK_OUTPUTS } from '../lib/infra/stack-outputs';
 import { LOCAL_CREDENTIALS } from '../lib/local/lambda-client';
 import { loopbackOrigin } from '../lib/local/loopback-dns';
 import type { ExecutionEvent, ExecutionRecord, ExecutionService } from '../lib/local/sfn-executions';
@@ -101,7 +102,7 @@ export async function run(): Promise<void> {
   });
   try {
     const sqs = new SQSClient({ region: cloud.region, endpoint: loopbackOrigin(cloud.endpoints.sqs), useQueueUrlAsEndpoint: false, credentials: LOCAL_CREDENTIALS });
-    const queueUrl = z.object({ chaos: z.string() }).parse(JSON.parse(cloud.outputs.SubtaskQueueUrls ?? '{}')).chaos;
+    const queueUrl = z.object({ chaos: z.string() }).parse(JSON.parse(cloud.outputs[STACK_OUTPUTS.subtaskQueueUrls] ?? '{}')).chaos;
     const played: PlayedRun[] = [];
     const clients = new Map<string, TesseraClient>();
     const started = Date.now();

@@ -9,7 +9,6 @@ import { createLogger, onColdStart } from '../lib/runtime/lambda';
 import type { WorkerRegistry } from '../lib/workers';
 import { allowedModelIds, parseModelConfig } from '../lib/workers/models/config';
 
-export type { ApiDeps };
 
 /** What the function needs, from its environment and the deployment's worker registry. */
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): ApiDeps => {
@@ -19,6 +18,7 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
     executions: executionsFor(config.STATE_MACHINE_ARN),
     catalog: deployedCatalog(registry.catalog(), config.WORKER_KINDS, allowedModelIds(parseModelConfig(env))),
     maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
+    capacity: config.WORKER_CAPACITY,
     tenantClaim: config.TENANT_CLAIM,
     newRunId: randomUUID,
     logger: createLogger('api', env),

@@ -5,7 +5,6 @@ import { parseConfig, parseInput } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
 
-export type { DeadlineDeps };
 
 /** What the function needs, from its environment. */
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): DeadlineDeps => {

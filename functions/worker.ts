@@ -7,7 +7,6 @@ import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { createLogger, createMetrics, onColdStart } from '../lib/runtime/lambda';
 import { createModelProvider, parseModelConfig, type WorkerRegistry } from '../lib/workers';
 
-export type { WorkerDeps };
 
 /** What the function needs, from its environment and the deployment's worker registry. */
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): WorkerDeps => {

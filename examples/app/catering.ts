@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { converseWithTools, defineWorker, keyedSource, NoQuoteProduced, UnknownProduct } from '../../lib/workers';
+import { converseWithTools, defineWorker, keyedSource, WorkerError } from '../../lib/workers';
 import catalogueFile from './fixtures/catalogue.json' with { type: 'json' };
 import { KIND_NAMES } from './kind-names';
 
@@ -16,6 +16,32 @@ const Catalogue = z.object({
     z.object({ sku: z.string().min(1), name: z.string(), sellingPricePence: z.int().positive(), supplierCostPence: z.int().positive() }),
   ),
 });
+
+/**
+ * The catalogue has no product with that SKU.
+ *
+ * @example
+ * quote({ sku: 'SKU-PISTACHIO', guests: 10 }); // UnknownProduct
+ */
+export class UnknownProduct extends WorkerError {
+  override readonly name = 'UnknownProduct';
+  constructor(readonly sku: string, options?: ErrorOptions) {
+    super(`the catalogue has no product ${sku}`, options);
+  }
+}
+
+/**
+ * The catering conversation ended without a quote from the scoped tool.
+ *
+ * @example
+ * if (!obtained) throw new NoQuoteProduced(conversation.turns);
+ */
+export class NoQuoteProduced extends WorkerError {
+  override readonly name = 'NoQuoteProduced';
+  constructor(readonly turns: number, options?: ErrorOptions) {
+    super(`the model finished after ${turns} turn(s) without a quote from catering_quote`, options);
+  }
+}
 
 /** The committed catalogue, parsed once at import. */
 const catalogue = new Map(Catalogue.parse(catalogueFile).products.map((product) => [product.sku, product]));

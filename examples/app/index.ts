@@ -27,9 +27,10 @@ export const referenceCatalog: WorkerCatalog = referenceRegistry.catalog();
 export { createReferenceKinds, type ReferenceOptions } from './kinds';
 export { KIND_NAMES } from './kind-names';
 export { chaosKind, ChaosInput } from './chaos';
-export { cateringQuote, CateringInquiry, CateringQuote, PORTIONS_PER_TUB, quote, quoteSource } from './catering';
+export { cateringQuote, CateringInquiry, CateringQuote, NoQuoteProduced, PORTIONS_PER_TUB, quote, quoteSource, UnknownProduct } from './catering';
 export { createScoutKinds, ScoutFindings, searchAccount, type ScoutOptions } from './scout';
 export {
+  ClassificationInvalid,
   classifyDeductibleOffline,
   DEDUCTIBLE_CATEGORIES,
   DeductibleFindings,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { parseTimePoint, TimePoint } from '../../lib/contract';
-import { ClassificationInvalid, defineWorker, type OfflineScript, promptJson, type TimeRangeRequest, timeSeriesSource, toolSpec, userText, type WorkerModel } from '../../lib/workers';
+import { defineWorker, type OfflineScript, promptJson, type TimeRangeRequest, timeSeriesSource, toolSpec, userText, type WorkerModel, WorkerError } from '../../lib/workers';
 import statementsFile from './fixtures/statements-2025.json' with { type: 'json' };
 import { KIND_NAMES } from './kind-names';
 
@@ -86,6 +86,19 @@ const describeDeductible = (result: ReturnType<typeof sumDeductible>): string =>
 const isDeductible = (transaction: { readonly category: string }): boolean => DEDUCTIBLE_CATEGORIES.includes(transaction.category);
 
 // ---------------------------------------------------------------- the model's classification
+
+/**
+ * The model's classification of a statement could not be used.
+ *
+ * @example
+ * throw new ClassificationInvalid('stmt-2025-06', 'the model did not call record_deductible with a list of ids');
+ */
+export class ClassificationInvalid extends WorkerError {
+  override readonly name = 'ClassificationInvalid';
+  constructor(readonly statement: string, readonly problem: string, options?: ErrorOptions) {
+    super(`classification of ${statement} is unusable: ${problem}`, options);
+  }
+}
 
 const RECORD_DEDUCTIBLE = toolSpec(
   'record_deductible',

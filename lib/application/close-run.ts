@@ -138,7 +138,8 @@ export const reconcileRun =
     if (task.mode === 'reconcile' && read.run.status === 'running' && planNextRound(manifest, read.outcomes, reconciliation).length > 0) {
       return { next: 'dispatch', ...ref, round: round + 1 };
     }
-    const coverage = buildCoverage(manifest, read.outcomes, reconciliation);
+    // A running run that reconciled its last round closes because no follow-up fits: say which.
+    const coverage = buildCoverage(manifest, read.outcomes, reconciliation, { closing: task.mode === 'reconcile' && read.run.status === 'running' });
     const decision = decideStatus(manifest, coverage, reconciliation);
     const status = finalStatus(read.run.status, task, decision);
     const error = closingError(task, status, decision);

@@ -19,6 +19,8 @@ export interface ApiDeps {
   /** The kinds (and models) this deployment runs; a plan may use only these. */
   readonly catalog: WorkerCatalog;
   readonly maxDeadlineSeconds: number;
+  /** Subtasks each kind runs at once (`maxConcurrency × batchSize`); capacity warnings need it. */
+  readonly capacity?: Readonly<Record<string, number>> | undefined;
   /** The JWT claim that holds the caller's tenant. */
   readonly tenantClaim: string;
   readonly newRunId: () => string;

@@ -29,13 +29,14 @@ const parseJson = (text: string): { ok: true; value: unknown } | { ok: false } =
 
 /**
  * Start a run: validate and plan (refused with every problem, nothing written), record the run
- * idempotently by its Idempotency-Key, and start the execution named after it.
+ * idempotently by its Idempotency-Key, and start the execution named after it. The 202 body
+ * carries the planner's warnings (`capacity_short`: a kind cannot meet the plan's deadlines).
  *
  * @example
  * const result = await startRun(deps)({ tenantId: 'acme', body: '{"universe":…}', idempotencyKey: 'k-1' });
  */
 export const startRun =
-  (deps: Pick<ApiDeps, 'ledger' | 'executions' | 'catalog' | 'maxDeadlineSeconds' | 'newRunId' | 'logger'>) =>
+  (deps: Pick<ApiDeps, 'ledger' | 'executions' | 'catalog' | 'maxDeadlineSeconds' | 'capacity' | 'newRunId' | 'logger'>) =>
   async (input: StartRunInput): Promise<StartRunResult> => {
     const body = parseJson(input.body);
     if (!body.ok) return { started: false, code: 'InvalidJson', message: 'the request body is not valid JSON' };
@@ -43,7 +44,7 @@ export const startRun =
     if (key !== undefined && !IdempotencyKey.safeParse(key).success) {
       return { started: false, code: 'InvalidIdempotencyKey', message: 'Idempotency-Key must be 1-255 printable ASCII characters without spaces' };
     }
-    const validation = validateRunRequest(body.value, deps.catalog, { maxDeadlineSeconds: deps.maxDeadlineSeconds });
+    const validation = validateRunRequest(body.value, deps.catalog, { maxDeadlineSeconds: deps.maxDeadlineSeconds, ...(deps.capacity ? { capacity: deps.capacity } : {}) });
     if (!validation.ok) {
       const count = validation.problems.length;
       return { started: false, code: 'InvalidRunRequest', message: `the run request has ${count} problem${count === 1 ? '' : 's'}`, problems: validation.problems };
@@ -51,8 +52,9 @@ export const startRun =
     const { run, created } = await deps.ledger.createRun({ tenantId: input.tenantId, runId: deps.newRunId(), request: validation.request, ...(key ? { idempotencyKey: key } : {}) });
     // Also on a replay: it heals a crash between recording the run and starting it.
     await deps.executions.start({ runId: run.runId, tenantId: input.tenantId });
-    deps.logger.info('run accepted', { runId: run.runId, replay: !created, subtasks: validation.subtasks.length });
-    return { started: true, accepted: { runId: run.runId, status: run.status, location: `/runs/${run.runId}` } };
+    const { warnings } = validation;
+    deps.logger.info('run accepted', { runId: run.runId, replay: !created, subtasks: validation.subtasks.length, warnings: warnings.map((w) => `${w.worker}:${w.code}`) });
+    return { started: true, accepted: { runId: run.runId, status: run.status, location: `/runs/${run.runId}`, warnings } };
   };
 
 /**

@@ -3,26 +3,26 @@
  * message on stderr; anything else is a bug and propagates.
  */
 
-/** Options shared by every CLI error. */
-export interface CliErrorOptions {
-  readonly cause?: unknown;
+/**
+ * Base of the command line's errors; the CLI's entry point prints any of them and exits with 1.
+ *
+ * @example
+ * catch (error) { if (error instanceof CliError) { process.stderr.write(`${error.message}\n`); process.exitCode = 1; } }
+ */
+export class CliError extends Error {
+  override readonly name: string = 'CliError';
 }
 
 /**
  * The command was called wrongly: a missing FILE, an unknown flag.
  *
  * @example
- * throw new UsageError({ command: 'plan', problem: 'expected one FILE', usage: 'tessera plan FILE [--json]' });
+ * throw new UsageError('plan', 'expected one FILE', 'tessera plan FILE [--json]');
  */
-export class UsageError extends Error {
+export class UsageError extends CliError {
   override readonly name = 'UsageError';
-  readonly command: string;
-  readonly usage: string;
-
-  constructor(context: { command: string; problem: string; usage: string }, options: CliErrorOptions = {}) {
-    super(`tessera ${context.command}: ${context.problem}\nusage: ${context.usage}`, { cause: options.cause });
-    this.command = context.command;
-    this.usage = context.usage;
+  constructor(readonly command: string, problem: string, readonly usage: string, options?: ErrorOptions) {
+    super(`tessera ${command}: ${problem}\nusage: ${usage}`, options);
   }
 }
 
@@ -30,14 +30,11 @@ export class UsageError extends Error {
  * The input file could not be read or is not JSON.
  *
  * @example
- * throw new InputFileError({ file: 'run.json', problem: 'is not valid JSON' }, { cause: error });
+ * throw new InputFileError('run.json', 'is not valid JSON', { cause: error });
  */
-export class InputFileError extends Error {
+export class InputFileError extends CliError {
   override readonly name = 'InputFileError';
-  readonly file: string;
-
-  constructor(context: { file: string; problem: string }, options: CliErrorOptions = {}) {
-    super(`${context.file} ${context.problem}`, { cause: options.cause });
-    this.file = context.file;
+  constructor(readonly file: string, problem: string, options?: ErrorOptions) {
+    super(`${file} ${problem}`, options);
   }
 }

@@ -66,11 +66,11 @@ export const createInitCommand = (options: InitOptions = {}): Command => ({
     try {
       ({ positionals } = parseArgs({ args: [...args], options: {}, allowPositionals: true, strict: true }));
     } catch (error) {
-      throw new UsageError({ command: 'init', problem: error instanceof Error ? error.message : String(error), usage: USAGE }, { cause: error });
+      throw new UsageError('init', error instanceof Error ? error.message : String(error), USAGE, { cause: error });
     }
     const [dir, ...extra] = positionals;
-    if (dir === undefined || extra.length > 0) throw new UsageError({ command: 'init', problem: `expected one DIR (got ${positionals.length})`, usage: USAGE });
-    if (existsSync(dir) && (await readdir(dir)).length > 0) throw new InputFileError({ file: dir, problem: 'exists and is not empty: give a new directory' });
+    if (dir === undefined || extra.length > 0) throw new UsageError('init', `expected one DIR (got ${positionals.length})`, USAGE);
+    if (existsSync(dir) && (await readdir(dir)).length > 0) throw new InputFileError(dir, 'exists and is not empty: give a new directory');
 
     const root = options.root ?? packageRoot();
     const template = join(root, 'examples', 'starter');

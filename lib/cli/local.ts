@@ -43,6 +43,7 @@ export const startLocalSession = async (
     ...(options.ports ? { ports: options.ports } : {}),
     log: localCloudLog(io, options.verbose === true),
     functionLogLevel: options.verbose ? 'INFO' : options.quiet ? 'ERROR' : 'WARN',
+    recordClassData: true,
   }));
   const token = await cloud.mintToken({ tenant: DEMO_TENANT, subject: 'local-user', expiresIn: '12h' });
   return { cloud, token };

@@ -1,4 +1,4 @@
-import { escapeControlCharacters, type Coverage, type CoverageGap, type DispatchedSubtask, type Problem, type Universe } from '../contract';
+import { escapeControlCharacters, type Coverage, type CoverageGap, type DispatchedSubtask, type PlanWarning, type Problem, type Universe } from '../contract';
 import { describeScope, hasRegion, regionOf, type RequestProblem } from '../domain';
 
 /**
@@ -55,6 +55,16 @@ export const formatPlan = (universe: Universe, subtasks: readonly DispatchedSubt
  */
 export const formatProblems = (title: string, problems: readonly (Problem | RequestProblem)[]): string =>
   [printable(`${title} (${problems.length} problem${problems.length === 1 ? '' : 's'}):`), ...indent(table(problems.map((p) => [p.path ?? '', p.code, p.message])))].join('\n');
+
+/**
+ * The planner's warnings, one line each: what to change, and why.
+ *
+ * @example
+ * formatWarnings([{ code: 'capacity_short', worker: 'ticket-triage', path: 'split.deadlineSeconds', message: '200 ticket-triage subtasks, …' }])
+ * // ['warning (capacity_short) split.deadlineSeconds: 200 ticket-triage subtasks, …']
+ */
+export const formatWarnings = (warnings: readonly PlanWarning[]): string[] =>
+  warnings.map((w) => printable(`warning (${w.code}) ${w.path}: ${w.message}`));
 
 const gapRow = (dimension: Universe['dimension'], gap: CoverageGap): string[] => {
   const region = hasRegion(gap) ? describeScope(dimension, regionOf(gap), 'exact') : '';

@@ -1,6 +1,7 @@
 import { DEFAULT_MAX_DEADLINE_SECONDS, validateRunRequest, withModels, type WorkerCatalog } from '../domain';
 import { UsageError } from './errors';
-import { formatPlan, formatProblems } from './output';
+import { kindCapacity } from '../runtime/capacity';
+import { formatPlan, formatProblems, formatWarnings } from './output';
 import { fileArgs, readJson, type Command } from './router';
 import { cliRegistry } from './workers';
 
@@ -15,6 +16,11 @@ export interface PlanCommandOptions {
   readonly models?: readonly string[];
   /** Default horizon for `deadlineSeconds`; `--max-deadline-seconds` overrides it. */
   readonly maxDeadlineSeconds?: number;
+  /**
+   * Subtasks each kind runs at once, for capacity warnings.
+   * @default - every kind at the construct's defaults (`kindCapacity()`: 5 invocations × 5 messages)
+   */
+  readonly capacity?: Readonly<Record<string, number>>;
 }
 
 const USAGE = 'tessera plan FILE [--json] [--max-deadline-seconds N] [--workers PATH]';
@@ -22,14 +28,15 @@ const USAGE = 'tessera plan FILE [--json] [--max-deadline-seconds N] [--workers 
 const horizon = (value: string | undefined, fallback: number): number => {
   if (value === undefined) return fallback;
   const seconds = Number(value);
-  if (!Number.isInteger(seconds) || seconds < 1) throw new UsageError({ command: 'plan', problem: `--max-deadline-seconds must be a positive whole number (got ${value})`, usage: USAGE });
+  if (!Number.isInteger(seconds) || seconds < 1) throw new UsageError('plan', `--max-deadline-seconds must be a positive whole number (got ${value})`, USAGE);
   return seconds;
 };
 
 /**
  * `tessera plan FILE`: validates a run request and prints the tiling code generated for it
  * (exit 0), or every problem that stops it (exit 1). `--json` prints
- * `{ ok, subtasks }` or `{ ok, problems }`. Requests are checked against the worker module's
+ * `{ ok, subtasks, warnings }` or `{ ok, problems }`. Capacity warnings (`capacity_short`) assume
+ * the construct's default capacity per kind, as the plan command knows no deployment. Requests are checked against the worker module's
  * kinds, or against the catalog given (tests pass their own).
  *
  * @example
@@ -45,11 +52,13 @@ export const createPlanCommand = (options: PlanCommandOptions = {}): Command => 
     const body = await readJson(io, parsed.file);
     const loaded = options.catalog ?? (await cliRegistry(parsed.values.get('workers'))).catalog();
     const catalog = options.models ? withModels(loaded, options.models) : loaded;
-    const result = validateRunRequest(body, catalog, { maxDeadlineSeconds });
+    const capacity = options.capacity ?? Object.fromEntries(catalog.kinds().map((kind) => [kind, kindCapacity()]));
+    const result = validateRunRequest(body, catalog, { maxDeadlineSeconds, capacity });
     if (parsed.flags.has('json')) {
-      io.out(JSON.stringify(result.ok ? { ok: true, subtasks: result.subtasks } : result, null, 2));
+      io.out(JSON.stringify(result.ok ? { ok: true, subtasks: result.subtasks, warnings: result.warnings } : result, null, 2));
     } else {
       io.out(result.ok ? formatPlan(result.request.universe, result.subtasks) : formatProblems(`${parsed.file} was rejected`, result.problems));
+      if (result.ok) for (const line of formatWarnings(result.warnings)) io.err(line);
     }
     return result.ok ? 0 : 1;
   },

@@ -81,10 +81,10 @@ export const fileArgs = (
   try {
     parsed = parseArgs({ args: [...args], options, allowPositionals: true, strict: true });
   } catch (error) {
-    throw new UsageError({ command, problem: error instanceof Error ? error.message : String(error), usage: text }, { cause: error });
+    throw new UsageError(command, error instanceof Error ? error.message : String(error), text, { cause: error });
   }
   const [file, ...extra] = parsed.positionals;
-  if (file === undefined || extra.length > 0) throw new UsageError({ command, problem: `expected one FILE (got ${parsed.positionals.length})`, usage: text });
+  if (file === undefined || extra.length > 0) throw new UsageError(command, `expected one FILE (got ${parsed.positionals.length})`, text);
   const entries = Object.entries(parsed.values);
   return {
     file,
@@ -104,13 +104,13 @@ export const readJson = async (io: CliIo, file: string): Promise<unknown> => {
   try {
     text = await io.readText(file);
   } catch (error) {
-    throw new InputFileError({ file, problem: `cannot be read: ${error instanceof Error ? error.message : String(error)}` }, { cause: error });
+    throw new InputFileError(file, `cannot be read: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
   try {
     const value: unknown = JSON.parse(text);
     return value;
   } catch (error) {
-    throw new InputFileError({ file, problem: `is not valid JSON: ${error instanceof Error ? error.message : String(error)}` }, { cause: error });
+    throw new InputFileError(file, `is not valid JSON: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
   }
 };
 

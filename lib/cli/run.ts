@@ -1,9 +1,9 @@
 import { createTesseraClient, RunWaitTimeout, TesseraApiError, type TesseraClient } from '../client';
-import type { RunResource } from '../contract';
+import type { PlanWarning, RunResource } from '../contract';
 import { UsageError } from './errors';
 import { tracePhase } from '../local/startup-trace';
 import { readLocalState } from './local-state';
-import { formatProblems, printable } from './output';
+import { formatProblems, formatWarnings, printable } from './output';
 import { formatRun, progressLine } from './run-output';
 import { fileArgs, readJson, type CliIo, type Command } from './router';
 
@@ -88,8 +88,9 @@ export interface ReportOptions {
  */
 export const submitAndReport = async (io: CliIo, client: TesseraClient, body: unknown, options: ReportOptions): Promise<number> => {
   let runId: string;
+  let warnings: readonly PlanWarning[];
   try {
-    runId = (await tracePhase('run.submit', () => client.createRun(body as never, options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}))).runId;
+    ({ runId, warnings } = await tracePhase('run.submit', () => client.createRun(body as never, options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {})));
   } catch (error) {
     if (!(error instanceof TesseraApiError)) throw error;
     const issues = error.issues.map((issue) => ({ ...issue, code: issue.code as 'invalid_request' }));
@@ -97,6 +98,7 @@ export const submitAndReport = async (io: CliIo, client: TesseraClient, body: un
     return RUN_EXIT.requestError;
   }
   io.err(printable(`run ${runId} accepted`));
+  for (const line of formatWarnings(warnings)) io.err(printable(line));
   const progress = progressPrinter(io);
   let run: RunResource;
   try {
@@ -123,7 +125,7 @@ const resolveTarget = async (values: ReadonlyMap<string, string>, io: CliIo, sta
   const api = values.get('api');
   if (api !== undefined) {
     const token = values.get('token') ?? process.env.TESSERA_TOKEN;
-    if (!token) throw new UsageError({ command: 'run', problem: '--api needs a token: pass --token JWT or set TESSERA_TOKEN', usage: USAGE });
+    if (!token) throw new UsageError('run', '--api needs a token: pass --token JWT or set TESSERA_TOKEN', USAGE);
     return { apiUrl: api, token, description: api, local: false };
   }
   const running = await readLocalState();

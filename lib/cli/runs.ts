@@ -13,7 +13,7 @@ const DEFAULT_LIMIT = 20;
 /** The API's largest page. */
 const PAGE = 100;
 
-const usageError = (problem: string, cause?: unknown): UsageError => new UsageError({ command: 'runs', problem, usage: USAGE }, cause === undefined ? {} : { cause });
+const usageError = (problem: string, cause?: unknown): UsageError => new UsageError('runs', problem, USAGE, cause === undefined ? {} : { cause });
 
 /**
  * One line per run: id, status, creation time, subtasks ended of dispatched, coverage, goal.

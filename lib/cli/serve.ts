@@ -17,7 +17,7 @@ const DEFAULT_API_PORT = 7700;
 const port = (name: string, value: string | undefined): number | undefined => {
   if (value === undefined) return undefined;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new UsageError({ command: 'serve', problem: `--${name} must be a port number (got ${value})`, usage: USAGE });
+  if (!Number.isInteger(n) || n < 1 || n > 65535) throw new UsageError('serve', `--${name} must be a port number (got ${value})`, USAGE);
   return n;
 };
 
@@ -36,7 +36,7 @@ const parseServeArgs = (args: readonly string[]) => {
   try {
     return parseArgs({ args: [...args], options: OPTIONS, strict: true }).values;
   } catch (error) {
-    throw new UsageError({ command: 'serve', problem: (error as Error).message, usage: USAGE }, { cause: error });
+    throw new UsageError('serve', (error as Error).message, USAGE, { cause: error });
   }
 };
 

@@ -1,3 +1,3 @@
 /** A typed client of the tessera HTTP API. */
 export { createTesseraClient, type ConditionalGet, type ConditionalRun, type ListRunsOptions, type TesseraClient, type TesseraClientOptions, type WaitOptions } from './client';
-export { RunWaitTimeout, TesseraApiError } from './errors';
+export { ClientError, RunWaitTimeout, TesseraApiError } from './errors';

@@ -83,6 +83,11 @@ export const CoverageGap = z.object({
   recheckSubtaskId: SubtaskId.optional(),
   /** Records the re-check found in the gap. */
   records: z.int().min(0).optional(),
+  /**
+   * Present when the policy allowed a retry or re-check of this gap but none was dispatched:
+   * `history_bound`, the follow-up did not fit the history of the run's execution (docs/deadlines.md).
+   */
+  notFollowedUp: z.enum(['history_bound']).optional(),
 });
 export type CoverageGap = z.infer<typeof CoverageGap>;
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RunProgress, RunStatus } from './run-resource';
+import { RunResource, RunStatus } from './run-resource';
 
 /**
  * `GET /runs`: the caller's tenant's runs, newest first, a page at a time, and the headers of
@@ -31,17 +31,10 @@ export const RunListQuery = z.object({
 });
 export type RunListQuery = z.infer<typeof RunListQuery>;
 
-/** One run as `GET /runs` lists it. */
-export const RunSummary = z.object({
-  runId: z.string(),
-  status: RunStatus,
-  goal: z.string(),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+/** One run as `GET /runs` lists it: the run resource's header fields, and whether its coverage is complete. */
+export const RunSummary = RunResource.pick({ runId: true, status: true, goal: true, createdAt: true, updatedAt: true, progress: true }).extend({
   /** `answer.coverage.complete` once the run has ended with an answer; `null` before. */
   complete: z.boolean().nullable(),
-  /** The same counts as the run resource's `progress`. */
-  progress: RunProgress,
 });
 export type RunSummary = z.infer<typeof RunSummary>;
 

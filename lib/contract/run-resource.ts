@@ -64,8 +64,28 @@ export const RunResource = z.object({
 });
 export type RunResource = z.infer<typeof RunResource>;
 
+/**
+ * Something the planner foresees but does not refuse. `capacity_short`: the worker kind's
+ * capacity (its `maxConcurrency × batchSize`) cannot finish the plan's subtasks of that kind by
+ * their deadlines, given the kind's declared typical duration.
+ */
+export const PlanWarning = z.object({
+  code: z.enum(['capacity_short']),
+  worker: z.string(),
+  /** The request field to change: `split.deadlineSeconds`, `subtasks.3.deadlineSeconds`. */
+  path: z.string(),
+  message: z.string(),
+});
+export type PlanWarning = z.infer<typeof PlanWarning>;
+
 /** `202 Accepted` body of `POST /runs`. */
-export const RunAccepted = z.object({ runId: z.string(), status: RunStatus, location: z.string() });
+export const RunAccepted = z.object({
+  runId: z.string(),
+  status: RunStatus,
+  location: z.string(),
+  /** What the planner foresees but does not refuse; empty when nothing (absent from older servers). */
+  warnings: z.array(PlanWarning).default([]),
+});
 export type RunAccepted = z.infer<typeof RunAccepted>;
 
 /** Error body of every non-2xx answer except API Gateway's own 401. */

@@ -43,7 +43,7 @@ export const splitByCalendar = (set: TimeSet, unit: CalendarUnit, limit = Number
     const cut = day * DAY_MS - offsetMs;
     if (cut >= end) break;
     if (cuts.length + 1 >= limit) {
-      throw new SplitError({ code: 'plan_too_large', field: 'by', reason: `splitting by ${unit} makes more than ${limit} subtasks` });
+      throw new SplitError('plan_too_large', 'by', `splitting by ${unit} makes more than ${limit} subtasks`);
     }
     cuts.push(cut);
   }
@@ -65,14 +65,14 @@ export const boundaryProblems = (set: TimeSet, boundaries: readonly string[]): S
     const field = `boundaries.${index}`;
     const point = readTimePoint(value);
     if (!point || point.form !== set.format.form) {
-      errors.push(new SplitError({ code: 'dimension_mismatch', field, reason: `must be ${set.format.form === 'date' ? 'an ISO date' : 'an ISO instant'} like the universe (got ${value})` }));
+      errors.push(new SplitError('dimension_mismatch', field, `must be ${set.format.form === 'date' ? 'an ISO date' : 'an ISO instant'} like the universe (got ${value})`));
       return;
     }
     if (point.ms <= start || point.ms >= end) {
       const range = `${formatTimePoint(start, set.format)}..${formatTimePoint(end, set.format)}`;
-      errors.push(new SplitError({ code: 'scope_outside_universe', field, reason: `must lie strictly inside the universe ${range} (got ${value})` }));
+      errors.push(new SplitError('scope_outside_universe', field, `must lie strictly inside the universe ${range} (got ${value})`));
     } else if (point.ms <= previous) {
-      errors.push(new SplitError({ code: 'invalid_request', field, reason: `must be after the previous boundary ${formatTimePoint(previous, set.format)} (got ${value})` }));
+      errors.push(new SplitError('invalid_request', field, `must be after the previous boundary ${formatTimePoint(previous, set.format)} (got ${value})`));
     }
     previous = Math.max(previous, point.ms);
   });

@@ -20,6 +20,8 @@ export interface WorkerKindInfo {
   readonly recordNoun: string;
   /** The kind that re-checks this kind's observed gaps against another source. */
   readonly alternateSource?: string;
+  /** How long one subtask of this kind typically runs, in seconds, when the kind declares it. */
+  readonly typicalSeconds?: number;
   /** Validates a subtask `input` against the kind's schema. An empty list means valid. */
   validateInput(input: unknown): readonly InputIssue[];
 }

@@ -1,6 +1,8 @@
 import { UnreadReason, type Coverage, type CoverageGap, type CoverageOverlap, type DispatchedSubtask, type Manifest, type Outcome, type Problem, type ProblemCode, type Scope } from '../contract';
 import { algebraFor, hasRegion, regionOf } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
+import { followUpsLeftByBound, type FollowUpsLeft } from './follow-up';
+import type { RunHistory } from './history';
 import { recheckId, reportedState, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 import { renderStatement, type StatementFacts, type UncoveredWork } from './statement';
@@ -46,14 +48,19 @@ const resolution = (chain: AttemptChain | undefined): Pick<CoverageGap, 'status'
  * @example
  * resolveGaps(reconcile(manifest, outcomes))[0].coverage.status // 'confirmed_empty'
  */
-export const resolveGaps = (reconciliation: Reconciliation): ResolvedGap[] => {
+export const resolveGaps = (reconciliation: Reconciliation, left: FollowUpsLeft = NOTHING_LEFT): ResolvedGap[] => {
   const rechecks = new Map(reconciliation.chains.rechecks.map((chain) => [chain.origin.id, chain]));
   return reconciliation.observedGaps.map((gap) => {
-    const recheck = rechecks.get(recheckId(gap.subtaskId, gap.number));
-    const coverage: CoverageGap = { ...gap.region, kind: 'observed', subtaskId: gap.subtaskId, ...resolution(recheck) };
+    const id = recheckId(gap.subtaskId, gap.number);
+    const recheck = rechecks.get(id);
+    const bound = recheck ? left.retries.has(recheck.latest.id) && !RESOLVED.has(resolution(recheck).status) : left.rechecks.has(id);
+    const coverage: CoverageGap = { ...gap.region, kind: 'observed', subtaskId: gap.subtaskId, ...resolution(recheck), ...(bound ? BOUND : {}) };
     return recheck ? { gap, coverage, recheck } : { gap, coverage };
   });
 };
+
+const NOTHING_LEFT: FollowUpsLeft = { retries: new Set(), rechecks: new Set() };
+const BOUND = { notFollowedUp: 'history_bound' } as const;
 
 const sortedUnique = (values: Iterable<string>): string[] => [...new Set(values)].sort();
 
@@ -132,7 +139,7 @@ const assignmentGapsOf = (problems: readonly Problem[]): CoverageGap[] =>
  * unreadGapsOf(manifest, reconciliation)
  * // [{ ids: ['crm-acme'], kind: 'unread', subtaskId: 'C.r2', reason: 'timed_out', status: 'unchecked' }]
  */
-export const unreadGapsOf = (manifest: Manifest, reconciliation: Reconciliation): CoverageGap[] => {
+export const unreadGapsOf = (manifest: Manifest, reconciliation: Reconciliation, left: FollowUpsLeft = NOTHING_LEFT): CoverageGap[] => {
   const algebra = algebraFor(manifest.universe.dimension);
   const unread = reconciliation.chains.partitions.filter((c) => c.state !== 'ok');
   if (unread.length === 0) return [];
@@ -147,7 +154,8 @@ export const unreadGapsOf = (manifest: Manifest, reconciliation: Reconciliation)
   };
   return unread.flatMap((chain) => {
     const reason = UnreadReason.parse(reportedState(chain));
-    return insideUniverse(chain.origin.assigned).map((scope): CoverageGap => ({ ...scope, kind: 'unread', subtaskId: chain.latest.id, reason, status: 'unchecked' }));
+    const bound = left.retries.has(chain.latest.id) ? BOUND : {};
+    return insideUniverse(chain.origin.assigned).map((scope): CoverageGap => ({ ...scope, kind: 'unread', subtaskId: chain.latest.id, reason, status: 'unchecked', ...bound }));
   });
 };
 
@@ -164,6 +172,16 @@ const observationProblemsOf = (problems: readonly Problem[]): StatementFacts['ob
 const wonByPiecesOf = (reconciliation: Reconciliation): NonNullable<StatementFacts['wonByPieces']> =>
   [...reconciliation.pieces].map(([subtaskId, pieces]) => ({ subtaskId, pieces: pieces.map((p) => ({ subtaskId: p.subtask.id, assigned: p.subtask.assigned })) }));
 
+export interface CoverageOptions {
+  /**
+   * True when the run closes after reconciling its last round: follow-ups the policy allowed for
+   * that round were not dispatched only because of the history bound (see `followUpsLeftByBound`).
+   */
+  readonly closing?: boolean;
+  /** The history arithmetic the run's rounds were planned with; the callback design's by default. */
+  readonly history?: RunHistory;
+}
+
 /**
  * The coverage of an answer, computed only from the manifest and the outcomes (never from
  * model text). `gaps` lists every region of the universe without `ok` data: unassigned
@@ -171,21 +189,30 @@ const wonByPiecesOf = (reconciliation: Reconciliation): NonNullable<StatementFac
  * its re-check found). `complete` is true exactly when no gap is left unsettled, nothing is
  * degraded and no question is unanswered: the plan tiles, every line of work ended ok, every
  * observed gap was re-checked and confirmed empty or found data, and no worker reported data
- * it was not given.
+ * it was not given. A gap the policy would have followed up, but whose retry or re-check did
+ * not fit the run's history bound, says so (`notFollowedUp: 'history_bound'`).
  *
  * @example
  * buildCoverage(taxManifest, outcomes).statement
  * // 'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-06-28 to
  * //  2025-06-30) re-checked against the transaction feed: zero transactions.'
  */
-export const buildCoverage = (manifest: Manifest, outcomes: readonly Outcome[], reconciliation: Reconciliation = reconcile(manifest, outcomes)): Coverage => {
+export const buildCoverage = (
+  manifest: Manifest,
+  outcomes: readonly Outcome[],
+  reconciliation: Reconciliation = reconcile(manifest, outcomes),
+  options: CoverageOptions = {},
+): Coverage => {
   const { problems, chains } = reconciliation;
-  const resolved = resolveGaps(reconciliation);
+  // The replay of earlier rounds' planning judges a subtask won by its pieces by them, as the rounds did.
+  const wonPieces = new Map([...reconciliation.pieces].map(([id, won]) => [id, won.map((p) => p.outcome)]));
+  const left = followUpsLeftByBound(manifest, outcomes, options.closing ?? false, options.history, wonPieces);
+  const resolved = resolveGaps(reconciliation, left);
   const missingQuestions = missingQuestionsOf(manifest, reconciliation);
   const degradedReason = degradedReasonsOf(reconciliation, resolved);
   const overlaps = overlapsOf(problems);
   const assignmentGaps = assignmentGapsOf(problems);
-  const unreadGaps = unreadGapsOf(manifest, reconciliation);
+  const unreadGaps = unreadGapsOf(manifest, reconciliation, left);
   const facts: StatementFacts = {
     universe: manifest.universe,
     partitions: chains.partitions.length,

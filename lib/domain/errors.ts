@@ -1,8 +1,13 @@
 import type { Coverage, Dimension } from '../contract';
 
-/** Options shared by every domain error: the underlying cause, when there is one. */
-export interface DomainErrorOptions {
-  readonly cause?: unknown;
+/**
+ * Base of the domain's errors; catch it to handle any of them.
+ *
+ * @example
+ * try { fileScope(path, lines); } catch (error) { if (error instanceof DomainError) problems.push(error.message); }
+ */
+export class DomainError extends Error {
+  override readonly name: string = 'DomainError';
 }
 
 /**
@@ -10,19 +15,12 @@ export interface DomainErrorOptions {
  * line is after its last. `field` names the offending field relative to the scope.
  *
  * @example
- * throw new ScopeError({ field: 'from', value: '2025-02-29', reason: 'is not a real calendar day' });
+ * throw new ScopeError('from', '2025-02-29', 'is not a real calendar day');
  */
-export class ScopeError extends Error {
+export class ScopeError extends DomainError {
   override readonly name = 'ScopeError';
-  readonly field: string;
-  readonly value: unknown;
-  readonly reason: string;
-
-  constructor(context: { field: string; value: unknown; reason: string }, options: DomainErrorOptions = {}) {
-    super(`${context.field} ${context.reason} (got ${JSON.stringify(context.value)})`, { cause: options.cause });
-    this.field = context.field;
-    this.value = context.value;
-    this.reason = context.reason;
+  constructor(readonly field: string, readonly value: unknown, readonly reason: string, options?: ErrorOptions) {
+    super(`${field} ${reason} (got ${JSON.stringify(value)})`, options);
   }
 }
 
@@ -31,17 +29,12 @@ export class ScopeError extends Error {
  * where the universe uses instants (or the other way round).
  *
  * @example
- * throw new DimensionMismatchError({ expected: 'time', actual: 'ids' });
+ * throw new DimensionMismatchError('time', 'ids');
  */
-export class DimensionMismatchError extends Error {
+export class DimensionMismatchError extends DomainError {
   override readonly name = 'DimensionMismatchError';
-  readonly expected: Dimension | string;
-  readonly actual: Dimension | string;
-
-  constructor(context: { expected: Dimension | string; actual: Dimension | string }, options: DomainErrorOptions = {}) {
-    super(`expected a ${context.expected} scope, got ${context.actual}`, { cause: options.cause });
-    this.expected = context.expected;
-    this.actual = context.actual;
+  constructor(readonly expected: Dimension | string, readonly actual: Dimension | string, options?: ErrorOptions) {
+    super(`expected a ${expected} scope, got ${actual}`, options);
   }
 }
 
@@ -53,39 +46,27 @@ export type SplitErrorCode = 'plan_too_large' | 'invalid_request' | 'scope_outsi
  * calendar unit on an ids universe. The planner turns it into a problem naming `field`.
  *
  * @example
- * throw new SplitError({ code: 'plan_too_large', field: 'parts', reason: 'cannot cut 3 days into 4 whole-day parts' });
+ * throw new SplitError('plan_too_large', 'parts', 'cannot cut 3 days into 4 whole-day parts');
  */
-export class SplitError extends Error {
+export class SplitError extends DomainError {
   override readonly name = 'SplitError';
-  readonly code: SplitErrorCode;
-  readonly field: string;
-  readonly reason: string;
-
-  constructor(context: { code: SplitErrorCode; field: string; reason: string }, options: DomainErrorOptions = {}) {
-    super(`${context.field}: ${context.reason}`, { cause: options.cause });
-    this.code = context.code;
-    this.field = context.field;
-    this.reason = context.reason;
+  constructor(readonly code: SplitErrorCode, readonly field: string, readonly reason: string, options?: ErrorOptions) {
+    super(`${field}: ${reason}`, options);
   }
 }
 
 /**
  * A required subtask did not end `ok`, or its observed gap was not resolved, under
  * `onRequiredGap: "fail"`. The run fails, but its answer still carries `coverage`.
+ * `unmet` holds `"<subtaskId>:<reason>"` for each required line of work that is not covered.
  *
  * @example
  * const decision = decideStatus(manifest, coverage, reconciliation);
  * if (decision.status === 'failed') throw decision.error; // error.coverage is still reported
  */
-export class RequiredGapError extends Error {
+export class RequiredGapError extends DomainError {
   override readonly name = 'RequiredGapError';
-  readonly coverage: Coverage;
-  /** `"<subtaskId>:<reason>"` for each required line of work that is not covered. */
-  readonly unmet: readonly string[];
-
-  constructor(context: { coverage: Coverage; unmet: readonly string[] }, options: DomainErrorOptions = {}) {
-    super(`required coverage is missing: ${context.unmet.join(', ')}`, { cause: options.cause });
-    this.coverage = context.coverage;
-    this.unmet = context.unmet;
+  constructor(readonly coverage: Coverage, readonly unmet: readonly string[], options?: ErrorOptions) {
+    super(`required coverage is missing: ${unmet.join(', ')}`, options);
   }
 }

@@ -1,4 +1,5 @@
 import { Policy, type DispatchedSubtask, type Manifest, type Outcome } from '../contract';
+import { RUN_HISTORY, followUpRoom, type RunHistory } from './history';
 import { recheckId, retryId, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 
@@ -60,26 +61,8 @@ const recheckOf = (gap: ObservedGap, subtask: DispatchedSubtask, manifest: Manif
   lineage: { kind: 'recheck', of: gap.subtaskId, gap: gap.region },
 });
 
-/**
- * The next round's subtasks, or none. After round `maxRounds` nothing more is dispatched, so
- * follow-ups can never loop. Otherwise: a retry of every line of work whose latest attempt
- * ended `timed_out`, `invalid` or `empty` and has retries left under `policy.retry[state]`
- * (same scope, worker and allowance); and a re-check of every observed gap not yet re-checked,
- * for exactly the gap, against the kind's `alternateSource` when the manifest's `sources`
- * declare one (a gap a `subdivide` hedge's winning piece left is re-checked as `<piece>.g<n>`).
- * Re-checks are not themselves re-checked; their retries follow the same rules.
- *
- * @example
- * planNextRound(taxManifest, outcomes)
- * // [{ id: 'B.g1', worker: 'transaction-feed', round: 2,
- * //    assigned: { from: '2025-06-28', toExclusive: '2025-07-01' },
- * //    lineage: { kind: 'recheck', of: 'B', gap: { … } }, … }]
- */
-export const planNextRound = (manifest: Manifest, outcomes: readonly Outcome[], reconciliation: Reconciliation = reconcile(manifest, outcomes)): DispatchedSubtask[] => {
-  const policy = policyOf(manifest);
-  const finished = currentRound(manifest);
-  if (finished >= policy.maxRounds) return [];
-  const round = finished + 1;
+/** Every follow-up the policy asks for in round `round`, before the history bound is applied. */
+const wantedFollowUps = (manifest: Manifest, policy: Policy, reconciliation: Reconciliation, round: number): DispatchedSubtask[] => {
   const { partitions, rechecks } = reconciliation.chains;
   const retries = [...partitions, ...rechecks].flatMap((chain) => retryOf(chain, policy, round) ?? []);
   const dispatched = new Set(manifest.subtasks.map((s) => s.id));
@@ -92,4 +75,107 @@ export const planNextRound = (manifest: Manifest, outcomes: readonly Outcome[], 
     return [recheckOf(gap, subtask, manifest, round)];
   });
   return [...retries, ...newRechecks];
+};
+
+/** How many of `subtasks` declare a hedge: each costs the run's history more (`worstHedgedSubtask`). */
+const hedgedCount = (subtasks: readonly DispatchedSubtask[]): number => subtasks.filter((s) => s.hedge !== undefined).length;
+
+/** The first `room` follow-ups, required work first, kept in the order they were planned. */
+const withinRoom = (wanted: DispatchedSubtask[], room: number): DispatchedSubtask[] => {
+  if (wanted.length <= room) return wanted;
+  const chosen = new Set([...wanted.filter((s) => s.required), ...wanted.filter((s) => !s.required)].slice(0, room));
+  return wanted.filter((s) => chosen.has(s));
+};
+
+/**
+ * The next round's subtasks, or none. After round `maxRounds` nothing more is dispatched, so
+ * follow-ups can never loop. Otherwise: a retry of every line of work whose latest attempt
+ * ended `timed_out`, `invalid` or `empty` and has retries left under `policy.retry[state]`
+ * (same scope, worker and allowance); and a re-check of every observed gap not yet re-checked,
+ * for exactly the gap, against the kind's `alternateSource` when the manifest's `sources`
+ * declare one (a gap a `subdivide` hedge's winning piece left is re-checked as `<piece>.g<n>`).
+ * Re-checks are not themselves re-checked; their retries follow the same rules.
+ *
+ * The round is capped by the run's history bound: with every round's overhead and every
+ * subtask dispatched so far counted at its costliest path (`history`), only as many follow-ups
+ * are dispatched as still fit the execution's history, required ones first. Those left out are
+ * not lost: {@link followUpsLeftByBound} names them, and the coverage reports their gaps as
+ * `notFollowedUp: 'history_bound'`.
+ *
+ * @example
+ * planNextRound(taxManifest, outcomes)
+ * // [{ id: 'B.g1', worker: 'transaction-feed', round: 2,
+ * //    assigned: { from: '2025-06-28', toExclusive: '2025-07-01' },
+ * //    lineage: { kind: 'recheck', of: 'B', gap: { … } }, … }]
+ */
+export const planNextRound = (
+  manifest: Manifest,
+  outcomes: readonly Outcome[],
+  reconciliation: Reconciliation = reconcile(manifest, outcomes),
+  history: RunHistory = RUN_HISTORY,
+): DispatchedSubtask[] => {
+  const policy = policyOf(manifest);
+  const finished = currentRound(manifest);
+  if (finished >= policy.maxRounds) return [];
+  const wanted = wantedFollowUps(manifest, policy, reconciliation, finished + 1);
+  return withinRoom(wanted, followUpRoom(finished, manifest.subtasks.length, history, hedgedCount(manifest.subtasks)));
+};
+
+/** Follow-ups the policy allowed that the history bound kept from being dispatched. */
+export interface FollowUpsLeft {
+  /** The latest attempts of lines of work that were not retried. */
+  readonly retries: ReadonlySet<string>;
+  /** The ids the re-checks of never re-checked observed gaps would have had (`B.g1`). */
+  readonly rechecks: ReadonlySet<string>;
+}
+
+/**
+ * The follow-ups the policy allowed but no round dispatched because the history bound left no
+ * room. Planning is replayed at every round boundary the run passed (after round `r`, from the
+ * subtasks of rounds 1…r and their outcomes, which were final when round `r + 1` was planned), and
+ * after the last round too when the run is `closing` from Reconcile (a run that ends any other
+ * way, cancelled or aborted, never planned that round). A follow-up the bound cut at some
+ * boundary and no later round dispatched is reported; one a hand-edited manifest simply lacks is not.
+ * `pieces` are the outcomes of the pieces that won a `subdivide` hedge, by hedged subtask (as
+ * {@link reconcile} takes them), so the replay judges such a subtask as its round did.
+ *
+ * @example
+ * followUpsLeftByBound(manifest, outcomes, true).retries.has('C') // C timed out, no room for C.r2
+ */
+export const followUpsLeftByBound = (
+  manifest: Manifest,
+  outcomes: readonly Outcome[],
+  closing: boolean,
+  history: RunHistory = RUN_HISTORY,
+  pieces: ReadonlyMap<string, readonly Outcome[]> = new Map(),
+): FollowUpsLeft => {
+  const policy = policyOf(manifest);
+  const last = currentRound(manifest);
+  const cut = new Map<string, DispatchedSubtask>();
+  for (let round = 1; round <= Math.min(closing ? last : last - 1, policy.maxRounds - 1); round += 1) {
+    const subtasks = manifest.subtasks.filter((s) => s.round <= round);
+    const ids = new Set(subtasks.map((s) => s.id));
+    const before = { ...manifest, subtasks };
+    const wonBefore = new Map([...pieces].filter(([id]) => ids.has(id)));
+    const wanted = wantedFollowUps(before, policy, reconcile(before, outcomes.filter((o) => ids.has(o.subtaskId)), wonBefore), round + 1);
+    const room = followUpRoom(round, subtasks.length, history, hedgedCount(subtasks));
+    if (wanted.length <= room) continue;
+    const kept = new Set(withinRoom(wanted, room));
+    for (const subtask of wanted) if (!kept.has(subtask)) cut.set(subtask.id, subtask);
+  }
+  const dispatched = new Set(manifest.subtasks.map((s) => s.id));
+  const byId = new Map(manifest.subtasks.map((s) => [s.id, s]));
+  const retries = new Set<string>();
+  const rechecks = new Set<string>();
+  for (const subtask of cut.values()) {
+    if (dispatched.has(subtask.id)) continue;
+    const { lineage } = subtask;
+    if (lineage?.kind === 'recheck') rechecks.add(subtask.id);
+    // The attempt before the cut retry is the one whose outcome stands: `C` for `C.r2`, `C.r2` for `C.r3`.
+    if (lineage?.kind === 'retry') {
+      const previous = lineage.attempt === 2 ? lineage.of : retryId(lineage.of, lineage.attempt - 1);
+      if (byId.has(previous)) retries.add(previous);
+    }
+  }
+  return { retries, rechecks };
 };

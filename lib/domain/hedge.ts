@@ -57,7 +57,7 @@ export const universeOfScope = (scope: Scope): Universe => {
   if (dimension === 'time' && whole !== undefined && 'from' in whole) return { dimension: 'time', ...whole };
   if (dimension === 'ids' && whole !== undefined && 'ids' in whole) return { dimension: 'ids', ids: whole.ids };
   if (whole !== undefined && 'files' in whole) return { dimension: 'paths', files: whole.files };
-  throw new ScopeError({ field: 'scope', value: scope, reason: 'is empty' });
+  throw new ScopeError('scope', scope, 'is empty');
 };
 
 /**
@@ -75,13 +75,13 @@ export const hedgePieces = (scope: Scope, copies: number): Scope[] => {
   try {
     pieces = algebra.split(algebra.normalise(scope), copies).flatMap((piece) => algebra.toScopes(piece));
   } catch (error) {
-    if (error instanceof SplitError) throw new SplitError({ code: error.code, field: 'copies', reason: error.reason }, { cause: error });
+    if (error instanceof SplitError) throw new SplitError(error.code, 'copies', error.reason, { cause: error });
     throw error;
   }
   const problems = checkTiling(universeOfScope(scope), pieces.map((piece, i) => ({ id: hedgeId('piece', i + 1), scope: piece })));
   if (pieces.length !== copies || problems.length > 0) {
     const why = problems.map((p) => p.message).join('; ') || `${pieces.length} pieces instead of ${copies}`;
-    throw new SplitError({ code: 'invalid_request', field: 'copies', reason: `the pieces do not tile the scope: ${why}` });
+    throw new SplitError('invalid_request', 'copies', `the pieces do not tile the scope: ${why}`);
   }
   return pieces;
 };

@@ -80,7 +80,7 @@ export const indexIds = (written: readonly string[]): IdIndex => {
  */
 export const chunkEvenly = <T>(items: readonly T[], parts: number, field = 'parts'): T[][] => {
   if (parts > items.length) {
-    throw new SplitError({ code: 'plan_too_large', field, reason: `cannot cut ${numberWord(items.length)} items into ${parts} non-empty parts` });
+    throw new SplitError('plan_too_large', field, `cannot cut ${numberWord(items.length)} items into ${parts} non-empty parts`);
   }
   const cuts = evenCuts(items.length, parts);
   return cuts.slice(1).map((cut, i) => items.slice(cuts[i], cut));
@@ -96,7 +96,7 @@ export const chunkBySize = <T>(items: readonly T[], size: number): T[][] =>
   Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
 
 const asIdsScope = (scope: Scope): IdsScope => {
-  if (!('ids' in scope)) throw new DimensionMismatchError({ expected: 'ids', actual: dimensionOf(scope) });
+  if (!('ids' in scope)) throw new DimensionMismatchError('ids', dimensionOf(scope));
   return scope;
 };
 

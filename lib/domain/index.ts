@@ -19,6 +19,8 @@ export * from './lineage';
 export * from './hedge';
 export * from './planner';
 export * from './reconcile';
+export * from './history';
+export * from './capacity';
 export * from './follow-up';
 export * from './coverage';
 export * from './policy';

@@ -31,7 +31,7 @@ const readLines = (file: FileScope, field: string): IntervalSet => {
   return intervalSet(
     file.lines.map(([first, last], k) => {
       if (!Number.isInteger(first) || !Number.isInteger(last) || first < 1 || first > last) {
-        throw new ScopeError({ field: `${field}.lines.${k}`, value: [first, last], reason: 'must be whole line numbers [first, last] with 1 <= first <= last' });
+        throw new ScopeError(`${field}.lines.${k}`, [first, last], 'must be whole line numbers [first, last] with 1 <= first <= last');
       }
       return [first, last === END_OF_FILE ? Number.POSITIVE_INFINITY : last + 1] as const;
     }),
@@ -86,7 +86,7 @@ const describeFile = (path: string, lines: IntervalSet, style: DescribeStyle): s
 };
 
 const asPathsScope = (scope: Scope): PathsScope => {
-  if (!('files' in scope)) throw new DimensionMismatchError({ expected: 'paths', actual: dimensionOf(scope) });
+  if (!('files' in scope)) throw new DimensionMismatchError('paths', dimensionOf(scope));
   return scope;
 };
 

@@ -1,7 +1,9 @@
-import { RunRequest, type DispatchedSubtask, type Problem, type ProblemCode, type RunBudget, type Scope, type SplitSpec, type SubtaskBudget, type SubtaskSpec, type Universe } from '../contract';
+import { RunRequest, type DispatchedSubtask, type PlanWarning, type Problem, type ProblemCode, type RunBudget, type Scope, type SplitSpec, type SubtaskBudget, type SubtaskSpec, type Universe } from '../contract';
 import { boundaryProblems, splitByCalendar, splitAtBoundaries } from './calendar-split';
+import { capacityWarnings } from './capacity';
 import type { WorkerCatalog } from './catalog';
 import { ScopeError, SplitError } from './errors';
+import { RUN_HISTORY, firstRoundBound, firstRoundFits, worstCaseEvents, type RunHistory } from './history';
 import { chunkBySize, chunkEvenly, indexIds } from './ids';
 import { hedgeProblem } from './hedge';
 import { RESERVED_ID_SUFFIX } from './lineage';
@@ -11,12 +13,24 @@ import { readTimeRange, timeAlgebra } from './time';
 /** The deadline horizon when a deployment does not set `MAX_DEADLINE_SECONDS`. */
 export const DEFAULT_MAX_DEADLINE_SECONDS = 900;
 
-/** The most subtasks one plan may dispatch in its first round. */
+/**
+ * The most subtasks one plan may dispatch in its first round. The history bound of one
+ * execution ({@link firstRoundBound}: 1,038 to 1,040 with the callback design, by `maxRounds`)
+ * is checked as well; today this cap is the lower of the two.
+ */
 export const MAX_SUBTASKS = 1000;
 
 export interface PlanOptions {
   /** Longest `deadlineSeconds` a subtask may ask for. */
   readonly maxDeadlineSeconds: number;
+  /** The history arithmetic of the execution that runs the plan; the callback design's by default. */
+  readonly history?: RunHistory;
+  /**
+   * Subtasks each worker kind runs at once (the deployment's `maxConcurrency × batchSize`), by
+   * kind. With it, a kind that declares `typicalSeconds` is warned about when its subtasks cannot
+   * finish by their deadlines (`capacity_short`). Without it, no capacity is judged.
+   */
+  readonly capacity?: Readonly<Record<string, number>>;
 }
 
 /** Problem codes of a rejected request: the contract's, plus `invalid_request` for schema issues. */
@@ -25,7 +39,9 @@ export type RequestProblemCode = ProblemCode | 'invalid_request';
 /** One precise reason a request is rejected, always with the field path it is about. */
 export type RequestProblem = Omit<Problem, 'code' | 'path'> & { readonly code: RequestProblemCode; readonly path: string };
 
-export type PlanResult = { readonly ok: true; readonly subtasks: DispatchedSubtask[] } | { readonly ok: false; readonly problems: RequestProblem[] };
+export type PlanResult =
+  | { readonly ok: true; readonly subtasks: DispatchedSubtask[]; readonly warnings: PlanWarning[] }
+  | { readonly ok: false; readonly problems: RequestProblem[] };
 
 /** The delegation fields a subtask or a split carries. */
 type Delegation = Pick<SubtaskSpec, 'worker' | 'questionIds' | 'required' | 'justification' | 'deadlineSeconds' | 'budget' | 'input' | 'model' | 'hedge'>;
@@ -136,7 +152,7 @@ const INAPPLICABLE = { time: ['chunkSize', 'groups'], ids: ['by', 'boundaries', 
  */
 const scopesOfSplit = (universe: Universe, split: SplitSpec): Scope[] => {
   const wrong = INAPPLICABLE[universe.dimension].find((field) => split[field] !== undefined);
-  if (wrong) throw new SplitError({ code: 'dimension_mismatch', field: wrong, reason: `does not apply to a ${universe.dimension} universe` });
+  if (wrong) throw new SplitError('dimension_mismatch', wrong, `does not apply to a ${universe.dimension} universe`);
   if (universe.dimension === 'time') return timeScopes(universe, split);
   if (universe.dimension === 'ids') return listScopes(indexIds(universe.ids).ids, split, (ids) => ({ ids }));
   if (split.groups !== undefined) return split.groups.map((files) => ({ files }));
@@ -181,6 +197,31 @@ const idProblems = (subtasks: readonly SubtaskSpec[]): RequestProblem[] => {
     }
     return [];
   });
+};
+
+/**
+ * A first round larger than one execution's history can hold across every round the policy
+ * allows, each subtask counted at its costliest path (lib/domain/history.ts).
+ */
+const historyProblems = (request: RunRequest, drafts: readonly Draft[], history: RunHistory): RequestProblem[] => {
+  const { maxRounds } = request.policy;
+  const hedged = drafts.filter((d) => d.delegation.hedge !== undefined).length;
+  if (firstRoundFits(maxRounds, drafts.length, hedged, history)) return [];
+  const bound = firstRoundBound(maxRounds, history);
+  const hedges =
+    hedged === 0
+      ? ''
+      : `; ${hedged} of them declare a hedge, counted at ${history.worstHedgedSubtask} events each, so this plan needs ` +
+        `${worstCaseEvents(maxRounds, drafts.length, history, hedged).toLocaleString('en-US')} events`;
+  return [
+    {
+      code: 'plan_too_large',
+      path: request.split ? 'split' : 'subtasks',
+      message:
+        `the plan makes ${drafts.length} subtasks; one run's execution history (${history.limit.toLocaleString('en-US')} events) holds ` +
+        `at most ${bound} subtasks with maxRounds ${maxRounds}, counting ${history.worstSubtask} events per subtask and ${history.perRound} per round${hedges}`,
+    },
+  ];
 };
 
 /** Declared questions that no subtask was given. */
@@ -236,7 +277,8 @@ const dispatched = (draft: Draft): DispatchedSubtask => {
  * duplicate subtask or universe ids, an unknown worker kind or one of another dimension,
  * invalid worker input, a deadline outside `1..maxDeadlineSeconds`, a subtask allowance
  * larger than the run's budget, a `model` the catalog does not allow, a declared question
- * nobody was given, or more than {@link MAX_SUBTASKS} subtasks. Nothing is dispatched here.
+ * nobody was given, or more than {@link MAX_SUBTASKS} subtasks or than one execution's history
+ * holds across the rounds the policy allows ({@link firstRoundBound}). Nothing is dispatched here.
  *
  * @example
  * const plan = planRun(request, catalog, { maxDeadlineSeconds: 900 });
@@ -256,12 +298,19 @@ export const planRun = (request: RunRequest, catalog: WorkerCatalog, options: Pl
     ...(drafts.length > 0 ? tilingProblems(universe, drafts) : []),
     ...questionProblems(request, drafts),
     ...hedgeProblems(drafts),
+    ...historyProblems(request, drafts, options.history ?? RUN_HISTORY),
   ];
-  return problems.length > 0 ? { ok: false, problems } : { ok: true, subtasks: drafts.map(dispatched) };
+  if (problems.length > 0) return { ok: false, problems };
+  const demands = drafts.map((d) => ({
+    worker: d.delegation.worker,
+    deadlineSeconds: d.delegation.deadlineSeconds,
+    path: d.scopePath.startsWith('split') ? 'split.deadlineSeconds' : d.scopePath.replace(/\.scope$/, '.deadlineSeconds'),
+  }));
+  return { ok: true, subtasks: drafts.map(dispatched), warnings: options.capacity ? capacityWarnings(demands, catalog, options.capacity) : [] };
 };
 
 export type ValidationResult =
-  | { readonly ok: true; readonly request: RunRequest; readonly subtasks: DispatchedSubtask[] }
+  | { readonly ok: true; readonly request: RunRequest; readonly subtasks: DispatchedSubtask[]; readonly warnings: PlanWarning[] }
   | { readonly ok: false; readonly problems: RequestProblem[] };
 
 /** The value at a zod issue path in the raw body, for quoting it back. */
@@ -290,5 +339,5 @@ export const validateRunRequest = (body: unknown, catalog: WorkerCatalog, option
     return { ok: false, problems };
   }
   const plan = planRun(parsed.data, catalog, options);
-  return plan.ok ? { ok: true, request: parsed.data, subtasks: plan.subtasks } : plan;
+  return plan.ok ? { ok: true, request: parsed.data, subtasks: plan.subtasks, warnings: plan.warnings } : plan;
 };

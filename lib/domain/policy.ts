@@ -42,7 +42,7 @@ export const decideStatus = (manifest: Manifest, coverage: Coverage, reconciliat
   const unmet = unmetRequirements(manifest, reconciliation);
   const planBroken = reconciliation.problems.some((p) => PLAN_PROBLEM_CODES.has(p.code));
   if (planBroken || (unmet.length > 0 && policyOf(manifest).onRequiredGap === 'fail')) {
-    return { status: 'failed', error: new RequiredGapError({ coverage, unmet }) };
+    return { status: 'failed', error: new RequiredGapError(coverage, unmet) };
   }
   return { status: 'succeeded', degraded: !coverage.complete };
 };

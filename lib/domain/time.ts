@@ -23,7 +23,7 @@ const POINT_REASON = 'must be an ISO date (YYYY-MM-DD) or an ISO instant with an
  */
 export const readPoint = (value: string, field: string): TimePointValue => {
   const point = readTimePoint(value);
-  if (!point) throw new ScopeError({ field, value, reason: POINT_REASON });
+  if (!point) throw new ScopeError(field, value, POINT_REASON);
   return point;
 };
 
@@ -37,9 +37,9 @@ export const readTimeRange = (range: TimeRange): TimeSet => {
   const from = readPoint(range.from, 'from');
   const to = readPoint(range.toExclusive, 'toExclusive');
   if (from.form !== to.form) {
-    throw new ScopeError({ field: 'toExclusive', value: range.toExclusive, reason: `must use the same form as from (${range.from})` });
+    throw new ScopeError('toExclusive', range.toExclusive, `must use the same form as from (${range.from})`);
   }
-  if (from.ms >= to.ms) throw new ScopeError({ field: 'toExclusive', value: range.toExclusive, reason: `must be after from (${range.from})` });
+  if (from.ms >= to.ms) throw new ScopeError('toExclusive', range.toExclusive, `must be after from (${range.from})`);
   return { format: formatOf(from), bounds: [from.ms, to.ms] };
 };
 
@@ -50,7 +50,7 @@ export const timeSet = (format: TimeFormat, start: number, end: number): TimeSet
 });
 
 const asTimeScope = (scope: Scope): TimeRange => {
-  if (!('from' in scope)) throw new DimensionMismatchError({ expected: 'time', actual: dimensionOf(scope) });
+  if (!('from' in scope)) throw new DimensionMismatchError('time', dimensionOf(scope));
   return scope;
 };
 
@@ -69,7 +69,7 @@ const splitParts = (set: TimeSet, parts: number): TimeSet[] => {
   const units = (end - start) / unit;
   if (parts > units) {
     const what = unit === DAY_MS ? `${units} day${units === 1 ? '' : 's'}` : `${units} ms`;
-    throw new SplitError({ code: 'plan_too_large', field: 'parts', reason: `cannot cut ${what} into ${parts} whole parts` });
+    throw new SplitError('plan_too_large', 'parts', `cannot cut ${what} into ${parts} whole parts`);
   }
   const cuts = evenCuts(units, parts).map((cut) => start + cut * unit);
   return cuts.slice(1).map((cut, i) => timeSet(set.format, cuts[i] as number, cut));
@@ -83,7 +83,7 @@ const splitParts = (set: TimeSet, parts: number): TimeSet[] => {
  */
 export const singleInterval = (set: TimeSet, field: string): [number, number] => {
   if (set.bounds.length !== 2) {
-    throw new SplitError({ code: 'invalid_request', field, reason: 'only a single contiguous time range can be split' });
+    throw new SplitError('invalid_request', field, 'only a single contiguous time range can be split');
   }
   return [set.bounds[0] as number, set.bounds[1] as number];
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { createEvaluator } from '../template/reader';
 import { DefinitionNotRenderable } from './errors';
 
 /*
@@ -73,22 +74,20 @@ export const placeholderFor = (intrinsic: Intrinsic): string => {
   throw new DefinitionNotRenderable(`unsupported intrinsic ${Object.keys(intrinsic).join(', ')}`);
 };
 
-const JoinIntrinsic = z.object({ 'Fn::Join': z.tuple([z.string(), z.array(z.union([z.string(), z.record(z.string(), z.unknown())]))]) });
-
 /**
- * Renders a CloudFormation string value (a plain string or an `Fn::Join` over strings and
- * intrinsics) to text, writing each intrinsic with `resolve`.
+ * Renders a CloudFormation string value (a plain string, or an `Fn::Join` or `Fn::Sub` over
+ * strings and intrinsics) to text, writing each `Ref` and `Fn::GetAtt` with `resolve`.
  *
  * @example
  * renderIntrinsicString({ 'Fn::Join': ['', ['{"a":"', { Ref: 'Queue1' }, '"}']] }) // '{"a":"${Queue1}"}'
  */
-export const renderIntrinsicString = (value: unknown, resolve: (intrinsic: Intrinsic) => string = placeholderFor): string => {
-  if (typeof value === 'string') return value;
-  const join = JoinIntrinsic.safeParse(value);
-  if (!join.success) throw new DefinitionNotRenderable('the value is neither a string nor an Fn::Join', { cause: join.error });
-  const [separator, parts] = join.data['Fn::Join'];
-  return parts.map((part) => (typeof part === 'string' ? part : resolve(part))).join(separator);
-};
+export const renderIntrinsicString = (value: unknown, resolve: (intrinsic: Intrinsic) => string = placeholderFor): string =>
+  createEvaluator({
+    ref: (name) => resolve({ Ref: name }),
+    attribute: (logicalId, attribute) => resolve({ 'Fn::GetAtt': [logicalId, attribute] }),
+    error: (_path, detail) => new DefinitionNotRenderable(detail),
+    unsupported: (intrinsic) => new DefinitionNotRenderable(`unsupported intrinsic ${intrinsic}`),
+  }).resolveString(value, 'DefinitionString');
 
 /**
  * Renders a synthesized `DefinitionString` (a string or CDK's `Fn::Join` over strings and

@@ -1,3 +1,4 @@
+import type { RunHistory } from '../domain/history';
 import type { AslState, AslStateMachine } from './asl';
 import { InfraError } from './errors';
 import { STATE_NAMES } from './run-state-machine';
@@ -30,18 +31,22 @@ export const HISTORY_EVENTS = {
 /** Step Functions' hard limit on one execution's history. */
 export const HISTORY_EVENT_LIMIT = 25_000;
 
-/** Public prices (USD, us-east-1, 2025) and the assumptions the cost column rests on. */
-export const PRICING = {
-  /** Standard workflows: $0.025 per 1,000 state transitions. */
-  perStateTransition: 0.025 / 1000,
-  /** Lambda: $0.20 per million requests. */
-  perLambdaRequest: 0.2 / 1_000_000,
-  /** Lambda arm64: $0.0000133334 per GB-second. */
-  perArmGbSecond: 0.0000133334,
-  /** Assumed deadline-function invocation: the construct's 512 MB default, 50 ms billed. */
-  invocationGb: 0.5,
-  invocationSeconds: 0.05,
+/**
+ * Published us-east-1 list prices (USD), each with the AWS pricing page that states it (DynamoDB:
+ * the on-demand prices since the November 2024 reduction). Free tiers are left out. This is the
+ * project's one price table: the deadline figures here and the pipeline benchmark both read it.
+ */
+export const PRICES = {
+  stateTransition: { usd: 0.025 / 1000, text: '$0.025 per 1,000 state transitions (Standard workflows)', source: 'AWS Step Functions Pricing' },
+  lambdaRequest: { usd: 0.2 / 1_000_000, text: '$0.20 per 1M requests', source: 'AWS Lambda Pricing' },
+  lambdaGbSecond: { usd: 0.0000133334, text: '$0.0000133334 per GB-second (arm64)', source: 'AWS Lambda Pricing' },
+  sqsRequest: { usd: 0.4 / 1_000_000, text: '$0.40 per 1M requests (standard queue; each 64 KB of payload is one request)', source: 'Amazon SQS Pricing' },
+  writeUnit: { usd: 0.625 / 1_000_000, text: '$0.625 per 1M write request units (on-demand, since November 2024)', source: 'Amazon DynamoDB Pricing for On-Demand Capacity' },
+  readUnit: { usd: 0.125 / 1_000_000, text: '$0.125 per 1M read request units (on-demand, since November 2024)', source: 'Amazon DynamoDB Pricing for On-Demand Capacity' },
 } as const;
+
+/** The assumed deadline-function invocation the cost column rests on: the construct's 512 MB default, 50 ms billed. */
+export const DEADLINE_INVOCATION = { gb: 0.5, seconds: 0.05 } as const;
 
 /** What walking one path through a state machine cost. */
 export interface PathCost {
@@ -165,6 +170,96 @@ export const runOverheadEvents = (machine: AslStateMachine): number =>
   HISTORY_EVENTS.execution +
   walkPath(machine, (choice) => (choice === STATE_NAMES.nextRound ? STATE_NAMES.runEnded : fail(choice))).historyEvents;
 
+/** Every state a state can hand over to: `Next`, each Choice branch and `Default`, each Catch target. */
+const successors = (state: AslState): string[] => [
+  ...(state.Next === undefined ? [] : [state.Next]),
+  ...(state.Choices ?? []).flatMap((choice) => (typeof choice.Next === 'string' ? [choice.Next] : [])),
+  ...(state.Default === undefined ? [] : [state.Default]),
+  ...(state.Catch ?? []).map((c) => c.Next),
+];
+
+/**
+ * The most history events any path from `from` to an end records, entering no state twice (a
+ * loop back, such as NextRound? → Dispatch, is the next round and is counted per round). A caught
+ * task records its failure in place of TaskSucceeded, so its events are the same.
+ *
+ * @example
+ * worstPathEvents(subtaskIteration(asl)) // Arm → IsSubtaskOpen → Await → WaitForDeadline → Seal → SubtaskSealed
+ */
+export const worstPathEvents = (machine: AslStateMachine, from: string = machine.StartAt): number => {
+  const worst = (name: string, seen: ReadonlySet<string>): number => {
+    const state = machine.States[name];
+    if (!state) throw new InfraError(`state ${name} is not defined`);
+    const next = successors(state).filter((target) => !seen.has(target));
+    const after = next.map((target) => worst(target, new Set([...seen, target])));
+    return eventsOf(state) + Math.max(0, ...after);
+  };
+  return worst(from, new Set([from]));
+};
+
+/** `state` with every state it hands over to renamed by `rename`. */
+const retargeted = (state: AslState, rename: (name: string) => string): AslState => ({
+  ...state,
+  ...(state.Next === undefined ? {} : { Next: rename(state.Next) }),
+  ...(state.Default === undefined ? {} : { Default: rename(state.Default) }),
+  ...(state.Choices === undefined ? {} : { Choices: state.Choices.map((c) => (typeof c.Next === 'string' ? { ...c, Next: rename(c.Next) } : c)) }),
+  ...(state.Catch === undefined ? {} : { Catch: state.Catch.map((c) => ({ ...c, Next: rename(c.Next) })) }),
+});
+
+const HEDGE_STATES: ReadonlySet<string> = new Set([STATE_NAMES.awaitHedge, STATE_NAMES.hedge]);
+
+/**
+ * The iteration as a subtask without a hedge runs it: Arm never answers `hedgeSeconds`, so
+ * IsSubtaskOpen never takes its branches to AwaitHedge or Hedge.
+ */
+export const unhedgedIteration = (iteration: AslStateMachine): AslStateMachine => {
+  const check = iteration.States[STATE_NAMES.isSubtaskOpen];
+  if (!check?.Choices) throw new InfraError(`${STATE_NAMES.isSubtaskOpen} is not a Choice`);
+  const choices = check.Choices.filter((c) => typeof c.Next !== 'string' || !HEDGE_STATES.has(c.Next));
+  return { ...iteration, States: { ...iteration.States, [STATE_NAMES.isSubtaskOpen]: { ...check, Choices: choices } } };
+};
+
+const AFTER_HEDGE = ' (after hedge)';
+
+/**
+ * The iteration of a subtask that declares a hedge, unrolled: the first pass may take the hedge
+ * branches; Hedge goes back to Arm, which answers without `hedgeSeconds` once the race started,
+ * so the second pass (states suffixed ` (after hedge)`) is {@link unhedgedIteration}. The loop
+ * back is then a path like any other, which {@link worstPathEvents} can walk.
+ */
+export const hedgedIterationUnrolled = (iteration: AslStateMachine): AslStateMachine => {
+  const hedge = iteration.States[STATE_NAMES.hedge];
+  if (hedge?.Next !== STATE_NAMES.arm) throw new InfraError(`${STATE_NAMES.hedge} does not go back to ${STATE_NAMES.arm}`);
+  const second = Object.entries(unhedgedIteration(iteration).States).map(([name, state]) => [name + AFTER_HEDGE, retargeted(state, (n) => n + AFTER_HEDGE)]);
+  return { ...iteration, States: { ...iteration.States, [STATE_NAMES.hedge]: { ...hedge, Next: STATE_NAMES.arm + AFTER_HEDGE }, ...Object.fromEntries(second) } };
+};
+
+/**
+ * The run's history arithmetic counted on the synthesized definition: what `RUN_HISTORY`
+ * (lib/domain/history.ts) must equal.
+ *
+ * @example
+ * runHistoryOf(asl).worstSubtask // 24
+ */
+export const runHistoryOf = (machine: AslStateMachine): RunHistory => {
+  const iteration = subtaskIteration(machine);
+  const rounds = (n: number) =>
+    walkPath(machine, (choice, prior) => (choice !== STATE_NAMES.nextRound ? fail(choice) : prior + 1 < n ? STATE_NAMES.dispatch : STATE_NAMES.runEnded));
+  const oneRound = rounds(1).historyEvents;
+  const perRound = rounds(2).historyEvents - oneRound;
+  // After NextRound?: RunEnded or RunFailed; after any caught failure: Finalize, then RunFailed or FinalizeFailed.
+  const endings = [STATE_NAMES.runEnded, STATE_NAMES.runFailed, STATE_NAMES.finalize].map((name) => worstPathEvents(machine, name));
+  return {
+    limit: HISTORY_EVENT_LIMIT,
+    perRun: HISTORY_EVENTS.execution + Math.max(...endings),
+    perRound,
+    finishedSubtask: callbackSubtaskCost(iteration).historyEvents + HISTORY_EVENTS.mapIteration,
+    timedOutSubtask: callbackTimeoutCost(iteration).historyEvents + HISTORY_EVENTS.mapIteration,
+    worstSubtask: worstPathEvents(unhedgedIteration(iteration)) + HISTORY_EVENTS.mapIteration,
+    worstHedgedSubtask: worstPathEvents(hedgedIterationUnrolled(iteration)) + HISTORY_EVENTS.mapIteration,
+  };
+};
+
 const fail = (choice: string): never => {
   throw new InfraError(`no decision for Choice ${choice}`);
 };
@@ -186,8 +281,8 @@ export interface DeadlineFigure {
 
 const usdPer1000 = (cost: PathCost): number =>
   1000 *
-  (cost.transitions * PRICING.perStateTransition +
-    cost.lambdaInvocations * (PRICING.perLambdaRequest + PRICING.invocationGb * PRICING.invocationSeconds * PRICING.perArmGbSecond));
+  (cost.transitions * PRICES.stateTransition.usd +
+    cost.lambdaInvocations * (PRICES.lambdaRequest.usd + DEADLINE_INVOCATION.gb * DEADLINE_INVOCATION.seconds * PRICES.lambdaGbSecond.usd));
 
 const figure = (design: string, durationSeconds: number, cost: PathCost, overhead: number, delay: number): DeadlineFigure => ({
   design,

@@ -1,6 +1,7 @@
 import { Duration } from 'aws-cdk-lib';
 import { Policy } from '../contract';
 import { InfraError } from './errors';
+import { WORKER_BATCH_SIZE } from '../runtime/capacity';
 
 /**
  * Settings of one worker kind, in the construct's `kinds` map keyed by kind name.
@@ -23,8 +24,8 @@ export interface WorkerKindConfig extends WorkerKindSettings {
   readonly kind: string;
 }
 
-/** Concurrency cap of a kind that does not set one. */
-export const DEFAULT_KIND_CONCURRENCY = 5;
+/** Concurrency cap of a kind that does not set one (named in the CDK-free lib/runtime/capacity.ts). */
+export { DEFAULT_KIND_CONCURRENCY } from '../runtime/capacity';
 
 /** Receives before a subtask message moves to the dead-letter queue. */
 export const MAX_RECEIVE_COUNT = 3;
@@ -54,6 +55,6 @@ export const FAN_OUT_DEFAULTS = {
   throttle: { rateLimit: 20, burstLimit: 40 },
   tenantDailyAllowance: { modelCalls: 2000, costLimit: 200_000 },
   degradedRunRateThreshold: 0.05,
-  workerBatchSize: 5,
+  workerBatchSize: WORKER_BATCH_SIZE,
   workerBatchingWindow: Duration.seconds(1),
 } as const;

@@ -11,9 +11,6 @@
  */
 export class InfraError extends Error {
   override readonly name: string = 'InfraError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
 }
 
 /**
@@ -28,7 +25,7 @@ export class InvalidConstructProps extends InfraError {
   constructor(
     readonly constructPath: string,
     readonly problems: readonly string[],
-    options?: { cause?: unknown },
+    options?: ErrorOptions,
   ) {
     super(`invalid props for ${constructPath}: ${problems.join('; ')}`, options);
   }
@@ -43,7 +40,7 @@ export class InvalidConstructProps extends InfraError {
  */
 export class DefinitionNotRenderable extends InfraError {
   override readonly name = 'DefinitionNotRenderable';
-  constructor(readonly detail: string, options?: { cause?: unknown }) {
+  constructor(readonly detail: string, options?: ErrorOptions) {
     super(`cannot render the state machine definition: ${detail}`, options);
   }
 }

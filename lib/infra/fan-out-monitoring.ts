@@ -6,7 +6,6 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { RunStatus } from '../contract';
 import { METRIC_DIMENSIONS, METRICS } from '../observability/metrics';
-import type { UnfinishedExecutionStatus } from '../orchestration/execution-events';
 
 export interface FanOutMonitoringProps {
   /** The `service` dimension Powertools Metrics puts on every run metric. */
@@ -30,7 +29,7 @@ const RATE_PERIOD = Duration.hours(1);
 /**
  * Alarms and a dashboard for one fan-out: the degraded-run rate (the Scout example's lesson: a run that
  * answers from four of five workers looks healthy on every per-component metric), messages in
- * the dead-letter queue, and executions that ended without reaching a final state of their own.
+ * the dead-letter queue, and every execution that failed, timed out or was aborted.
  *
  * @example
  * const monitoring = new FanOutMonitoring(this, 'Monitoring', { serviceName: 'tessera',
@@ -63,9 +62,9 @@ export class FanOutMonitoring extends Construct {
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
-    this.executionsUnfinished = this.unfinishedExpression(props.stateMachine, props.serviceName).createAlarm(this, 'ExecutionsUnfinished', {
+    this.executionsUnfinished = this.unfinishedExpression(props.stateMachine).createAlarm(this, 'ExecutionsUnfinished', {
       alarmDescription:
-        'A run execution timed out, was aborted, or failed without recording its run (Finalize failed, or a failure past every Catch), so its run never reached Finalize and was closed from the execution status change.',
+        'A run execution failed, timed out or was aborted: a step failed after its retries (the run was recorded failed), Finalize failed, or the execution ended past every Catch (the history limit, the execution timeout, StopExecution), and the run was closed from the execution status change. A run that fails its policy does not fail its execution.',
       threshold: 0,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
       evaluationPeriods: 1,
@@ -112,22 +111,19 @@ export class FanOutMonitoring extends Construct {
   }
 
   /**
-   * Executions that ended without recording their run. Timed-out and aborted executions never do;
-   * a failed one usually did (a run that fails its policy fails its execution too), so failures
-   * are counted from the runs the closer found still open after a FAILED execution.
+   * Executions that did not end the way the state machine ends a run it recorded: every failed,
+   * timed-out and aborted one. A run that fails its policy ends its execution SUCCEEDED (Reconcile
+   * recorded it), so a FAILED execution always means a fault: a step failed after its retries
+   * (Finalize recorded the run, then RunFailed), Finalize itself failed, or the execution failed
+   * past every Catch (the 25,000-event history limit, a States.Runtime error). Counted from the
+   * service's own metrics, so the alarm fires even when the run-closure function cannot run.
    */
-  private unfinishedExpression(stateMachine: sfn.StateMachine, service: string): cloudwatch.MathExpression {
+  private unfinishedExpression(stateMachine: sfn.StateMachine): cloudwatch.MathExpression {
     const options = { period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM };
-    const failedOpen = new cloudwatch.Metric({
-      namespace: METRICS.namespace,
-      metricName: METRICS.runsClosedOnExecutionEnd,
-      dimensionsMap: { service, [METRIC_DIMENSIONS.executionStatus]: 'FAILED' satisfies UnfinishedExecutionStatus },
-      ...options,
-    });
     return new cloudwatch.MathExpression({
-      label: 'Executions that ended without recording their run',
-      expression: 'FILL(timedOut, 0) + FILL(aborted, 0) + FILL(failedOpen, 0)',
-      usingMetrics: { timedOut: stateMachine.metricTimedOut(options), aborted: stateMachine.metricAborted(options), failedOpen },
+      label: 'Executions that failed, timed out or were aborted',
+      expression: 'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)',
+      usingMetrics: { failed: stateMachine.metricFailed(options), timedOut: stateMachine.metricTimedOut(options), aborted: stateMachine.metricAborted(options) },
       period: options.period,
     });
   }
@@ -139,7 +135,7 @@ export class FanOutMonitoring extends Construct {
       new cloudwatch.GraphWidget({ title: 'Degraded run rate', left: [rate], width: 8 }),
       new cloudwatch.GraphWidget({
         title: 'Executions',
-        left: [props.stateMachine.metricSucceeded(), props.stateMachine.metricFailed(), props.stateMachine.metricTimedOut()],
+        left: [props.stateMachine.metricSucceeded(), props.stateMachine.metricFailed(), props.stateMachine.metricTimedOut(), props.stateMachine.metricAborted()],
         width: 8,
       }),
       new cloudwatch.GraphWidget({

@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import { OUTCOME_ATTRIBUTES } from '../ledger/items';
 import { LEDGER_TABLE, RUN_LIST_INDEX } from '../ledger/table';
 import { ENV } from '../runtime/environment';
+import { kindCapacity } from '../runtime/capacity';
 import { MODEL_ENV } from '../workers/models/config';
 import { FAN_OUT_DEFAULTS, MAX_RECEIVE_COUNT, MAX_ROUNDS, type WorkerKindSettings } from './defaults';
 import { InvalidConstructProps } from './errors';
@@ -245,6 +246,7 @@ export class TesseraFanOut extends Construct {
           ...maxDeadline,
           [ENV.tenantClaim]: settings.auth.tenantClaim,
           [ENV.workerKinds]: JSON.stringify(Object.keys(settings.kinds)),
+          [ENV.workerCapacity]: JSON.stringify(Object.fromEntries(Object.entries(settings.kinds).map(([kind, k]) => [kind, kindCapacity(k.maxConcurrency)]))),
         },
       }),
       dispatch: make('DispatchFunction', 'dispatch', true, {
@@ -273,10 +275,10 @@ export class TesseraFanOut extends Construct {
         description: 'reconciles outcomes with the manifest, plans follow-ups, writes the answer',
         timeout: Duration.minutes(2),
         memorySize: 1024,
-        environment: modelEnv,
       }),
     };
-    if (model.provider === 'bedrock') this.grantModel(model.modelId, [functions.worker, functions.reconcile]);
+    // Only the worker calls a model; the api reads the model variables to plan, never to invoke.
+    if (model.provider === 'bedrock') this.grantModel(model.modelId, [functions.worker]);
     return functions;
   }
 

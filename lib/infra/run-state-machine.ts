@@ -177,13 +177,11 @@ export class RunStateMachine extends Construct {
     ).addCatch(finalize, catchToFinalize);
 
     // Reconcile's output is already the next Dispatch input (round + 1), so the loop needs no glue.
+    // A run that Reconcile recorded ends its execution SUCCEEDED, whatever the run's own status
+    // (a policy failure is an answer, not a fault), so a FAILED execution always means something
+    // went wrong and the ExecutionsUnfinished alarm can count every one of them.
     const nextRound = new sfn.Choice(this, STATE_NAMES.nextRound)
       .when(sfn.Condition.stringEquals('$.next', 'dispatch'), dispatch)
-      .when(
-        // A Choice on an absent path is a runtime error, so presence is tested first.
-        sfn.Condition.and(sfn.Condition.isPresent('$.status'), sfn.Condition.stringEquals('$.status', 'failed')),
-        runFailed,
-      )
       .otherwise(new sfn.Succeed(this, STATE_NAMES.runEnded));
 
     return dispatch.next(awaitSubtasks).next(reconcile).next(nextRound);

@@ -6,6 +6,7 @@ import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import { TesseraFanOut, type TesseraFanOutProps } from './fan-out';
+import { STACK_OUTPUTS, type StackOutputName } from './stack-outputs';
 
 /** Name of the user pool's tenant attribute; tokens carry it as `custom:tenant`. */
 export const TENANT_ATTRIBUTE = 'tenant';
@@ -93,14 +94,14 @@ export class TesseraStack extends Stack {
 
   private outputs(): void {
     const { fanOut } = this;
-    const values: Record<string, string> = {
-      ApiUrl: fanOut.api.url,
-      UserPoolId: this.userPool.userPoolId,
-      UserPoolClientId: this.userPoolClient.userPoolClientId,
-      TableName: fanOut.table.tableName,
-      StateMachineArn: fanOut.stateMachine.stateMachineArn,
-      DeadLetterQueueUrl: fanOut.deadLetterQueue.queueUrl,
-      SubtaskQueueUrls: fanOut.queueUrlsJson,
+    const values: Record<StackOutputName, string> = {
+      [STACK_OUTPUTS.apiUrl]: fanOut.api.url,
+      [STACK_OUTPUTS.userPoolId]: this.userPool.userPoolId,
+      [STACK_OUTPUTS.userPoolClientId]: this.userPoolClient.userPoolClientId,
+      [STACK_OUTPUTS.tableName]: fanOut.table.tableName,
+      [STACK_OUTPUTS.stateMachineArn]: fanOut.stateMachine.stateMachineArn,
+      [STACK_OUTPUTS.deadLetterQueueUrl]: fanOut.deadLetterQueue.queueUrl,
+      [STACK_OUTPUTS.subtaskQueueUrls]: fanOut.queueUrlsJson,
     };
     for (const [name, value] of Object.entries(values)) new CfnOutput(this, name, { value });
   }

@@ -1,22 +1,13 @@
-import { z } from 'zod';
+import { CfnTemplate, resourcesOfType } from '../template/reader';
 import { renderDefinition, type AslStateMachine, type Intrinsic } from './asl';
 import { DefinitionNotRenderable } from './errors';
-import { HANDLER_METADATA_KEY } from './tessera-function';
+import { HANDLER_METADATA_KEY } from './handler-metadata';
 
 /*
  * Readers of a synthesized tessera template (`cdk.out/<Stack>.template.json`), for the local
- * cloud and the tests: which module each function runs, and the state machine to execute.
+ * cloud, the tests and the benchmarks: which module each function runs, and the state machine to
+ * execute. They read the template through lib/template/reader.ts and import no CDK.
  */
-
-const TemplateResource = z.looseObject({
-  Type: z.string(),
-  Properties: z.record(z.string(), z.unknown()).optional(),
-  Metadata: z.record(z.string(), z.unknown()).optional(),
-});
-
-/** The part of a CloudFormation template these readers need. */
-export const SynthesizedTemplate = z.looseObject({ Resources: z.record(z.string(), TemplateResource) });
-export type SynthesizedTemplate = z.infer<typeof SynthesizedTemplate>;
 
 /**
  * Handler entry of every tessera function, by logical id, from the `tessera:handler` metadata.
@@ -25,29 +16,26 @@ export type SynthesizedTemplate = z.infer<typeof SynthesizedTemplate>;
  * functionHandlers(JSON.parse(readFileSync('cdk.out/Tessera.template.json', 'utf8')))
  * // { FanOutDispatchFunctionEF273FA3: 'functions/dispatch.ts', … }
  */
-export const functionHandlers = (template: unknown): Record<string, string> => {
-  const { Resources } = SynthesizedTemplate.parse(template);
-  return Object.fromEntries(
-    Object.entries(Resources).flatMap(([logicalId, resource]) => {
-      const entry = resource.Type === 'AWS::Lambda::Function' ? resource.Metadata?.[HANDLER_METADATA_KEY] : undefined;
+export const functionHandlers = (template: unknown): Record<string, string> =>
+  Object.fromEntries(
+    resourcesOfType(CfnTemplate.parse(template), 'AWS::Lambda::Function').flatMap(({ logicalId, resource }) => {
+      const entry = resource.Metadata?.[HANDLER_METADATA_KEY];
       return typeof entry === 'string' ? [[logicalId, entry]] : [];
     }),
   );
-};
 
 /**
  * The template's one state machine, rendered to ASL. `resolve` maps intrinsics such as
- * `{ "Fn::GetAtt": ["FanOutDispatchFunctionEF273FA3", "Arn"] }` to the ARNs a runner uses.
+ * `{ "Fn::GetAtt": ["FanOutDispatchFunctionEF273FA3", "Arn"] }` to the ARNs a runner uses;
+ * without it they stay placeholders such as `${FanOutDispatchFunctionEF273FA3.Arn}`.
  *
  * @example
- * const handlers = functionHandlers(template);
- * const asl = stateMachineDefinition(template, (i) => localArnFor(i, handlers));
+ * const asl = stateMachineDefinition(template, (intrinsic) => ('Ref' in intrinsic ? String(intrinsic.Ref) : 'arn:aws:lambda:us-east-1:000000000000:function:local'));
+ * asl.States['Dispatch']?.Type // 'Task'
  */
 export const stateMachineDefinition = (template: unknown, resolve?: (intrinsic: Intrinsic) => string): AslStateMachine => {
-  const machines = Object.values(SynthesizedTemplate.parse(template).Resources).filter(
-    (resource) => resource.Type === 'AWS::StepFunctions::StateMachine',
-  );
+  const machines = resourcesOfType(CfnTemplate.parse(template), 'AWS::StepFunctions::StateMachine');
   const [machine] = machines;
   if (machines.length !== 1 || !machine) throw new DefinitionNotRenderable(`expected one state machine in the template, found ${machines.length}`);
-  return renderDefinition(machine.Properties?.DefinitionString, resolve);
+  return renderDefinition(machine.resource.Properties?.DefinitionString, resolve);
 };

@@ -15,10 +15,6 @@ export interface LedgerErrorContext {
   readonly subtaskId?: string | undefined;
 }
 
-interface ErrorOptions {
-  readonly cause?: unknown;
-}
-
 const where = (context: LedgerErrorContext): string => {
   const parts = [
     context.runId === undefined ? undefined : `run ${context.runId}`,
@@ -39,31 +35,15 @@ export class LedgerError extends Error {
   readonly tenantId: string | undefined;
   readonly runId: string | undefined;
   readonly subtaskId: string | undefined;
-  constructor(message: string, context: LedgerErrorContext, options: ErrorOptions = {}) {
-    super(`${message}${where(context)}`, options.cause === undefined ? undefined : { cause: options.cause });
-    this.tenantId = context.tenantId;
-    this.runId = context.runId;
-    this.subtaskId = context.subtaskId;
+  /**
+   * `message` is followed by where it happened: ` (run r1, subtask A)`. Every field of `details`
+   * becomes a field of the error, so a subclass only declares the fields it carries.
+   */
+  constructor(message?: string, details: LedgerErrorContext = {}, options?: ErrorOptions) {
+    super(`${message ?? ''}${where(details)}`, options);
+    Object.assign(this, details);
   }
 }
-
-type LedgerErrorClass<Details extends object> = new (context: LedgerErrorContext & Details, options?: ErrorOptions) => LedgerError & Readonly<Details>;
-
-/**
- * Defines a ledger error: its `name`, the fields it carries besides the context, and its message.
- * Every error is built the same way, so the classes below differ only in what they say.
- */
-const ledgerError = <Details extends object>(name: string, describe: (details: Details) => string): LedgerErrorClass<Details> => {
-  class DefinedLedgerError extends LedgerError {
-    override readonly name: string = name;
-    constructor(context: LedgerErrorContext & Details, options?: ErrorOptions) {
-      super(describe(context), context, options);
-      const { tenantId: _tenant, runId: _run, subtaskId: _subtask, ...details } = context;
-      Object.assign(this, details);
-    }
-  }
-  return DefinedLedgerError as unknown as LedgerErrorClass<Details>;
-};
 
 /**
  * Names of the ledger errors worth another attempt a little later (`WriteConflict`). A Step
@@ -79,11 +59,18 @@ const lateNote = (kept: boolean | undefined): string => (kept ? '; the result wa
  * @example
  * new IdempotencyConflict({ tenantId: 't1', runId: 'r2', idempotencyKey: 'k', existingRunId: 'r1' })
  */
-export class IdempotencyConflict extends ledgerError<{ idempotencyKey: string | undefined; existingRunId: string }>('IdempotencyConflict', (d) =>
-  d.idempotencyKey === undefined
-    ? `run id ${d.existingRunId} already exists with a different request`
-    : `idempotency key ${JSON.stringify(d.idempotencyKey)} was first used for run ${d.existingRunId} with a different request`,
-) {}
+export class IdempotencyConflict extends LedgerError {
+  override readonly name = 'IdempotencyConflict';
+  declare readonly idempotencyKey: string | undefined;
+  declare readonly existingRunId: string;
+  constructor(details: LedgerErrorContext & Pick<IdempotencyConflict, 'idempotencyKey' | 'existingRunId'>, options?: ErrorOptions) {
+    const message =
+      details.idempotencyKey === undefined
+        ? `run id ${details.existingRunId} already exists with a different request`
+        : `idempotency key ${JSON.stringify(details.idempotencyKey)} was first used for run ${details.existingRunId} with a different request`;
+    super(message, details, options);
+  }
+}
 
 /**
  * Something tried to change a dispatched subtask's assignment (scope, worker kind, deadline,
@@ -92,7 +79,13 @@ export class IdempotencyConflict extends ledgerError<{ idempotencyKey: string | 
  * @example
  * new ImmutableAssignment({ runId: 'r1', subtaskId: 'B', detail: 'round 1 already dispatched B with another assignment' })
  */
-export class ImmutableAssignment extends ledgerError<{ detail: string }>('ImmutableAssignment', (d) => `assignment is immutable: ${d.detail}`) {}
+export class ImmutableAssignment extends LedgerError {
+  override readonly name = 'ImmutableAssignment';
+  declare readonly detail: string;
+  constructor(details: LedgerErrorContext & Pick<ImmutableAssignment, 'detail'>, options?: ErrorOptions) {
+    super(`assignment is immutable: ${details.detail}`, details, options);
+  }
+}
 
 /**
  * Another delivery holds a live lease on the subtask. A duplicate SQS delivery treats this as a no-op.
@@ -100,10 +93,15 @@ export class ImmutableAssignment extends ledgerError<{ detail: string }>('Immuta
  * @example
  * if (error instanceof ClaimHeld) return; // the holder will finish or its lease will expire
  */
-export class ClaimHeld extends ledgerError<{ generation: number; leaseExpiresAt: string; workerId: string | undefined }>(
-  'ClaimHeld',
-  (d) => `generation ${d.generation} holds the lease until ${d.leaseExpiresAt}`,
-) {}
+export class ClaimHeld extends LedgerError {
+  override readonly name = 'ClaimHeld';
+  declare readonly generation: number;
+  declare readonly leaseExpiresAt: string;
+  declare readonly workerId: string | undefined;
+  constructor(details: LedgerErrorContext & Pick<ClaimHeld, 'generation' | 'leaseExpiresAt' | 'workerId'>, options?: ErrorOptions) {
+    super(`generation ${details.generation} holds the lease until ${details.leaseExpiresAt}`, details, options);
+  }
+}
 
 /**
  * The subtask already ended (ok, invalid, empty or timed_out). A delivery of it is a no-op.
@@ -111,7 +109,13 @@ export class ClaimHeld extends ledgerError<{ generation: number; leaseExpiresAt:
  * @example
  * new AlreadyTerminal({ runId: 'r1', subtaskId: 'A', state: 'ok' }).message // 'subtask already ended ok (run r1, subtask A)'
  */
-export class AlreadyTerminal extends ledgerError<{ state: SubtaskState }>('AlreadyTerminal', (d) => `subtask already ended ${d.state}`) {}
+export class AlreadyTerminal extends LedgerError {
+  override readonly name = 'AlreadyTerminal';
+  declare readonly state: SubtaskState;
+  constructor(details: LedgerErrorContext & Pick<AlreadyTerminal, 'state'>, options?: ErrorOptions) {
+    super(`subtask already ended ${details.state}`, details, options);
+  }
+}
 
 /**
  * A hedged race is over: the subtask ended (the first complete cover won, or it was sealed), so
@@ -121,10 +125,14 @@ export class AlreadyTerminal extends ledgerError<{ state: SubtaskState }>('Alrea
  * new HedgeLost({ runId: 'r1', subtaskId: 'A', state: 'ok', winner: 'A.h1' }).message
  * // 'hedged subtask already ended ok, won by A.h1 (run r1, subtask A)'
  */
-export class HedgeLost extends ledgerError<{ state: SubtaskState; winner: string | undefined }>(
-  'HedgeLost',
-  (d) => `hedged subtask already ended ${d.state}${d.winner === undefined ? '' : `, won by ${d.winner}`}`,
-) {}
+export class HedgeLost extends LedgerError {
+  override readonly name = 'HedgeLost';
+  declare readonly state: SubtaskState;
+  declare readonly winner: string | undefined;
+  constructor(details: LedgerErrorContext & Pick<HedgeLost, 'state' | 'winner'>, options?: ErrorOptions) {
+    super(`hedged subtask already ended ${details.state}${details.winner === undefined ? '' : `, won by ${details.winner}`}`, details, options);
+  }
+}
 
 /** Why a claim no longer authorises its holder. */
 export const LEASE_LOST_REASONS = {
@@ -141,10 +149,15 @@ export type LeaseLostReason = (typeof LEASE_LOST_REASONS)[keyof typeof LEASE_LOS
  * @example
  * new LeaseLost({ runId: 'r1', subtaskId: 'A', generation: 1, currentGeneration: 2, reason: 'superseded' })
  */
-export class LeaseLost extends ledgerError<{ generation: number; currentGeneration: number; reason: LeaseLostReason }>(
-  'LeaseLost',
-  (d) => `claim generation ${d.generation} is no longer current (${d.reason}; current generation ${d.currentGeneration})`,
-) {}
+export class LeaseLost extends LedgerError {
+  override readonly name = 'LeaseLost';
+  declare readonly generation: number;
+  declare readonly currentGeneration: number;
+  declare readonly reason: LeaseLostReason;
+  constructor(details: LedgerErrorContext & Pick<LeaseLost, 'generation' | 'currentGeneration' | 'reason'>, options?: ErrorOptions) {
+    super(`claim generation ${details.generation} is no longer current (${details.reason}; current generation ${details.currentGeneration})`, details, options);
+  }
+}
 
 /** Which of the three counters refused a reservation. */
 export const BUDGET_LIMITS = { subtask: 'subtask', run: 'run', tenant: 'tenant' } as const;
@@ -159,10 +172,16 @@ export type BudgetCounter = 'calls' | 'cost';
  * @example
  * if (error instanceof BudgetExhausted && error.limit === 'tenant') notifyBilling(error.tenantId);
  */
-export class BudgetExhausted extends ledgerError<{ limit: BudgetLimit; counter: BudgetCounter; remaining: number; requested: number }>(
-  'BudgetExhausted',
-  (d) => `${d.limit} ${d.counter === 'calls' ? 'model-call' : 'cost'} allowance exhausted: ${d.remaining} left, ${d.requested} needed`,
-) {}
+export class BudgetExhausted extends LedgerError {
+  override readonly name = 'BudgetExhausted';
+  declare readonly limit: BudgetLimit;
+  declare readonly counter: BudgetCounter;
+  declare readonly remaining: number;
+  declare readonly requested: number;
+  constructor(details: LedgerErrorContext & Pick<BudgetExhausted, 'limit' | 'counter' | 'remaining' | 'requested'>, options?: ErrorOptions) {
+    super(`${details.limit} ${details.counter === 'calls' ? 'model-call' : 'cost'} allowance exhausted: ${details.remaining} left, ${details.requested} needed`, details, options);
+  }
+}
 
 /**
  * The subtask was sealed (timed_out, or ended by another generation) before this result arrived.
@@ -171,10 +190,15 @@ export class BudgetExhausted extends ledgerError<{ limit: BudgetLimit; counter: 
  * @example
  * if (error instanceof AlreadySealed) metrics.addMetric(METRICS.lateResults, 'Count', 1);
  */
-export class AlreadySealed extends ledgerError<{ state: SubtaskState; generation: number; keptAsLateEvidence: boolean }>(
-  'AlreadySealed',
-  (d) => `subtask is sealed ${d.state}; generation ${d.generation} is too late${lateNote(d.keptAsLateEvidence)}`,
-) {}
+export class AlreadySealed extends LedgerError {
+  override readonly name = 'AlreadySealed';
+  declare readonly state: SubtaskState;
+  declare readonly generation: number;
+  declare readonly keptAsLateEvidence: boolean;
+  constructor(details: LedgerErrorContext & Pick<AlreadySealed, 'state' | 'generation' | 'keptAsLateEvidence'>, options?: ErrorOptions) {
+    super(`subtask is sealed ${details.state}; generation ${details.generation} is too late${lateNote(details.keptAsLateEvidence)}`, details, options);
+  }
+}
 
 /**
  * The run was cancelled. Claims, reservations and outcomes are refused; a refused outcome is kept
@@ -183,7 +207,13 @@ export class AlreadySealed extends ledgerError<{ state: SubtaskState; generation
  * @example
  * if (error instanceof RunCancelled) return; // stop work; reserved usage stays charged
  */
-export class RunCancelled extends ledgerError<{ keptAsLateEvidence?: boolean }>('RunCancelled', (d) => `run was cancelled${lateNote(d.keptAsLateEvidence)}`) {}
+export class RunCancelled extends LedgerError {
+  override readonly name = 'RunCancelled';
+  declare readonly keptAsLateEvidence?: boolean;
+  constructor(details: LedgerErrorContext & Pick<RunCancelled, 'keptAsLateEvidence'>, options?: ErrorOptions) {
+    super(`run was cancelled${lateNote(details.keptAsLateEvidence)}`, details, options);
+  }
+}
 
 /**
  * The run already ended (succeeded or failed) and accepts no more work, or was asked to end twice
@@ -192,10 +222,14 @@ export class RunCancelled extends ledgerError<{ keptAsLateEvidence?: boolean }>(
  * @example
  * new RunEnded({ runId: 'r1', status: 'succeeded' }).message // 'run already ended succeeded (run r1)'
  */
-export class RunEnded extends ledgerError<{ status: RunStatus; keptAsLateEvidence?: boolean }>(
-  'RunEnded',
-  (d) => `run already ended ${d.status}${lateNote(d.keptAsLateEvidence)}`,
-) {}
+export class RunEnded extends LedgerError {
+  override readonly name = 'RunEnded';
+  declare readonly status: RunStatus;
+  declare readonly keptAsLateEvidence?: boolean;
+  constructor(details: LedgerErrorContext & Pick<RunEnded, 'status' | 'keptAsLateEvidence'>, options?: ErrorOptions) {
+    super(`run already ended ${details.status}${lateNote(details.keptAsLateEvidence)}`, details, options);
+  }
+}
 
 /**
  * The subtask's absolute deadline has passed: no claim, reservation or outcome is accepted.
@@ -204,10 +238,14 @@ export class RunEnded extends ledgerError<{ status: RunStatus; keptAsLateEvidenc
  * @example
  * new DeadlinePassed({ subtaskId: 'C', deadline: '2025-06-01T12:01:00.000Z' })
  */
-export class DeadlinePassed extends ledgerError<{ deadline: string; keptAsLateEvidence?: boolean }>(
-  'DeadlinePassed',
-  (d) => `deadline ${d.deadline} has passed${lateNote(d.keptAsLateEvidence)}`,
-) {}
+export class DeadlinePassed extends LedgerError {
+  override readonly name = 'DeadlinePassed';
+  declare readonly deadline: string;
+  declare readonly keptAsLateEvidence?: boolean;
+  constructor(details: LedgerErrorContext & Pick<DeadlinePassed, 'deadline' | 'keptAsLateEvidence'>, options?: ErrorOptions) {
+    super(`deadline ${details.deadline} has passed${lateNote(details.keptAsLateEvidence)}`, details, options);
+  }
+}
 
 /**
  * A seal was attempted before the subtask's deadline. `timed_out` must mean the deadline passed,
@@ -216,7 +254,13 @@ export class DeadlinePassed extends ledgerError<{ deadline: string; keptAsLateEv
  * @example
  * new DeadlineNotReached({ subtaskId: 'C', deadline: '2025-06-01T12:01:00.000Z' })
  */
-export class DeadlineNotReached extends ledgerError<{ deadline: string }>('DeadlineNotReached', (d) => `deadline ${d.deadline} has not passed yet`) {}
+export class DeadlineNotReached extends LedgerError {
+  override readonly name = 'DeadlineNotReached';
+  declare readonly deadline: string;
+  constructor(details: LedgerErrorContext & Pick<DeadlineNotReached, 'deadline'>, options?: ErrorOptions) {
+    super(`deadline ${details.deadline} has not passed yet`, details, options);
+  }
+}
 
 /**
  * A committed round has fewer subtask items than its commit marker counts: the manifest cannot be
@@ -225,10 +269,15 @@ export class DeadlineNotReached extends ledgerError<{ deadline: string }>('Deadl
  * @example
  * new ManifestIncomplete({ runId: 'r1', round: 1, expected: 250, found: 99 })
  */
-export class ManifestIncomplete extends ledgerError<{ round: number; expected: number; found: number }>(
-  'ManifestIncomplete',
-  (d) => `round ${d.round} was committed with ${d.expected} subtasks but ${d.found} were found`,
-) {}
+export class ManifestIncomplete extends LedgerError {
+  override readonly name = 'ManifestIncomplete';
+  declare readonly round: number;
+  declare readonly expected: number;
+  declare readonly found: number;
+  constructor(details: LedgerErrorContext & Pick<ManifestIncomplete, 'round' | 'expected' | 'found'>, options?: ErrorOptions) {
+    super(`round ${details.round} was committed with ${details.expected} subtasks but ${details.found} were found`, details, options);
+  }
+}
 
 /**
  * No run with this id exists for this tenant (another tenant's run is indistinguishable from none).
@@ -236,7 +285,12 @@ export class ManifestIncomplete extends ledgerError<{ round: number; expected: n
  * @example
  * if (error instanceof RunNotFound) return notFound();
  */
-export class RunNotFound extends ledgerError<object>('RunNotFound', () => 'run not found') {}
+export class RunNotFound extends LedgerError {
+  override readonly name = 'RunNotFound';
+  constructor(context: LedgerErrorContext, options?: ErrorOptions) {
+    super('run not found', context, options);
+  }
+}
 
 /**
  * The run exists but has no such subtask.
@@ -244,7 +298,12 @@ export class RunNotFound extends ledgerError<object>('RunNotFound', () => 'run n
  * @example
  * new SubtaskNotFound({ runId: 'r1', subtaskId: 'Z' })
  */
-export class SubtaskNotFound extends ledgerError<object>('SubtaskNotFound', () => 'subtask not found') {}
+export class SubtaskNotFound extends LedgerError {
+  override readonly name = 'SubtaskNotFound';
+  constructor(context: LedgerErrorContext, options?: ErrorOptions) {
+    super('subtask not found', context, options);
+  }
+}
 
 /**
  * A ledger call's input failed validation. `issues` lists each problem with its field path.
@@ -252,10 +311,14 @@ export class SubtaskNotFound extends ledgerError<object>('SubtaskNotFound', () =
  * @example
  * new InvalidLedgerInput({ operation: 'appendRound', issues: ['subtasks.0.deadline: required'] })
  */
-export class InvalidLedgerInput extends ledgerError<{ operation: string; issues: readonly string[] }>(
-  'InvalidLedgerInput',
-  (d) => `invalid input to ${d.operation}: ${d.issues.join('; ')}`,
-) {}
+export class InvalidLedgerInput extends LedgerError {
+  override readonly name = 'InvalidLedgerInput';
+  declare readonly operation: string;
+  declare readonly issues: readonly string[];
+  constructor(details: LedgerErrorContext & Pick<InvalidLedgerInput, 'operation' | 'issues'>, options?: ErrorOptions) {
+    super(`invalid input to ${details.operation}: ${details.issues.join('; ')}`, details, options);
+  }
+}
 
 /**
  * A value is larger than the ledger stores, such as an answer over `ANSWER_LIMIT_BYTES` (what
@@ -264,10 +327,15 @@ export class InvalidLedgerInput extends ledgerError<{ operation: string; issues:
  * @example
  * new ItemTooLarge({ runId: 'r1', what: 'answer', bytes: 3_500_000, limit: 3_145_728 })
  */
-export class ItemTooLarge extends ledgerError<{ what: string; bytes: number; limit: number }>(
-  'ItemTooLarge',
-  (d) => `${d.what} is ${d.bytes} bytes; the ledger stores at most ${d.limit}`,
-) {}
+export class ItemTooLarge extends LedgerError {
+  override readonly name = 'ItemTooLarge';
+  declare readonly what: string;
+  declare readonly bytes: number;
+  declare readonly limit: number;
+  constructor(details: LedgerErrorContext & Pick<ItemTooLarge, 'what' | 'bytes' | 'limit'>, options?: ErrorOptions) {
+    super(`${details.what} is ${details.bytes} bytes; the ledger stores at most ${details.limit}`, details, options);
+  }
+}
 
 /**
  * A run request larger than the ledger accepts ({@link MAX_RUN_REQUEST_BYTES} of JSON). Thrown
@@ -277,10 +345,16 @@ export class ItemTooLarge extends ledgerError<{ what: string; bytes: number; lim
  * @example
  * new RequestTooLarge({ field: 'universe.ids', bytes: 2_400_000, fieldBytes: 2_390_000, limit: 2_097_152 })
  */
-export class RequestTooLarge extends ledgerError<{ field: string; bytes: number; fieldBytes: number; limit: number }>(
-  'RequestTooLarge',
-  (d) => `the run request is ${d.bytes} bytes as JSON, over the ${d.limit}-byte maximum; ${d.field} alone is ${d.fieldBytes} bytes`,
-) {}
+export class RequestTooLarge extends LedgerError {
+  override readonly name = 'RequestTooLarge';
+  declare readonly field: string;
+  declare readonly bytes: number;
+  declare readonly fieldBytes: number;
+  declare readonly limit: number;
+  constructor(details: LedgerErrorContext & Pick<RequestTooLarge, 'field' | 'bytes' | 'fieldBytes' | 'limit'>, options?: ErrorOptions) {
+    super(`the run request is ${details.bytes} bytes as JSON, over the ${details.limit}-byte maximum; ${details.field} alone is ${details.fieldBytes} bytes`, details, options);
+  }
+}
 
 /**
  * Concurrent transactions kept conflicting on the same items after every retry. Transient: the
@@ -289,10 +363,14 @@ export class RequestTooLarge extends ledgerError<{ field: string; bytes: number;
  * @example
  * new WriteConflict({ runId: 'r1', operation: 'reserveBudget', attempts: 8 })
  */
-export class WriteConflict extends ledgerError<{ operation: string; attempts: number }>(
-  TRANSIENT_LEDGER_ERRORS[0],
-  (d) => `${d.operation} kept conflicting with concurrent writes after ${d.attempts} attempts`,
-) {}
+export class WriteConflict extends LedgerError {
+  override readonly name = TRANSIENT_LEDGER_ERRORS[0];
+  declare readonly operation: string;
+  declare readonly attempts: number;
+  constructor(details: LedgerErrorContext & Pick<WriteConflict, 'operation' | 'attempts'>, options?: ErrorOptions) {
+    super(`${details.operation} kept conflicting with concurrent writes after ${details.attempts} attempts`, details, options);
+  }
+}
 
 /**
  * A stored item did not match the ledger's own schema (written by something else, or corrupted).
@@ -300,10 +378,14 @@ export class WriteConflict extends ledgerError<{ operation: string; attempts: nu
  * @example
  * new CorruptItem({ runId: 'r1', key: 'SUB#A', issues: ['generation: expected number'] })
  */
-export class CorruptItem extends ledgerError<{ key: string; issues: readonly string[] }>(
-  'CorruptItem',
-  (d) => `stored item ${d.key} is not a valid ledger item: ${d.issues.join('; ')}`,
-) {}
+export class CorruptItem extends LedgerError {
+  override readonly name = 'CorruptItem';
+  declare readonly key: string;
+  declare readonly issues: readonly string[];
+  constructor(details: LedgerErrorContext & Pick<CorruptItem, 'key' | 'issues'>, options?: ErrorOptions) {
+    super(`stored item ${details.key} is not a valid ledger item: ${details.issues.join('; ')}`, details, options);
+  }
+}
 
 /**
  * The ledger was built with a client or options it cannot work with. Thrown by `createLedger`,
@@ -312,4 +394,10 @@ export class CorruptItem extends ledgerError<{ key: string; issues: readonly str
  * @example
  * new LedgerConfigurationError({ detail: 'createLedger needs removeUndefinedValues: true' })
  */
-export class LedgerConfigurationError extends ledgerError<{ detail: string }>('LedgerConfigurationError', (d) => d.detail) {}
+export class LedgerConfigurationError extends LedgerError {
+  override readonly name = 'LedgerConfigurationError';
+  declare readonly detail: string;
+  constructor(details: LedgerErrorContext & Pick<LedgerConfigurationError, 'detail'>, options?: ErrorOptions) {
+    super(details.detail, details, options);
+  }
+}

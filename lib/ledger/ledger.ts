@@ -165,17 +165,17 @@ export const createLedger = (options: LedgerOptions): Ledger => {
     conflictRetry: options.conflictRetry ?? DEFAULT_CONFLICT_RETRY,
     newId: contextDefaults.newId,
   };
-  const ref = (tenantId: string, runId: string, operation: string) => parseInput(RunRef, { tenantId, runId }, operation);
+  /** A read of one run whose ids are validated first, as `operation`. */
+  const ofRun =
+    <T>(operation: string, read: (context: LedgerContext, tenantId: string, runId: string) => Promise<T>) =>
+    (tenantId: string, runId: string): Promise<T> => {
+      const valid = parseInput(RunRef, { tenantId, runId }, operation);
+      return read(ctx, valid.tenantId, valid.runId);
+    };
   return {
     createRun: (input) => createRun(ctx, input),
-    getRun: (tenantId, runId) => {
-      const valid = ref(tenantId, runId, 'getRun');
-      return loadRun(ctx, valid.tenantId, valid.runId);
-    },
-    readManifest: (tenantId, runId) => {
-      const valid = ref(tenantId, runId, 'readManifest');
-      return readManifest(ctx, valid.tenantId, valid.runId);
-    },
+    getRun: ofRun('getRun', loadRun),
+    readManifest: ofRun('readManifest', readManifest),
     appendRound: (input) => appendRound(ctx, input),
     claimSubtask: (input) => claimSubtask(ctx, input),
     releaseClaim: (claim) => releaseClaim(ctx, claim),
@@ -190,13 +190,7 @@ export const createLedger = (options: LedgerOptions): Ledger => {
     cancelRun: (tenantId, runId) => cancelRun(ctx, tenantId, runId),
     finishRun: (input) => finishRun(ctx, input),
     listRuns: (request) => listRuns(ctx, request),
-    runVersion: (tenantId, runId) => {
-      const valid = ref(tenantId, runId, 'runVersion');
-      return runVersion(ctx, valid.tenantId, valid.runId);
-    },
-    runCreatedAt: (tenantId, runId) => {
-      const valid = ref(tenantId, runId, 'runCreatedAt');
-      return runCreatedAt(ctx, valid.tenantId, valid.runId);
-    },
+    runVersion: ofRun('runVersion', runVersion),
+    runCreatedAt: ofRun('runCreatedAt', runCreatedAt),
   };
 };

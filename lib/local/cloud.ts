@@ -1,7 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { performance } from 'node:perf_hooks';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { join } from 'node:path';
 import './polyfills';
-import { startDynamoDbLocal } from './dynamodb-local';
+import { validatedDefinitionsIn } from './definition-cache';
+import { launchDynamoDbLocal } from './dynamodb-local';
 import { eventRulesFromTemplate, startEventBus, type EventBus } from './event-rules';
 import { startEventSourceMappings, eventSourceMappingsFromTemplate, type EventSourceMappings } from './event-source-mapping';
 import { startHttpApi, type LocalHttpApi, type StaticPages } from './http-api';
@@ -16,7 +19,7 @@ import { freePort } from './ports';
 import { provisionQueues, provisionTables, type ProvisionedQueue, type ProvisionedTable } from './provision';
 import { createExecutionService, executionStatusChangeEvent, type ExecutionService } from './sfn-executions';
 import { startSqsLocal } from './sqs-local';
-import { tracePhase } from './startup-trace';
+import { recordPhase, tracePhase } from './startup-trace';
 import { stateMachinesFromTemplate, type LocalStateMachine } from './state-machines';
 import { startStepFunctionsEndpoint, type StepFunctionsEndpoint } from './stepfunctions-endpoint';
 import { createResolver, LOCAL_ACCOUNT_ID, parseTemplate, resolveOutputs } from './template';
@@ -69,6 +72,11 @@ export interface LocalCloudOptions {
   readonly functionEnvironment?: Readonly<Record<string, string>>;
   /** Public static pages the HTTP API answers before its routes (the local viewer). */
   readonly pages?: StaticPages;
+  /**
+   * The local cache (lib/local/local-cache.ts): state machine definitions that passed validation
+   * there are not validated again (lib/local/definition-cache.ts). Without it, every start validates.
+   */
+  readonly cacheDir?: string;
 }
 
 /** The URLs of the local services, as `AWS_ENDPOINT_URL_*` and the CLI need them. */
@@ -121,6 +129,11 @@ const portOf = (endpoint: string): number => Number(new URL(endpoint).port);
 export interface LocalEmulators {
   readonly dynamodbEndpoint: string;
   readonly sqsEndpoint: string;
+  /**
+   * Resolves once DynamoDB Local accepts connections (its endpoint is known before: the port is
+   * chosen first); rejects when it does not start.
+   */
+  readonly dynamodbReady: Promise<void>;
   /** Child processes started (DynamoDB Local's JVM; fauxqs runs in-process). */
   readonly pids: readonly number[];
   /** Stops both. Safe to call twice. */
@@ -130,29 +143,37 @@ export interface LocalEmulators {
 const isOwned = (emulators: NonNullable<LocalCloudOptions['emulators']>): emulators is LocalEmulators => 'stop' in emulators;
 
 /**
- * Starts DynamoDB Local and fauxqs on 127.0.0.1. Separate from {@link startLocalCloud} so a caller
- * can start the JVM first and prepare the template while it boots; hand the result to
- * `startLocalCloud({ emulators })`, which then stops them with the cloud.
+ * Launches DynamoDB Local and starts fauxqs on 127.0.0.1, resolving once fauxqs listens and the
+ * JVM is launched: DynamoDB Local's endpoint is known then, and `dynamodbReady` says when it
+ * answers. Separate from {@link startLocalCloud} so a caller can start the JVM first and prepare
+ * the template while it boots; hand the result to `startLocalCloud({ emulators })`, which builds
+ * everything that does not need DynamoDB while the JVM boots, and then stops them with the cloud.
  *
  * @example
  * const emulators = startLocalEmulators();          // the JVM boots meanwhile
  * const template = await loadTemplate();
  * const cloud = await startLocalCloud({ template, repoRoot, emulators: await emulators });
  */
-export const startLocalEmulators = async (options: { region?: string; ports?: Pick<LocalCloudPorts, 'dynamodb' | 'sqs'> } = {}): Promise<LocalEmulators> => {
+export const startLocalEmulators = async (
+  options: { region?: string; ports?: Pick<LocalCloudPorts, 'dynamodb' | 'sqs'>; recordClassData?: boolean } = {},
+): Promise<LocalEmulators> => {
   const region = options.region ?? 'us-east-1';
+  const launched = performance.now();
   const [dynamodb, sqs] = await Promise.allSettled([
-    tracePhase('dynamodb.jvm-to-port', () => startDynamoDbLocal(options.ports?.dynamodb === undefined ? {} : { port: options.ports.dynamodb })),
+    launchDynamoDbLocal({ ...(options.ports?.dynamodb === undefined ? {} : { port: options.ports.dynamodb }), recordClassData: options.recordClassData === true }),
     tracePhase('sqs.start', () => startSqsLocal({ region, ...(options.ports?.sqs === undefined ? {} : { port: options.ports.sqs }) })),
   ]);
   if (dynamodb.status === 'rejected' || sqs.status === 'rejected') {
     await Promise.allSettled([dynamodb.status === 'fulfilled' && dynamodb.value.stop(), sqs.status === 'fulfilled' && sqs.value.stop()]);
     throw dynamodb.status === 'rejected' ? dynamodb.reason : (sqs as PromiseRejectedResult).reason;
   }
+  const dynamodbReady = dynamodb.value.ready.then(() => recordPhase('dynamodb.jvm-to-port', launched));
+  dynamodbReady.catch(() => undefined);
   let stopping: Promise<void> | undefined;
   return {
     dynamodbEndpoint: dynamodb.value.endpoint,
     sqsEndpoint: sqs.value.endpoint,
+    dynamodbReady,
     pids: [dynamodb.value.pid],
     stop: () => (stopping ??= Promise.all([sqs.value.stop(), dynamodb.value.stop()]).then(() => undefined)),
   };
@@ -160,6 +181,7 @@ export const startLocalEmulators = async (options: { region?: string; ports?: Pi
 
 interface Emulators {
   readonly dynamodb: string;
+  readonly dynamodbReady: Promise<void>;
   readonly sqsPort: number;
   /** Child processes this cloud started (DynamoDB Local's JVM; fauxqs runs in-process). */
   readonly pids: readonly number[];
@@ -167,11 +189,12 @@ interface Emulators {
 
 const startEmulators = async (options: LocalCloudOptions, region: string, cleanups: Cleanup[]): Promise<Emulators> => {
   const given = options.emulators;
-  if (given && !isOwned(given)) return { dynamodb: given.dynamodbEndpoint, sqsPort: portOf(given.sqsEndpoint), pids: [] };
-  if (given) return { dynamodb: given.dynamodbEndpoint, sqsPort: portOf(given.sqsEndpoint), pids: given.pids }; // stopped by startLocalCloud's cleanups
+  if (given && !isOwned(given)) return { dynamodb: given.dynamodbEndpoint, dynamodbReady: Promise.resolve(), sqsPort: portOf(given.sqsEndpoint), pids: [] };
+  // Handed-over emulators are stopped by startLocalCloud's cleanups.
+  if (given) return { dynamodb: given.dynamodbEndpoint, dynamodbReady: given.dynamodbReady, sqsPort: portOf(given.sqsEndpoint), pids: given.pids };
   const emulators = await startLocalEmulators({ region, ...(options.ports ? { ports: options.ports } : {}) });
   cleanups.push(() => emulators.stop());
-  return { dynamodb: emulators.dynamodbEndpoint, sqsPort: portOf(emulators.sqsEndpoint), pids: emulators.pids };
+  return { dynamodb: emulators.dynamodbEndpoint, dynamodbReady: emulators.dynamodbReady, sqsPort: portOf(emulators.sqsEndpoint), pids: emulators.pids };
 };
 
 /** Sets the SDK environment and returns how to put the previous values back. */
@@ -267,9 +290,14 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   });
   const clientConfig = { region, credentials: LOCAL_CREDENTIALS };
   const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqs });
-  const tables = await tracePhase('dynamodb.tables', () => provisionTables(resolver, new DynamoDBClient({ ...clientConfig, endpoint: emulators.dynamodb })));
+  // Everything up to the HTTP API is built while DynamoDB Local's JVM boots: the handlers only
+  // need its endpoint, which is known. The tables are created once it answers, before the HTTP
+  // API opens, so no request can reach a table that does not exist yet.
+  const tables = emulators.dynamodbReady.then(() =>
+    tracePhase('dynamodb.tables', () => provisionTables(resolver, new DynamoDBClient({ ...clientConfig, endpoint: emulators.dynamodb }))),
+  );
+  tables.catch(() => undefined);
   const queues = await tracePhase('sqs.queues', () => provisionQueues(resolver, sqsClient));
-  log({ level: 'info', component: 'cloud', message: `provisioned ${tables.length} tables and ${queues.length} queues` });
 
   // The SDK reads these when a client is created, so they are set before any handler is built.
   const environment = sdkEnvironment({ region, ports, dynamodb: emulators.dynamodb, sqs });
@@ -284,7 +312,9 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   cleanups.push(() => lambdaEndpoint.stop());
   const lambda = createLambdaInvoker({ endpoint: lambdaEndpoint.url, region });
 
-  const stateMachines: LocalStateMachine[] = stateMachinesFromTemplate(resolver);
+  const stateMachines: LocalStateMachine[] = await tracePhase('stepfunctions.definitions', () =>
+    stateMachinesFromTemplate(resolver, options.cacheDir === undefined ? {} : { validated: validatedDefinitionsIn(join(options.cacheDir, 'validated-definitions')) }),
+  );
   const executions = createExecutionService({ stateMachines, lambda, region, lambdaEndpoint: lambdaEndpoint.url, log });
   const stepFunctions: StepFunctionsEndpoint = await startStepFunctionsEndpoint({ service: executions, port: ports.stepFunctions, log });
   cleanups.push(() => stepFunctions.stop(), () => executions.shutdown());
@@ -302,6 +332,8 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
     audience: options.jwt?.audience ?? ['tessera-local'],
     ...(options.jwt?.tenantClaim === undefined ? {} : { tenantClaim: options.jwt.tenantClaim }),
   });
+  const provisioned = await tables;
+  log({ level: 'info', component: 'cloud', message: `provisioned ${provisioned.length} tables and ${queues.length} queues` });
   const spec = httpApiFromTemplate(resolver);
   const api: LocalHttpApi | undefined = spec ? await startHttpApi({ spec, lambda, authority, port: ports.api, log, ...(options.pages ? { pages: options.pages } : {}) }) : undefined;
   if (api) cleanups.push(() => api.stop());
@@ -313,7 +345,7 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
     region,
     environment,
     outputs: resolveOutputs(resolver),
-    resources: { tables, queues, functions: summary(functions), stateMachines: summary(stateMachines) },
+    resources: { tables: provisioned, queues, functions: summary(functions), stateMachines: summary(stateMachines) },
     mintToken: (mint) => authority.mintToken(mint),
     authority,
     executions,

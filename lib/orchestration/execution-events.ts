@@ -24,9 +24,10 @@ export const CLOSED_RUN_ERROR_CODES = {
 } as const satisfies Record<UnfinishedExecutionStatus, string>;
 
 /**
- * Errors the run state machine ends an execution with (its Fail states): the run ended failed
- * (`runFailed`), or Finalize could not record it as failed (`finalizeFailed`). A status change
- * event names them in `detail.error`.
+ * Errors the run state machine ends an execution with (its Fail states): a step failed after its
+ * retries and Finalize recorded the run failed (`runFailed`), or Finalize could not record it
+ * (`finalizeFailed`). A run that fails its policy is recorded by Reconcile and its execution
+ * succeeds. A status change event names them in `detail.error`.
  */
 export const RUN_EXECUTION_ERRORS = { runFailed: 'RunFailed', finalizeFailed: 'FinalizeFailed' } as const;
 

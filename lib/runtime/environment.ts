@@ -24,6 +24,8 @@ export const ENV = {
   tenantClaim: 'TENANT_CLAIM',
   /** JSON array of the kinds this deployment has queues for (api). */
   workerKinds: 'WORKER_KINDS',
+  /** JSON object: worker kind → subtasks it runs at once, `maxConcurrency × batchSize` (api). */
+  workerCapacity: 'WORKER_CAPACITY',
   /** JSON object: worker kind → queue URL (dispatch; deadline, which enqueues hedge copies). */
   queueUrls: 'QUEUE_URLS',
   /** The claim lease in seconds, equal to the worker's timeout (worker). */
@@ -65,6 +67,8 @@ export const FUNCTION_CONFIG = {
     [ENV.tenantClaim]: z.string().min(1).default('custom:tenant'),
     /** The kinds this deployment has queues for; a plan may use only these. */
     [ENV.workerKinds]: jsonVariable(z.array(z.string())),
+    /** Subtasks each kind runs at once; the planner warns when a kind cannot meet its deadlines. */
+    [ENV.workerCapacity]: jsonVariable(z.record(z.string(), z.int().min(1))).optional(),
   }),
   dispatch: z.object({ ...table, ...maxDeadline, ...queueUrls }),
   /** The kind queues too: its Hedge step enqueues a hedged subtask's copies (docs/hedging.md). */

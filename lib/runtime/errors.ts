@@ -1,5 +1,6 @@
 /** Errors of the Lambda runtime glue: configuration and request boundaries. */
 
+/** Base of the runtime glue's errors; catch it to handle any of them. */
 export class RuntimeError extends Error {
   override readonly name: string = 'RuntimeError';
 }
@@ -7,24 +8,24 @@ export class RuntimeError extends Error {
 /** A function's environment is missing or has a malformed variable. Fails the cold start loudly. */
 export class ConfigError extends RuntimeError {
   override readonly name = 'ConfigError';
-  constructor(readonly variables: readonly { name: string; problem: string }[]) {
-    super(`invalid function configuration: ${variables.map((v) => `${v.name} ${v.problem}`).join('; ')}`);
+  constructor(readonly variables: readonly { name: string; problem: string }[], options?: ErrorOptions) {
+    super(`invalid function configuration: ${variables.map((v) => `${v.name} ${v.problem}`).join('; ')}`, options);
   }
 }
 
 /** A Step Functions task or SQS message did not match its schema: a wiring bug, not user input. */
 export class InvalidTaskInput extends RuntimeError {
   override readonly name = 'InvalidTaskInput';
-  constructor(readonly task: string, readonly issues: readonly string[]) {
-    super(`invalid input for ${task}: ${issues.join('; ')}`);
+  constructor(readonly task: string, readonly issues: readonly string[], options?: ErrorOptions) {
+    super(`invalid input for ${task}: ${issues.join('; ')}`, options);
   }
 }
 
 /** The stored request no longer plans (it did when the API accepted it): a deployment changed under the run. */
 export class PlanRejected extends RuntimeError {
   override readonly name = 'PlanRejected';
-  constructor(readonly runId: string, readonly problems: readonly string[]) {
-    super(`run ${runId} cannot be planned: ${problems.slice(0, 5).join('; ')}`);
+  constructor(readonly runId: string, readonly problems: readonly string[], options?: ErrorOptions) {
+    super(`run ${runId} cannot be planned: ${problems.slice(0, 5).join('; ')}`, options);
   }
 }
 
@@ -34,8 +35,8 @@ export class PlanRejected extends RuntimeError {
  */
 export class AwaitTooLate extends RuntimeError {
   override readonly name = 'AwaitTooLate';
-  constructor(readonly subtaskId: string, readonly deadline: string) {
-    super(`subtask ${subtaskId}: the deadline ${deadline} has passed; nothing left to await`);
+  constructor(readonly subtaskId: string, readonly deadline: string, options?: ErrorOptions) {
+    super(`subtask ${subtaskId}: the deadline ${deadline} has passed; nothing left to await`, options);
   }
 }
 

@@ -72,6 +72,11 @@ export interface WorkerDefinition<
   readonly recordNoun: string;
   /** The kind that re-checks this kind's observed gaps; it must share this kind's `output` schema. */
   readonly alternateSource?: string;
+  /**
+   * How long one subtask of this kind typically runs, in seconds. With it the planner warns
+   * (`capacity_short`) when the kind's capacity cannot finish a plan's subtasks by their deadlines.
+   */
+  readonly typicalSeconds?: number;
   /** Schema of the subtask's `input` (the inquiry). Use `z.strictObject({})` when there is none. */
   readonly input: I;
   /** Schema of the findings `run` returns. Output that fails it makes the outcome `invalid`. */
@@ -123,6 +128,8 @@ export interface DefinedWorker {
   readonly label: string;
   readonly recordNoun: string;
   readonly alternateSource?: string;
+  /** Typical seconds one subtask runs, when the kind declares it. */
+  readonly typicalSeconds?: number;
   /** Identity of the findings shape; kinds with the same one are merged together. */
   readonly output: z.ZodType;
   readonly merge: (findings: readonly unknown[]) => Record<string, unknown>;
@@ -147,6 +154,7 @@ interface DeclaredShape {
   readonly label: string;
   readonly recordNoun: string;
   readonly alternateSource?: string;
+  readonly typicalSeconds?: number;
   readonly sources: Readonly<Record<string, { readonly dimension: Dimension }>>;
 }
 
@@ -157,6 +165,8 @@ const checkDefinition = (definition: DeclaredShape): void => {
     throw problem('label and recordNoun must be non-empty and alternateSource a valid kind name');
   }
   if (definition.alternateSource === definition.kind) throw problem('a kind cannot be its own alternate source');
+  const typical = definition.typicalSeconds;
+  if (typical !== undefined && !(Number.isFinite(typical) && typical > 0)) throw problem(`typicalSeconds must be a positive number of seconds (got ${typical})`);
   for (const [tool, source] of Object.entries(definition.sources)) {
     if (!TOOL_NAME.test(tool)) throw problem(`tool name "${tool}" must be 1-64 letters, digits, "_" or "-"`);
     if (source.dimension !== definition.dimension) {
@@ -205,6 +215,7 @@ export const defineWorker = <
     label: definition.label,
     recordNoun: definition.recordNoun,
     ...(definition.alternateSource === undefined ? {} : { alternateSource: definition.alternateSource }),
+    ...(definition.typicalSeconds === undefined ? {} : { typicalSeconds: definition.typicalSeconds }),
     output: definition.output,
     merge: (findings: readonly unknown[]) => definition.merge(findings.map((item) => definition.output.parse(item))),
     ...(summarize === undefined ? {} : { summarize: (result: Record<string, unknown>) => summarize(result as R) }),

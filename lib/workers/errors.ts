@@ -1,5 +1,6 @@
 /**
- * Errors of the worker SDK, its model adapters and its reference worker kinds.
+ * Errors of the worker SDK and its model adapters. A worker kind's own errors live beside that
+ * kind and extend {@link WorkerError} (the reference kinds' do, in examples/app).
  *
  * Three families, because callers treat them differently:
  * - stop reasons (`DeadlineExceeded`, `SubtaskCancelled`): why `ctx.signal` fired; the SDK turns
@@ -13,6 +14,7 @@
  * if (error instanceof WorkerError) logger.warn(error.name);
  */
 
+/** Base of the worker SDK's errors, and of a worker kind's own; catch it to handle any of them. */
 export class WorkerError extends Error {
   override readonly name: string = 'WorkerError';
 }
@@ -25,8 +27,8 @@ export class WorkerError extends Error {
  */
 export class DeadlineExceeded extends WorkerError {
   override readonly name = 'DeadlineExceeded';
-  constructor(readonly deadline: string) {
-    super(`the subtask's deadline ${deadline} passed`);
+  constructor(readonly deadline: string, options?: ErrorOptions) {
+    super(`the subtask's deadline ${deadline} passed`, options);
   }
 }
 
@@ -38,7 +40,7 @@ export class DeadlineExceeded extends WorkerError {
  */
 export class SubtaskCancelled extends WorkerError {
   override readonly name = 'SubtaskCancelled';
-  constructor(options?: { cause?: unknown }) {
+  constructor(options?: ErrorOptions) {
     super('the subtask was cancelled', options);
   }
 }
@@ -59,8 +61,9 @@ export class ScopeViolation extends WorkerError {
     /** What was asked for, summarised (never a payload). */
     readonly requested: string,
     readonly reason: string,
+    options?: ErrorOptions,
   ) {
-    super(`${tool} refused ${requested}: ${reason}`);
+    super(`${tool} refused ${requested}: ${reason}`, options);
   }
 }
 
@@ -75,8 +78,9 @@ export class EstimateMismatch extends WorkerError {
   constructor(
     readonly expected: number,
     readonly requested: number,
+    options?: ErrorOptions,
   ) {
-    super(`a model call must be estimated at ${expected} as the assignment fixes, not ${requested}`);
+    super(`a model call must be estimated at ${expected} as the assignment fixes, not ${requested}`, options);
   }
 }
 
@@ -92,8 +96,9 @@ export class SourceDataError extends WorkerError {
     readonly tool: string,
     readonly source: string,
     readonly detail: string,
+    options?: ErrorOptions,
   ) {
-    super(`${tool}: source ${source} returned an unusable record: ${detail}`);
+    super(`${tool}: source ${source} returned an unusable record: ${detail}`, options);
   }
 }
 
@@ -107,7 +112,7 @@ export class SourceUnavailable extends WorkerError {
   override readonly name = 'SourceUnavailable';
   constructor(
     readonly source: string,
-    options?: { cause?: unknown },
+    options?: ErrorOptions,
   ) {
     super(`source ${source} is not available`, options);
   }
@@ -127,7 +132,7 @@ export class TransientFailure extends WorkerError {
   constructor(
     readonly source: string,
     readonly detail: string,
-    options?: { cause?: unknown },
+    options?: ErrorOptions,
   ) {
     super(`${source}: ${detail}; worth another delivery`, options);
   }
@@ -146,7 +151,7 @@ export class ModelCallFailed extends WorkerError {
     readonly model: string,
     /** The provider's error name, such as `ThrottlingException`. */
     readonly errorName: string,
-    options?: { cause?: unknown },
+    options?: ErrorOptions,
   ) {
     super(`${adapter} model ${model} failed: ${errorName}`, options);
   }
@@ -163,8 +168,9 @@ export class ModelReplyInvalid extends WorkerError {
   constructor(
     readonly adapter: string,
     readonly issues: readonly string[],
+    options?: ErrorOptions,
   ) {
-    super(`${adapter} reply could not be read: ${issues.slice(0, 3).join('; ')}`);
+    super(`${adapter} reply could not be read: ${issues.slice(0, 3).join('; ')}`, options);
   }
 }
 
@@ -176,11 +182,12 @@ export class ModelReplyInvalid extends WorkerError {
  */
 export class OfflineScriptMissing extends WorkerError {
   override readonly name = 'OfflineScriptMissing';
-  constructor(readonly task: string | undefined) {
+  constructor(readonly task: string | undefined, options?: ErrorOptions) {
     super(
       task === undefined
         ? 'the offline model answers tool-use conversations and named tasks; this request offered no tools and named no task'
         : `the offline model has no script for task "${task}" and the request offered no tools`,
+      options,
     );
   }
 }
@@ -196,8 +203,9 @@ export class ModelNotAllowed extends WorkerError {
   constructor(
     readonly model: string,
     readonly allowed: readonly string[],
+    options?: ErrorOptions,
   ) {
-    super(`model "${model}" is not allowed here (allowed: ${allowed.join(', ') || 'none'})`);
+    super(`model "${model}" is not allowed here (allowed: ${allowed.join(', ') || 'none'})`, options);
   }
 }
 
@@ -209,8 +217,8 @@ export class ModelNotAllowed extends WorkerError {
  */
 export class ModelConfigError extends WorkerError {
   override readonly name = 'ModelConfigError';
-  constructor(readonly problems: readonly string[]) {
-    super(`model configuration: ${problems.join('; ')}`);
+  constructor(readonly problems: readonly string[], options?: ErrorOptions) {
+    super(`model configuration: ${problems.join('; ')}`, options);
   }
 }
 
@@ -225,8 +233,9 @@ export class InvalidAssignment extends WorkerError {
   constructor(
     readonly subtaskId: string | undefined,
     readonly issues: readonly string[],
+    options?: ErrorOptions,
   ) {
-    super(`subtask ${subtaskId ?? '(unknown)'} cannot be run: ${issues.slice(0, 5).join('; ')}`);
+    super(`subtask ${subtaskId ?? '(unknown)'} cannot be run: ${issues.slice(0, 5).join('; ')}`, options);
   }
 }
 
@@ -241,8 +250,9 @@ export class UnknownWorkerKind extends WorkerError {
   constructor(
     readonly kind: string,
     readonly known: readonly string[],
+    options?: ErrorOptions,
   ) {
-    super(`unknown worker kind "${kind}" (known: ${known.join(', ') || 'none'})`);
+    super(`unknown worker kind "${kind}" (known: ${known.join(', ') || 'none'})`, options);
   }
 }
 
@@ -257,8 +267,9 @@ export class WorkerDefinitionError extends WorkerError {
   constructor(
     readonly kind: string,
     readonly problem: string,
+    options?: ErrorOptions,
   ) {
-    super(`worker kind "${kind}": ${problem}`);
+    super(`worker kind "${kind}": ${problem}`, options);
   }
 }
 
@@ -273,52 +284,9 @@ export class MergeConflict extends WorkerError {
   constructor(
     readonly key: string,
     readonly kinds: readonly string[],
+    options?: ErrorOptions,
   ) {
-    super(`result key "${key}" is produced by more than one kind of findings (${kinds.join(', ')})`);
-  }
-}
-
-// ---------------------------------------------------------------- reference worker kinds
-
-/**
- * The catalogue has no product with that SKU.
- *
- * @example
- * quote({ sku: 'SKU-PISTACHIO', guests: 10 }); // UnknownProduct
- */
-export class UnknownProduct extends WorkerError {
-  override readonly name = 'UnknownProduct';
-  constructor(readonly sku: string) {
-    super(`the catalogue has no product ${sku}`);
-  }
-}
-
-/**
- * The catering conversation ended without a quote from the scoped tool.
- *
- * @example
- * if (!obtained) throw new NoQuoteProduced(conversation.turns);
- */
-export class NoQuoteProduced extends WorkerError {
-  override readonly name = 'NoQuoteProduced';
-  constructor(readonly turns: number) {
-    super(`the model finished after ${turns} turn(s) without a quote from catering_quote`);
-  }
-}
-
-/**
- * The model's classification of a statement could not be used.
- *
- * @example
- * throw new ClassificationInvalid('stmt-2025-06', 'the model did not call record_deductible with a list of ids');
- */
-export class ClassificationInvalid extends WorkerError {
-  override readonly name = 'ClassificationInvalid';
-  constructor(
-    readonly statement: string,
-    readonly problem: string,
-  ) {
-    super(`classification of ${statement} is unusable: ${problem}`);
+    super(`result key "${key}" is produced by more than one kind of findings (${kinds.join(', ')})`, options);
   }
 }
 

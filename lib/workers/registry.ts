@@ -56,6 +56,7 @@ const info = (kind: DefinedWorker): WorkerKindInfo => ({
   label: kind.label,
   recordNoun: kind.recordNoun,
   ...(kind.alternateSource === undefined ? {} : { alternateSource: kind.alternateSource }),
+  ...(kind.typicalSeconds === undefined ? {} : { typicalSeconds: kind.typicalSeconds }),
   validateInput: (input) => {
     const parsed = kind.parseInput(input);
     return parsed.ok ? [] : parsed.issues;

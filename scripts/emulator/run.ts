@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { CONTEXT_KEYS } from '../../lib/infra/app-context';
+import { STACK_OUTPUTS } from '../../lib/infra/stack-outputs';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const ACCOUNT = '000000000000';
@@ -194,11 +195,11 @@ const stopEmulator = async (emulator: Emulator): Promise<void> => {
 };
 
 const Outputs = z.object({
-  ApiUrl: z.url(),
-  UserPoolId: z.string().min(1),
-  UserPoolClientId: z.string().min(1),
-  SubtaskQueueUrls: z.string().min(2),
-  DeadLetterQueueUrl: z.url(),
+  [STACK_OUTPUTS.apiUrl]: z.url(),
+  [STACK_OUTPUTS.userPoolId]: z.string().min(1),
+  [STACK_OUTPUTS.userPoolClientId]: z.string().min(1),
+  [STACK_OUTPUTS.subtaskQueueUrls]: z.string().min(2),
+  [STACK_OUTPUTS.deadLetterQueueUrl]: z.url(),
 });
 
 const main = async (): Promise<number> => {
@@ -275,7 +276,7 @@ const main = async (): Promise<number> => {
     const outputs = Outputs.parse(z.record(z.string(), z.unknown()).parse(JSON.parse(readFileSync(outputsFile, 'utf8')))[stackName]);
     // The ApiUrl output names AWS's host (`<apiId>.execute-api.<region>.amazonaws.com`); emulators
     // serve the same API under their own `_aws/execute-api/<apiId>/<stage>/` path.
-    const apiId = new URL(outputs.ApiUrl).hostname.split('.')[0];
+    const apiId = new URL(outputs[STACK_OUTPUTS.apiUrl]).hostname.split('.')[0];
     const apiUrl = `${url}/_aws/execute-api/${apiId}/$default/`;
     say(`API ${apiUrl}`);
 
@@ -283,7 +284,7 @@ const main = async (): Promise<number> => {
       const log = join(logDir, 'users.log');
       const out = join(logDir, 'tokens.json');
       const python = external ? 'python3' : join(root, '.venv-emulator', 'bin', 'python');
-      await command('users', 'bash', ['-c', `"$0" "$@" > "${out}" 2>> "${log}"`, python, 'scripts/emulator/users.py', url, REGION, outputs.UserPoolId, outputs.UserPoolClientId, ...TENANTS], awsEnv());
+      await command('users', 'bash', ['-c', `"$0" "$@" > "${out}" 2>> "${log}"`, python, 'scripts/emulator/users.py', url, REGION, outputs[STACK_OUTPUTS.userPoolId], outputs[STACK_OUTPUTS.userPoolClientId], ...TENANTS], awsEnv());
       const read = readFileSync(out, 'utf8');
       rmSync(out); // ID tokens are credentials: they live in this process only
       return z.object({ acme: z.string().min(1), globex: z.string().min(1) }).parse(JSON.parse(read));
@@ -303,8 +304,8 @@ const main = async (): Promise<number> => {
           TESSERA_API_URL: apiUrl,
           TESSERA_TOKEN: tokens.acme,
           TESSERA_OTHER_TENANT_TOKEN: tokens.globex,
-          TESSERA_SUBTASK_QUEUE_URLS: outputs.SubtaskQueueUrls,
-          TESSERA_DEAD_LETTER_QUEUE_URL: outputs.DeadLetterQueueUrl,
+          TESSERA_SUBTASK_QUEUE_URLS: outputs[STACK_OUTPUTS.subtaskQueueUrls],
+          TESSERA_DEAD_LETTER_QUEUE_URL: outputs[STACK_OUTPUTS.deadLetterQueueUrl],
         },
         true,
       ),

@@ -16,12 +16,14 @@
  * (scripts/fuzz/install.sh, run by `npm run test:fuzz`).
  */
 import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { unbanner } from './banner';
 import type { LocalCloud } from '../../lib/local/cloud';
 
 /** The repository, from this script's own location. */
@@ -53,12 +55,25 @@ const fail = (message: string): never => {
   process.exit(2);
 };
 
+/** Copies `from` to `to` line by line through {@link unbanner}. */
+const pipeLines = (from: NodeJS.ReadableStream, to: NodeJS.WritableStream): Promise<void> =>
+  new Promise((resolve, reject) => {
+    const lines = createInterface({ input: from, crlfDelay: Infinity });
+    lines.on('line', (line) => to.write(`${unbanner(line)}\n`));
+    lines.once('close', resolve);
+    lines.once('error', reject);
+  });
+
 /** Runs Schemathesis in `cwd`, where it keeps its own cache, so that nothing lands in the repository. */
 const runSchemathesis = (args: readonly string[], env: NodeJS.ProcessEnv, cwd: string): { done: Promise<number>; stop: () => void } => {
-  const child = spawn(SCHEMATHESIS, args, { stdio: 'inherit', env, cwd });
+  const child = spawn(SCHEMATHESIS, args, { stdio: ['ignore', 'pipe', 'pipe'], env, cwd });
+  const piped = Promise.all([pipeLines(child.stdout, process.stdout), pipeLines(child.stderr, process.stderr)]);
   const done = new Promise<number>((resolve, reject) => {
     child.once('error', reject);
-    child.once('exit', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    child.once('close', (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+  }).then(async (code) => {
+    await piped;
+    return code;
   });
   return { done, stop: () => child.kill('SIGTERM') };
 };

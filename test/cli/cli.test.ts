@@ -9,7 +9,7 @@ import { Coverage } from '../../lib/contract';
 import { createPlanCommand } from '../../lib/cli/plan';
 import { reconcileCommand } from '../../lib/cli/reconcile';
 import { runCli, type CliIo } from '../../lib/cli/router';
-import { farFuture, taxRequest, testCatalog } from '../domain/fixtures';
+import { catalogOf, farFuture, kindInfo, taxRequest, testCatalog } from '../domain/fixtures';
 
 /** An in-memory terminal and file system. */
 const terminal = (files: Record<string, string>) => {
@@ -72,6 +72,24 @@ describe('tessera plan', () => {
     });
     const ok: unknown = JSON.parse((await cli(['plan', '--json', 'tax.json'], { 'tax.json': fixed })).out);
     expect(ok).toMatchObject({ ok: true, subtasks: [{ id: 'A' }, { id: 'B' }, { id: 'C' }, { id: 'D' }] });
+  });
+
+  it('warns, on stderr and in --json, when a kind\'s default capacity cannot meet the deadlines: 200 × 2 s at 25 at once, 10 s', async () => {
+    const timed = catalogOf([kindInfo({ kind: 'ticket-triage', dimension: 'ids', typicalSeconds: 2 })]);
+    const request = {
+      goal: 'Triage the queue',
+      universe: { dimension: 'ids', ids: Array.from({ length: 200 }, (_, i) => `t-${i}`) },
+      split: { worker: 'ticket-triage', chunkSize: 1, deadlineSeconds: 10, budget: { modelCalls: 1, estimatedCostPerCall: 1 } },
+      budget: { modelCalls: 10, costLimit: 10 },
+    };
+    const t = terminal({ 'q.json': JSON.stringify(request) });
+    const plan = { plan: createPlanCommand({ catalog: timed }) };
+    expect(await runCli(['plan', 'q.json'], plan, t.io)).toBe(0);
+    const message = '200 ticket-triage subtasks, 25 at a time of about 2 s each, take 8 waves (16 s): 75 cannot finish by their 10 s deadline';
+    expect(t.err).toEqual([`warning (capacity_short) split.deadlineSeconds: ${message}`]);
+    const json = terminal({ 'q.json': JSON.stringify(request) });
+    await runCli(['plan', 'q.json', '--json'], plan, json.io);
+    expect(JSON.parse(json.out.join('\n'))).toMatchObject({ ok: true, warnings: [{ code: 'capacity_short', worker: 'ticket-triage', path: 'split.deadlineSeconds', message }] });
   });
 
   it('checks deadlines against --max-deadline-seconds', async () => {

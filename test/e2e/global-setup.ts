@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
 import { z } from 'zod';
+import { STACK_OUTPUTS } from '../../lib/infra/stack-outputs';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -59,7 +60,7 @@ export default async function setup(project: TestProject) {
   project.provide('e2e', {
     apiUrl: cloud.apiUrl ?? '',
     tokens: { acme: await token('acme'), globex: await token('globex') },
-    outputs: { SubtaskQueueUrls: cloud.outputs.SubtaskQueueUrls ?? '', DeadLetterQueueUrl: cloud.outputs.DeadLetterQueueUrl ?? '' },
+    outputs: { SubtaskQueueUrls: cloud.outputs[STACK_OUTPUTS.subtaskQueueUrls] ?? '', DeadLetterQueueUrl: cloud.outputs[STACK_OUTPUTS.deadLetterQueueUrl] ?? '' },
     // fauxqs's `sqs.<region>.localhost` host resolves only inside the cloud's own process.
     sqs: { endpoint: loopbackOrigin(cloud.endpoints.sqs), region: cloud.region },
   });

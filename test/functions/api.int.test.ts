@@ -25,7 +25,8 @@ describe('POST /runs', () => {
     expect(answer.statusCode).toBe(202);
     const accepted = RunAccepted.parse(answer.body);
     expect(p.get().issuedRunIds).toContain(accepted.runId);
-    expect(accepted).toEqual({ runId: accepted.runId, status: 'running', location: `/runs/${accepted.runId}` });
+    expect(accepted).toEqual({ runId: accepted.runId, status: 'running', location: `/runs/${accepted.runId}`, warnings: [] });
+    expect(answer.body).toHaveProperty('warnings', []);
     expect(answer.headers.location).toBe(`/runs/${accepted.runId}`);
     expect(p.get().calls.start.filter((call) => call.tenantId === tenant)).toEqual([{ runId: accepted.runId, tenantId: tenant }]);
     const stored = await p.get().ledger.getRun(tenant, accepted.runId);
@@ -197,6 +198,35 @@ describe('every route', () => {
     const answer = await callApi(p.get(), { routeKey: 'DELETE /runs/{runId}', tenant: uniqueName('tenant'), runId: 'r' });
     expect(answer.statusCode).toBe(404);
     expect(errorOf(answer).code).toBe('RouteNotFound');
+  });
+
+  it('answers capacity_short in the 202 when a kind cannot meet the deadlines, and starts the run anyway', async () => {
+    const { executions, calls } = recordingExecutions();
+    const catalog = referenceRegistry.catalog();
+    // tax-statements takes about 40 s, one at a time: A ends at 40 s, B at 80 s, past its 60 s deadline.
+    const timed = { kinds: () => catalog.kinds(), get: (kind: string) => { const info = catalog.get(kind); return info && { ...info, typicalSeconds: 40 }; } };
+    const api = createHandler({
+      ledger: p.get().ledger,
+      executions,
+      catalog: timed,
+      capacity: { 'tax-statements': 1 },
+      maxDeadlineSeconds: 900,
+      tenantClaim: 'custom:tenant',
+      newRunId: () => uniqueName('run'),
+      logger: createLogger('api', { POWERTOOLS_LOG_LEVEL: 'SILENT' }),
+    });
+    const answer = answerOf(await api(apiEvent({ routeKey: 'POST /runs', tenant: uniqueName('tenant'), body: JSON.stringify(halfYearRequest()) })));
+
+    expect(answer.statusCode).toBe(202);
+    expect(RunAccepted.parse(answer.body).warnings).toEqual([
+      {
+        code: 'capacity_short',
+        worker: 'tax-statements',
+        path: 'subtasks.1.deadlineSeconds',
+        message: '2 tax-statements subtasks, 1 at a time of about 40 s each, take 2 waves (80 s): 1 cannot finish by their 60 s deadline',
+      },
+    ]);
+    expect(calls.start).toHaveLength(1);
   });
 
   it('turns an unexpected failure into a generic 500 that leaks nothing', async () => {

@@ -4,12 +4,13 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { z } from 'zod';
 import { renderIntrinsicString } from '../../lib/infra/asl';
+import { STACK_OUTPUTS } from '../../lib/infra/stack-outputs';
 import { functionHandlers } from '../../lib/infra/synthesized';
 import { PACKAGE_ROOT } from '../../lib/infra/tessera-function';
 import { referenceRegistry } from '../../examples/app';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
 import { ENV } from '../../lib/runtime/environment';
-import { RUN_LIST_INDEX } from '../../lib/ledger/table';
+import { ledgerTableDefinition, RUN_LIST_INDEX } from '../../lib/ledger/table';
 import { RUN_ROUTES } from '../../lib/infra/runs-api';
 import { MODEL_ENV } from '../../lib/workers/models/config';
 
@@ -29,27 +30,6 @@ describe('ledger table', () => {
   test('has the ledger keys, TTL, on-demand billing, PITR, SSE and deletion protection', () => {
     synth.template.hasResource('AWS::DynamoDB::Table', {
       Properties: {
-        KeySchema: [
-          { AttributeName: 'pk', KeyType: 'HASH' },
-          { AttributeName: 'sk', KeyType: 'RANGE' },
-        ],
-        AttributeDefinitions: [
-          { AttributeName: 'pk', AttributeType: 'S' },
-          { AttributeName: 'sk', AttributeType: 'S' },
-          { AttributeName: RUN_LIST_INDEX.partitionKey, AttributeType: 'S' },
-          { AttributeName: RUN_LIST_INDEX.sortKey, AttributeType: 'S' },
-        ],
-        // GET /runs reads one tenant's runs, newest first, from this index: never a scan.
-        GlobalSecondaryIndexes: [
-          {
-            IndexName: RUN_LIST_INDEX.indexName,
-            KeySchema: [
-              { AttributeName: RUN_LIST_INDEX.partitionKey, KeyType: 'HASH' },
-              { AttributeName: RUN_LIST_INDEX.sortKey, KeyType: 'RANGE' },
-            ],
-            Projection: { ProjectionType: 'ALL' },
-          },
-        ],
         TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
         BillingMode: 'PAY_PER_REQUEST',
         PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
@@ -59,6 +39,22 @@ describe('ledger table', () => {
       DeletionPolicy: 'Retain',
       UpdateReplacePolicy: 'Retain',
     });
+  });
+
+  test('has exactly the keys and the run-list index of the table DynamoDB Local creates (one definition, two sides)', () => {
+    const tables = synth.template.findResources('AWS::DynamoDB::Table');
+    expect(Object.keys(tables)).toHaveLength(1);
+    const deployed = Object.values(tables)[0]!.Properties;
+    const local = ledgerTableDefinition('any');
+    expect(deployed.KeySchema).toEqual(local.KeySchema);
+    expect(deployed.KeySchema).toEqual([
+      { AttributeName: 'pk', KeyType: 'HASH' },
+      { AttributeName: 'sk', KeyType: 'RANGE' },
+    ]);
+    expect(deployed.AttributeDefinitions).toEqual(local.AttributeDefinitions);
+    // GET /runs reads one tenant's runs, newest first, from this index: never a scan.
+    expect(deployed.GlobalSecondaryIndexes).toEqual(local.GlobalSecondaryIndexes);
+    expect(deployed.GlobalSecondaryIndexes.map((index: { IndexName: string }) => index.IndexName)).toEqual([RUN_LIST_INDEX.indexName]);
   });
 });
 
@@ -193,6 +189,19 @@ describe('functions', () => {
       [ENV.tableName]: { Ref: logicalIdAt(synth.template, 'AWS::DynamoDB::Table', '/Ledger/Resource') },
     });
   });
+
+  test('the api\'s WORKER_CAPACITY is, per kind, what its event source mapping runs at once: MaximumConcurrency × BatchSize', () => {
+    const env = synth.template.toJSON().Resources[functionId('ApiFunction')].Properties.Environment.Variables;
+    const mappings = Object.values(synth.template.findResources('AWS::Lambda::EventSourceMapping')) as {
+      Properties: { EventSourceArn: { 'Fn::GetAtt': [string, string] }; BatchSize: number; ScalingConfig: { MaximumConcurrency: number } };
+    }[];
+    const kindOfQueue = new Map(KINDS.map((kind) => [queueId(kind), kind]));
+    const fromMappings = Object.fromEntries(
+      mappings.map((m) => [kindOfQueue.get(m.Properties.EventSourceArn['Fn::GetAtt'][0]), m.Properties.ScalingConfig.MaximumConcurrency * m.Properties.BatchSize]),
+    );
+    expect(Object.keys(fromMappings).sort()).toEqual([...KINDS].sort());
+    expect(JSON.parse(env[ENV.workerCapacity])).toEqual(fromMappings);
+  });
 });
 
 describe('HTTP API', () => {
@@ -267,12 +276,10 @@ describe('Cognito', () => {
 
 describe('outputs', () => {
   test('name everything a caller and an operator need', () => {
-    expect(Object.keys(synth.template.toJSON().Outputs).sort()).toEqual(
-      ['ApiUrl', 'DeadLetterQueueUrl', 'StateMachineArn', 'SubtaskQueueUrls', 'TableName', 'UserPoolClientId', 'UserPoolId'].sort(),
-    );
-    synth.template.hasOutput('DeadLetterQueueUrl', { Value: { Ref: dlqId() } });
+    expect(Object.keys(synth.template.toJSON().Outputs).sort()).toEqual(Object.values(STACK_OUTPUTS).sort());
+    synth.template.hasOutput(STACK_OUTPUTS.deadLetterQueueUrl, { Value: { Ref: dlqId() } });
     // A JSON object of kind → queue URL, rendered by CloudFormation at deploy time.
-    const queueUrls = JSON.stringify(synth.template.toJSON().Outputs.SubtaskQueueUrls.Value);
+    const queueUrls = JSON.stringify(synth.template.toJSON().Outputs[STACK_OUTPUTS.subtaskQueueUrls].Value);
     expect(queueUrls).toContain('"{\\"tax-statements\\":\\""');
     expect(queueUrls).toContain('catering-quote');
   });

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { EXECUTION_STATUS_CHANGE, UNFINISHED_EXECUTION_STATUSES } from '../../lib/orchestration/execution-events';
+import { createEvaluator } from '../../lib/template/reader';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
 
 /**
@@ -113,21 +114,28 @@ describe('run closure alarms', () => {
     Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')).find((a) => String(a.Metadata?.['aws:cdk:path']).includes(`/Monitoring/${name}/`))
       ?.Properties;
 
-  test('ExecutionsUnfinished counts timed-out and aborted executions and failed ones that left their run open', () => {
+  test('ExecutionsUnfinished counts every failed, timed-out and aborted execution, from the Step Functions metrics themselves', () => {
     const properties = alarm('ExecutionsUnfinished');
     const metrics = properties.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown } } }[];
-    expect(metrics.find((m) => m.Expression)?.Expression).toBe('FILL(timedOut, 0) + FILL(aborted, 0) + FILL(failedOpen, 0)');
+    expect(metrics.find((m) => m.Expression)?.Expression).toBe('FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)');
     const stats = Object.fromEntries(metrics.filter((m) => m.MetricStat).map((m) => [m.Id, [m.MetricStat?.Metric.Namespace, m.MetricStat?.Metric.MetricName]]));
     expect(stats).toEqual({
+      failed: ['AWS/States', 'ExecutionsFailed'],
       timedOut: ['AWS/States', 'ExecutionsTimedOut'],
       aborted: ['AWS/States', 'ExecutionsAborted'],
-      failedOpen: ['Tessera', 'RunsClosedOnExecutionEnd'],
     });
-    expect(metrics.find((m) => m.Id === 'failedOpen')?.MetricStat?.Metric.Dimensions).toEqual([
-      { Name: 'executionStatus', Value: 'FAILED' },
-      { Name: 'service', Value: 'tessera' },
-    ]);
+    for (const m of metrics.filter((m) => m.MetricStat)) {
+      expect(m.MetricStat?.Metric.Dimensions).toEqual([{ Name: 'StateMachineArn', Value: stateMachine }]);
+    }
     expect(properties.Threshold).toBe(0);
+  });
+
+  test('a FAILED execution always means a fault: the only path into a Fail state goes through Finalize', () => {
+    const fails = Object.entries(synth.asl.States).filter(([, s]) => s.Type === 'Fail').map(([name]) => name).sort();
+    expect(fails).toEqual(['FinalizeFailed', 'RunFailed']);
+    const into = (target: string) => Object.entries(synth.asl.States).filter(([, s]) => s.Next === target || (s.Catch ?? []).some((c) => c.Next === target) || (s.Choices ?? []).some((c) => c.Next === target) || s.Default === target).map(([name]) => name);
+    expect(into('RunFailed')).toEqual(['Finalize']);
+    expect(into('FinalizeFailed')).toEqual(['Finalize']);
   });
 
   test('RunClosureFailed alarms on any message in the run-closure dead-letter queue', () => {
@@ -138,5 +146,23 @@ describe('run closure alarms', () => {
       Threshold: 0,
       ComparisonOperator: 'GreaterThanThreshold',
     });
+  });
+});
+
+describe('run closure dashboard', () => {
+  test('the Executions widget graphs every way an execution ends: succeeded, failed, timed out and aborted', () => {
+    const [dashboard] = Object.values(synth.template.findResources('AWS::CloudWatch::Dashboard'));
+    const { resolveString } = createEvaluator({
+      ref: (name) => `<${name}>`,
+      attribute: (id, attribute) => `<${id}.${attribute}>`,
+      error: (path, detail) => new Error(`${path}: ${detail}`),
+      unsupported: (name) => new Error(name),
+    });
+    const body = JSON.parse(resolveString(dashboard?.Properties.DashboardBody, 'DashboardBody')) as {
+      widgets: { properties: { title?: string; metrics?: unknown[][] } }[];
+    };
+    const executions = body.widgets.find((widget) => widget.properties.title === 'Executions');
+    const names = executions?.properties.metrics?.map((metric) => `${String(metric[0])}/${String(metric[1])}`);
+    expect(names).toEqual(['AWS/States/ExecutionsSucceeded', 'AWS/States/ExecutionsFailed', 'AWS/States/ExecutionsTimedOut', 'AWS/States/ExecutionsAborted']);
   });
 });

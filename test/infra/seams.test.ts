@@ -6,9 +6,12 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { STACK_OUTPUTS } from '../../lib/infra/stack-outputs';
 import { OUTCOME_ATTRIBUTES, StoredSubtaskItem } from '../../lib/ledger/items';
+import { synthesizeLocalTemplate } from '../../lib/local/local-template';
 import { RUN_EXECUTION_ERRORS } from '../../lib/orchestration/execution-events';
 import { ENV, FUNCTION_CONFIG, POWERTOOLS_ENV, type FunctionName } from '../../lib/runtime/environment';
+import { CfnTemplate, outputValues } from '../../lib/template/reader';
 import { MODEL_ENV } from '../../lib/workers/models/config';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
 
@@ -29,12 +32,6 @@ const FUNCTION_IDS: Readonly<Record<FunctionName, string>> = {
 /** The functions that parse the model variables (`parseModelConfig`): the api checks a subtask's model, the worker calls it. */
 const MODEL_READERS: readonly FunctionName[] = ['api', 'worker'];
 
-/**
- * Set by the construct, read by no handler: reconcile gets the model variables (and the grant to
- * invoke the model) beside the worker, but today's reconcile does not call a model.
- */
-const SET_BUT_UNREAD: Readonly<Partial<Record<FunctionName, readonly string[]>>> = { reconcile: [MODEL_ENV.provider, MODEL_ENV.modelId] };
-
 const variablesOf = (name: FunctionName): string[] => {
   const id = logicalIdAt(synth.template, 'AWS::Lambda::Function', `/${FUNCTION_IDS[name]}/Function/Resource`);
   return Object.keys(z.record(z.string(), z.unknown()).parse(synth.template.toJSON().Resources[id].Properties.Environment.Variables)).sort();
@@ -49,7 +46,7 @@ describe('the environment seam', () => {
     // Only `bedrock` needs a model id; the optional list of more allowed models is the user's to set.
     const model = MODEL_READERS.includes(name) ? [MODEL_ENV.provider, MODEL_ENV.modelId] : [];
     const read = [...Object.keys(FUNCTION_CONFIG[name].shape), ...model];
-    const set = variablesOf(name).filter((variable) => !everywhere.includes(variable) && !(SET_BUT_UNREAD[name] ?? []).includes(variable));
+    const set = variablesOf(name).filter((variable) => !everywhere.includes(variable));
     expect(set).toEqual([...read].sort());
   });
 
@@ -99,5 +96,16 @@ describe('the run error seam', () => {
   it('ends a failed run and a failed Finalize with the errors a status change event names', () => {
     const fails = Object.values(synth.asl.States).filter((state) => state.Type === 'Fail').map((state) => (state as { Error?: string }).Error);
     expect(fails.sort()).toEqual(Object.values(RUN_EXECUTION_ERRORS).sort());
+  });
+});
+
+describe('the stack output seam', () => {
+  it('the stack writes exactly the outputs STACK_OUTPUTS names', () => {
+    expect(Object.keys(synth.template.toJSON().Outputs).sort()).toEqual(Object.values(STACK_OUTPUTS).sort());
+  });
+
+  it("the local cloud's template writes the queue outputs the end-to-end suite reads, under the stack's names", () => {
+    const local = CfnTemplate.parse(synthesizeLocalTemplate('examples/app/workers.ts'));
+    expect(Object.keys(outputValues(local)).sort()).toEqual([STACK_OUTPUTS.deadLetterQueueUrl, STACK_OUTPUTS.subtaskQueueUrls].sort());
   });
 });

@@ -1,10 +1,13 @@
+import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { StartExecutionCommand } from '@aws-sdk/client-sfn';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ListQueuesCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startLocalCloud, type LocalCloud } from '../../lib/local/cloud';
 import { HandlerLoadError } from '../../lib/local/errors';
 import { HANDLER_METADATA_KEY } from '../../lib/local/lambda-runtime';
 import { REPO_ROOT, synthTestStack } from './stack';
-import { finishedExecution, outputOf, sfnClient, startTestCloud } from './support';
+import { localCredentials, localRegion, sqsClient, uniqueName } from '../support/aws';
+import { eventually, finishedExecution, outputOf, sfnClient, startTestCloud } from './support';
 
 const isRunning = (pid: number): boolean => {
   try {
@@ -63,5 +66,43 @@ describe('startLocalCloud failing to start', () => {
     await expect(attempt).rejects.toThrow(HandlerLoadError);
     await expect(attempt).rejects.toThrow('function Echo (test/local/fixtures/missing.ts): cannot import the handler module');
     expect(process.env).toEqual(before);
+  });
+});
+
+describe('startLocalCloud while DynamoDB Local boots', () => {
+  it('creates the queues and loads the handlers while the JVM boots, and the tables (then the HTTP API) once it answers', { timeout: 120_000 }, async () => {
+    let answer: () => void = () => undefined;
+    const dynamodbReady = new Promise<void>((resolve) => (answer = resolve));
+    const namePrefix = `${uniqueName('boot')}-`;
+    let stopped = 0;
+    const starting = startLocalCloud({
+      template: synthTestStack(),
+      repoRoot: REPO_ROOT,
+      namePrefix,
+      // The shared emulators, handed over as if this cloud had launched a JVM that is still booting.
+      emulators: { dynamodbEndpoint: inject('dynamoEndpoint'), sqsEndpoint: inject('sqsEndpoint'), dynamodbReady, pids: [], stop: async () => void (stopped += 1) },
+    });
+    const sqs = sqsClient();
+    const dynamodb = new DynamoDBClient({ endpoint: inject('dynamoEndpoint'), region: localRegion, credentials: localCredentials });
+    const ours = async () => ({
+      queues: ((await sqs.send(new ListQueuesCommand({ QueueNamePrefix: namePrefix }))).QueueUrls ?? []).length,
+      tables: ((await dynamodb.send(new ListTablesCommand({}))).TableNames ?? []).filter((name) => name.startsWith(namePrefix)).length,
+    });
+    // The handlers are built once the SDK environment points at the cloud's Lambda endpoint.
+    await eventually('the handlers loaded before DynamoDB Local answered', async () => (process.env.AWS_ENDPOINT_URL_LAMBDA ? true : undefined));
+    expect(await ours()).toEqual({ queues: expect.any(Number), tables: 0 });
+    expect((await ours()).queues).toBeGreaterThan(0);
+    const early = await Promise.race([starting.then(() => 'started'), new Promise((resolve) => setTimeout(() => resolve('waiting'), 500))]);
+    expect(early).toBe('waiting');
+
+    answer();
+    const cloud = await starting;
+    try {
+      expect((await ours()).tables).toBe(cloud.resources.tables.length);
+      expect(cloud.resources.tables.length).toBeGreaterThan(0);
+    } finally {
+      await cloud.stop();
+    }
+    expect(stopped).toBe(1);
   });
 });

@@ -138,3 +138,51 @@ describe('SQS event-source mapping emulation: a lost invocation', () => {
     expect(left.Attributes).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
   });
 });
+
+describe('SQS event-source mapping emulation: idle pollers', () => {
+  it("long-poll for SQS's maximum of 20 s, as Lambda's pollers do, wake for a message at once, and stop without waiting the poll out", { timeout: 60_000 }, async () => {
+    const admin = sqsClient();
+    const created = await admin.send(new CreateQueueCommand({ QueueName: uniqueName('idle-pollers') }));
+    const queueUrl = created.QueueUrl as string;
+    const { Attributes } = await admin.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+    // Every ReceiveMessage the pollers send, with the wait it asked for.
+    const waits: number[] = [];
+    const polling = sqsClient();
+    polling.middlewareStack.add(
+      (next) => async (args) => {
+        const input = args.input as { WaitTimeSeconds?: number; QueueUrl?: string };
+        if (input.QueueUrl === queueUrl && input.WaitTimeSeconds !== undefined) waits.push(input.WaitTimeSeconds);
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const delivered: string[] = [];
+    const lambdaServer = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        delivered.push(...(JSON.parse(Buffer.concat(chunks).toString('utf8')) as SQSEvent).Records.map((record) => record.body));
+        response.writeHead(200, { 'content-type': 'application/json' }).end('null');
+      });
+    });
+    await new Promise<void>((resolve) => lambdaServer.listen(0, '127.0.0.1', resolve));
+    const concurrency = 2;
+    const idle = startEventSourceMappings({
+      mappings: [{ logicalId: 'Idle', functionName: 'Worker', queueUrl, queueArn: Attributes?.QueueArn as string, batchSize: 1, maximumBatchingWindowSeconds: 0, concurrency, reportBatchItemFailures: false, enabled: true }],
+      sqs: polling,
+      lambda: createLambdaInvoker({ endpoint: `http://127.0.0.1:${(lambdaServer.address() as AddressInfo).port}`, region: localRegion }),
+      region: localRegion,
+    });
+    try {
+      // Three seconds idle: one long poll per poller (with 1-s polls it was three each).
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      expect(waits).toEqual(Array.from({ length: concurrency }, () => 20));
+      await admin.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'wake' }));
+      await eventually('the message delivered during a long poll', async () => (delivered.length > 0 ? true : undefined));
+      expect(delivered).toEqual(['wake']);
+    } finally {
+      await idle.stop();
+      await new Promise((resolve) => lambdaServer.close(resolve));
+    }
+  });
+});

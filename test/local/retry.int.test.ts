@@ -18,9 +18,9 @@ import { finishedExecution, outputOf, sfnClient } from './support';
 describe('run state machine: transient errors are retried, others are caught', () => {
   let cloud: LocalCloud;
   let sfn: SFNClient;
-  const run = async (input: Record<string, unknown>) => {
+  const run = async (input: Record<string, unknown>, prefix = 'run') => {
     const stateMachineArn = cloud.resources.stateMachines[0]?.arn as string;
-    const runId = uniqueName('run');
+    const runId = uniqueName(prefix);
     const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId, tenantId: 't1', round: 1, ...input }) }));
     return { runId, executionArn: executionArn as string, described: await finishedExecution(sfn, executionArn as string) };
   };
@@ -62,5 +62,12 @@ describe('run state machine: transient errors are retried, others are caught', (
     expect(described.error).toBe('RunFailed');
     expect(states(executionArn, 'StateRetried')).toEqual([]);
     expect(states(executionArn, 'StateEntered')).toEqual([STATE_NAMES.dispatch, STATE_NAMES.finalize, STATE_NAMES.runFailed]);
+  });
+
+  it('a run that Reconcile records as failed by its policy ends its execution SUCCEEDED: only faults fail an execution', async () => {
+    const { executionArn, described } = await run({}, 'fails-policy');
+    expect(described.status).toBe('SUCCEEDED');
+    expect(outputOf(described)).toMatchObject({ status: 'failed' });
+    expect(states(executionArn, 'StateEntered')).toEqual([STATE_NAMES.dispatch, STATE_NAMES.awaitSubtasks, STATE_NAMES.reconcile, STATE_NAMES.nextRound, STATE_NAMES.runEnded]);
   });
 });

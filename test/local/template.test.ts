@@ -4,7 +4,8 @@ import { eventSourceMappingsFromTemplate } from '../../lib/local/event-source-ma
 import { httpApiFromTemplate } from '../../lib/local/http-routes';
 import { functionsFromTemplate } from '../../lib/local/lambda-runtime';
 import { stateMachinesFromTemplate } from '../../lib/local/state-machines';
-import { createResolver, parseTemplate, type CfnTemplate, type LocalEnvironment } from '../../lib/local/template';
+import { createResolver, parseTemplate, type LocalEnvironment } from '../../lib/local/template';
+import type { CfnTemplate } from '../../lib/template/reader';
 import { FIXTURES, synthTestStack, WORK_QUEUE } from './stack';
 
 const environment: LocalEnvironment = {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { UnknownProduct } from '../../lib/workers';
-import { CateringInquiry, quote, referenceCatalog, referenceRegistry } from '../../examples/app';
+import { CateringInquiry, quote, referenceCatalog, referenceRegistry, UnknownProduct } from '../../examples/app';
 import { createTestAllowance, runOffline } from '../../lib/testing';
 
 /**

@@ -133,3 +133,17 @@ describe('merge', () => {
     expect(() => referenceRegistry.merge([{ worker: 'tax-statements', findings: { totalDeductiblePence: 'lots' } }])).toThrow(z.ZodError);
   });
 });
+
+describe('typicalSeconds: a kind may declare how long one subtask typically runs', () => {
+  const timed = (typicalSeconds: number) =>
+    defineWorker({ kind: 'timed', dimension: 'time', label: 'timed', recordNoun: 'rows', typicalSeconds, input: z.strictObject({}), output: Total, sources: {}, merge: sumTotals, run: async () => ({ total: 0 }) });
+
+  it('reaches the planner\'s catalog, and is absent when not declared', () => {
+    expect(createRegistry([timed(2.5)]).catalog().get('timed')?.typicalSeconds).toBe(2.5);
+    expect(createRegistry([totalKind('plain')]).catalog().get('plain')).not.toHaveProperty('typicalSeconds');
+  });
+
+  it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])('refuses %s seconds', (seconds) => {
+    expect(() => timed(seconds)).toThrow(new WorkerDefinitionError('timed', `typicalSeconds must be a positive number of seconds (got ${seconds})`));
+  });
+});

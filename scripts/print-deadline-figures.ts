@@ -1,7 +1,7 @@
 /**
  * Prints the callback-versus-poll table of docs/deadlines.md from the synthesized state machine
  * of the project's worker module (package.json's `"tessera": { "workers": ... }`).
- * Run: `npx tsx lib/infra/print-deadline-figures.ts`.
+ * Run: `npx tsx scripts/print-deadline-figures.ts`.
  */
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -12,10 +12,10 @@ import {
   figuresTable,
   runOverheadEvents,
   subtaskIteration,
-} from './deadline-figures';
-import { TesseraStack } from './stack';
-import { stateMachineDefinition } from './synthesized';
-import { workerModuleFromPackageJson } from '../workers/worker-module';
+} from '../lib/infra/deadline-figures';
+import { TesseraStack } from '../lib/infra/stack';
+import { stateMachineDefinition } from '../lib/infra/synthesized';
+import { workerModuleFromPackageJson } from '../lib/workers/worker-module';
 
 const workers = workerModuleFromPackageJson();
 if (!workers) throw new Error('package.json names no worker module ("tessera": { "workers": PATH })');

@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { checkTiling, readTimePoint } from '../../lib/domain';
+import { GOAL, best } from '../../bench/scout.bench';
+import { calibrationFigures, TOLERANCE } from '../../bench/scout/calibrate';
+import { callsSpent, SCOUT, SCOUT_MODEL, type Account } from '../../bench/scout/model';
+import { firstCompleteCover, hedgeScopes, replayRun, type Copy, type Policy } from '../../bench/scout/policies';
+import { randomFor, type Random } from '../../bench/scout/random';
+import { accountsFor, percentile, replay, summarise, type Summary } from '../../bench/scout/replay';
+
+const DEADLINE = SCOUT.deadlineSeconds;
+const YEAR = { from: '2025-01-01', toExclusive: '2026-01-01' };
+
+describe('the seeded streams', () => {
+  it('repeat for the same seed and keys, and differ for another key', () => {
+    const draw = (key: number) => Array.from({ length: 5 }, randomFor(15, 3, key).uniform);
+    expect(draw(1)).toEqual(draw(1));
+    expect(draw(1)).not.toEqual(draw(2));
+    expect(draw(1).every((u) => u >= 0 && u < 1)).toBe(true);
+  });
+});
+
+describe('the hedge step', () => {
+  it('cuts a 7-day scope into 3 pieces of whole days with the planner splitter, which tile it', () => {
+    const scope = { from: '2025-01-01', toExclusive: '2025-01-08' };
+    const pieces = hedgeScopes({ kind: 'subdivide', deadlineSeconds: DEADLINE, afterSeconds: 10, pieces: 3 }, scope);
+    // 7 days in 3 parts: cuts at ⌊7i/3⌋ = 0, 2, 4, 7.
+    expect(pieces).toEqual([
+      { from: '2025-01-01', toExclusive: '2025-01-03' },
+      { from: '2025-01-03', toExclusive: '2025-01-05' },
+      { from: '2025-01-05', toExclusive: '2025-01-08' },
+    ]);
+    expect(checkTiling({ dimension: 'time', ...scope }, pieces.map((p, i) => ({ id: `p${i}`, scope: p })))).toEqual([]);
+  });
+
+  it('replicates the same scope once, and starts nothing for the unhedged policies', () => {
+    expect(hedgeScopes({ kind: 'replicate', deadlineSeconds: DEADLINE, afterSeconds: 10 }, YEAR)).toEqual([YEAR]);
+    expect(hedgeScopes({ kind: 'none', deadlineSeconds: DEADLINE }, YEAR)).toEqual([]);
+  });
+});
+
+describe('the winner rule: the first complete cover', () => {
+  const copy = (id: string, group: string, scope: { from: string; toExclusive: string }, start: number, seconds: number): Copy => ({ id, group, scope, notes: 1, start, seconds, deadline: DEADLINE });
+  const H1 = { from: '2025-01-01', toExclusive: '2025-07-01' };
+  const H2 = { from: '2025-07-01', toExclusive: '2026-01-01' };
+
+  it('lets the pieces win when the original misses its deadline: at the last piece', () => {
+    const cover = firstCompleteCover(YEAR, [copy('C', 'original', YEAR, 0, 30), copy('C.p1', 'subdivide', H1, 11, 1), copy('C.p2', 'subdivide', H2, 11, 3)]);
+    expect(cover).toEqual({ group: 'subdivide', at: 14, ids: ['C.p1', 'C.p2'] });
+  });
+
+  it('lets the original win when it finishes before the last piece, and on a tie', () => {
+    const pieces = [copy('C.p1', 'subdivide', H1, 11, 1), copy('C.p2', 'subdivide', H2, 11, 3)];
+    expect(firstCompleteCover(YEAR, [copy('C', 'original', YEAR, 0, 13), ...pieces])?.group).toBe('original');
+    expect(firstCompleteCover(YEAR, [copy('C', 'original', YEAR, 0, 14), ...pieces])).toEqual({ group: 'original', at: 14, ids: ['C'] });
+  });
+
+  it('lets a replica win at its own finish', () => {
+    expect(firstCompleteCover(YEAR, [copy('C', 'original', YEAR, 0, 22), copy('C.r1', 'replicate', YEAR, 9, 11)])).toEqual({ group: 'replicate', at: 20, ids: ['C.r1'] });
+  });
+
+  it('finds no cover when one piece misses the deadline and the original does too', () => {
+    expect(firstCompleteCover(YEAR, [copy('C', 'original', YEAR, 0, 40), copy('C.p1', 'subdivide', H1, 11, 1), copy('C.p2', 'subdivide', H2, 11, 14)])).toBeNull();
+  });
+
+  it('never counts pieces that leave a gap, even when all finish in time', () => {
+    const short = { from: '2025-07-02', toExclusive: '2026-01-01' };
+    expect(firstCompleteCover(YEAR, [copy('C', 'original', YEAR, 0, 40), copy('C.p1', 'subdivide', H1, 11, 1), copy('C.p2', 'subdivide', short, 11, 2)])).toBeNull();
+  });
+});
+
+describe('model calls', () => {
+  it('charge one call per 20 notes read, the call in flight included', () => {
+    const model = { ...SCOUT_MODEL, notesPerCall: 20 };
+    expect(callsSpent(model, 100, 50, 10)).toBe(1); // 20 notes
+    expect(callsSpent(model, 100, 50, 11)).toBe(2); // 22 notes: the second call has started
+    expect(callsSpent(model, 100, 50, 60)).toBe(5); // finished: all 100
+    expect(callsSpent(model, 100, 50, 0)).toBe(0); // never ran
+  });
+});
+
+describe('one replayed run, by hand', () => {
+  // No noise (Z = 0): an attempt at n notes takes exactly 2 + 0.0575 n seconds.
+  const still: Random = { uniform: () => 0.5, normal: () => 0 };
+  const model = { ...SCOUT_MODEL, baseSeconds: 2, secondsPerNote: 0.0575, notesPerCall: 20, overheadSeconds: 1, roundGapSeconds: 1, hedgeDispatchSeconds: 1 };
+  // 600 notes over four days, 150 a day: the whole account takes 2 + 34.5 = 36.5 s.
+  const day = (d: number) => (readTimePoint(`2025-01-0${d}`) as { ms: number }).ms;
+  const times = Float64Array.from({ length: 600 }, (_, i) => day(1 + Math.floor(i / 150)) + (i % 150) * 1000);
+  const account: Account = { notes: 600, scope: { from: '2025-01-01', toExclusive: '2025-01-05' }, noteTimes: () => times };
+  const run = (policy: Policy) => replayRun(model, policy, account, () => still);
+
+  it('no retry: missing at the 25-s deadline, charged the calls started by then', () => {
+    // 25 / 36.5 of 600 notes = 410.96 notes: 21 calls started.
+    expect(run({ kind: 'none', deadlineSeconds: 25 })).toMatchObject({ covered: false, seconds: 26, calls: 21, silentGap: false });
+  });
+
+  it('serial retry: the retry starts at 26 s and finishes at 62.5 s', () => {
+    expect(run({ kind: 'retry', deadlineSeconds: 25, retryDeadlineSeconds: 40 })).toMatchObject({ covered: true, winner: 'retry', seconds: 63.5, calls: 21 + 30, lostCalls: 21 });
+  });
+
+  it('replicate at 10 s: the replica is as slow, so the run still misses and pays for both', () => {
+    // The replica runs from 11 s to the deadline: 14 / 36.5 of 600 = 230.1 notes, 12 calls.
+    expect(run({ kind: 'replicate', deadlineSeconds: 25, afterSeconds: 10 })).toMatchObject({ covered: false, seconds: 26, calls: 21 + 12 });
+  });
+
+  it('subdivide ×4 at 10 s: four one-day pieces of 150 notes win at 21.625 s', () => {
+    // Each piece: 2 + 0.0575 × 150 = 10.625 s from 11 s; 8 calls each. The original ran
+    // 21.625 s: 355.5 notes, 18 calls, charged although it lost.
+    expect(run({ kind: 'subdivide', deadlineSeconds: 25, afterSeconds: 10, pieces: 4 })).toEqual({
+      covered: true,
+      winner: 'subdivide',
+      seconds: 22.625,
+      calls: 4 * 8 + 18,
+      lostCalls: 18,
+      hedged: true,
+      silentGap: false,
+      partlyRead: false,
+      piecesTile: true,
+    });
+  });
+});
+
+describe('the what-if handover, by hand', () => {
+  const still: Random = { uniform: () => 0.5, normal: () => 0 };
+  const model = { ...SCOUT_MODEL, baseSeconds: 2, secondsPerNote: 0.0575, notesPerCall: 20, overheadSeconds: 1, hedgeDispatchSeconds: 1 };
+  const day = (d: number) => (readTimePoint(`2025-01-0${d}`) as { ms: number }).ms;
+  const times = Float64Array.from({ length: 600 }, (_, i) => day(1 + Math.floor(i / 150)) + (i % 150) * 1000);
+  const account: Account = { notes: 600, scope: { from: '2025-01-01', toExclusive: '2025-01-05' }, noteTimes: () => times };
+
+  it('hands the read days over at 11 s and splits only the unread rest', () => {
+    // At 11 s the original (36.5 s in all) has read ⌊600 × 11 / 36.5⌋ = 180 notes, 9 calls: all of
+    // day 1 and part of day 2. It keeps 2025-01-01..02; the rest, three days, is cut into three
+    // one-day pieces (fewer days than the 4 pieces asked for), each 150 notes: 10.625 s, 8 calls.
+    const result = replayRun(model, { kind: 'subdivide', deadlineSeconds: 25, afterSeconds: 10, pieces: 4, unreadOnly: true }, account, () => still);
+    expect(result).toMatchObject({ covered: true, winner: 'subdivide', seconds: 22.625, calls: 9 + 3 * 8, lostCalls: 0, silentGap: false });
+  });
+});
+
+describe('the calibration', () => {
+  it(`reproduces Scout's figures with seed 15 on ${SCOUT.runs} runs, within ±0.5 points and ±3 s`, () => {
+    const figures = calibrationFigures(SCOUT_MODEL, 15, SCOUT.runs);
+    // ±0.5 points of 2,340 runs is ±11.7 runs around 143.
+    expect(Math.abs(figures.missedRuns - SCOUT.missedRuns)).toBeLessThanOrEqual(11);
+    expect(Math.abs(figures.missingAfterRetry - SCOUT.missingAfterRetry)).toBeLessThanOrEqual(TOLERANCE.share);
+    expect(Math.abs(figures.p95NoRetry - SCOUT.p95NoRetrySeconds)).toBeLessThanOrEqual(TOLERANCE.seconds);
+    expect(Math.abs(figures.p95Retry - SCOUT.p95RetrySeconds)).toBeLessThanOrEqual(TOLERANCE.seconds);
+  });
+
+  it('holds for the model itself, on 20,000 runs of another seed', () => {
+    const figures = calibrationFigures(SCOUT_MODEL, 16, 20_000);
+    expect(Math.abs(figures.missedShare - SCOUT.missedRuns / SCOUT.runs)).toBeLessThanOrEqual(TOLERANCE.share);
+    expect(Math.abs(figures.missingAfterRetry - SCOUT.missingAfterRetry)).toBeLessThanOrEqual(TOLERANCE.share);
+    expect(Math.abs(figures.p95Retry - SCOUT.p95RetrySeconds)).toBeLessThanOrEqual(TOLERANCE.seconds);
+  });
+});
+
+describe('subdivide replays', () => {
+  it('never report a run covered with part of its scope unread (whole-scope pieces and the what-if)', () => {
+    const accounts = accountsFor(SCOUT_MODEL, 15, 400);
+    for (const [pieces, unreadOnly] of [[2, false], [5, false], [8, false], [4, true], [8, true]] as const) {
+      const results = replay(SCOUT_MODEL, { kind: 'subdivide', deadlineSeconds: DEADLINE, afterSeconds: 4, pieces, unreadOnly }, 15, accounts);
+      expect(results.filter((r) => r.winner === 'subdivide').length).toBeGreaterThan(0);
+      expect(summarise(results)).toMatchObject({ silentGaps: 0, untiled: 0 });
+      expect(summarise(results).tilingChecked).toBe(results.filter((r) => r.hedged).length);
+    }
+  });
+});
+
+describe('percentiles and the choice of the best setting', () => {
+  it('takes the nearest rank', () => {
+    expect(percentile([5, 1, 4, 2, 3], 0.5)).toBe(3);
+    expect(percentile(Array.from({ length: 100 }, (_, i) => i + 1), 0.95)).toBe(95);
+  });
+
+  const summary = (missingShare: number, callsPerRun: number): Summary => ({
+    runs: 1000, missing: Math.round(missingShare * 1000), missingShare, silentGaps: 0, p50: 9, p95: 26, callsPerRun, lostCallsPerRun: 0, hedgedShare: 0.1, partlyRead: 0, tilingChecked: 0, untiled: 0,
+  });
+  const policy = (afterSeconds: number): Policy => ({ kind: 'replicate', deadlineSeconds: DEADLINE, afterSeconds });
+
+  it('prefers the whole goal, then the cheapest that meets the missing goal, then the fewest missing', () => {
+    const whole = [{ policy: policy(5), summary: summary(0.013, 11.4) }, { policy: policy(6), summary: summary(0.01, 11.5) }, { policy: policy(7), summary: summary(0.02, 10) }];
+    expect(best(whole, 10).policy).toEqual(policy(6));
+    const costly = [{ policy: policy(5), summary: summary(0.013, 16) }, { policy: policy(6), summary: summary(0.01, 17) }, { policy: policy(7), summary: summary(0.02, 10) }];
+    expect(best(costly, 10).policy).toEqual(policy(5));
+    const short = [{ policy: policy(5), summary: summary(0.03, 16) }, { policy: policy(6), summary: summary(0.05, 10) }];
+    expect(best(short, 10).policy).toEqual(policy(5));
+    expect(GOAL.callsRatio).toBe(1.15);
+  });
+});
