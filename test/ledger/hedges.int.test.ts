@@ -219,3 +219,53 @@ describe('subdivide: every piece ok is the cover', () => {
     await expect(suite.ledger.recordOutcome(replica, okOutcome('A.h1', '2025-01-01', '2025-03-31', 1))).rejects.toMatchObject({ name: 'DeadlinePassed' });
   });
 });
+
+describe('readManifest, for reconcile', () => {
+  /** Each piece reads its whole scope: observed from its first day to its last. */
+  const wholePiece = (copy: DispatchedSubtask, recordCount: number) => {
+    const scope = copy.assigned as { from: string; toExclusive: string };
+    const last = new Date(Date.parse(scope.toExclusive) - 86_400_000).toISOString().slice(0, 10);
+    return okOutcome(copy.id, scope.from, last, recordCount);
+  };
+
+  it('returns, for a subtask won by its pieces, the winning pieces’ outcomes; the copies stay out of the manifest', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 2 });
+    await run.claim('A');
+    const { copies } = await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    // Q1 2025 in whole days: 1 Jan to 14 Feb (45 days) and 15 Feb to 31 Mar (45 days).
+    expect(copies.map((c) => [c.id, c.assigned])).toEqual([
+      ['A.h1', { from: '2025-01-01', toExclusive: '2025-02-15' }],
+      ['A.h2', { from: '2025-02-15', toExclusive: '2025-04-01' }],
+    ]);
+    for (const [i, copy] of copies.entries()) await suite.ledger.recordOutcome(await run.claim(copy.id), wholePiece(copy, 10 + i));
+
+    const read = await suite.ledger.readManifest(run.tenantId, run.runId);
+    expect(read.manifest.subtasks.map((s) => s.id)).toEqual(['A']);
+    expect(read.outcomes.map((o) => [o.subtaskId, o.state])).toEqual([['A', 'ok']]);
+    expect([...read.pieces.keys()]).toEqual(['A']);
+    expect(read.pieces.get('A')?.map((o) => [o.subtaskId, o.state, o.observed])).toEqual([
+      ['A.h1', 'ok', { minDate: '2025-01-01', maxDate: '2025-02-14', recordCount: 10 }],
+      ['A.h2', 'ok', { minDate: '2025-02-15', maxDate: '2025-03-31', recordCount: 11 }],
+    ]);
+  });
+
+  it('returns no pieces when a replica won, or when the original won after a piece failed', async () => {
+    const replicated = await hedgedRun({ afterSeconds: 10, mode: 'replicate', copies: 2 });
+    await suite.ledger.startHedge({ ...replicated, subtaskId: 'A' });
+    await suite.ledger.recordOutcome(await replicated.claim('A.h1'), okOutcome('A.h1', '2025-01-01', '2025-03-31', 42));
+    const byReplica = await suite.ledger.readManifest(replicated.tenantId, replicated.runId);
+    expect(byReplica.pieces.size).toBe(0);
+    // The replica's outcome is A's own: reconcile reads it as A's.
+    expect(byReplica.outcomes.map((o) => [o.subtaskId, o.state, o.observed])).toEqual([['A', 'ok', { minDate: '2025-01-01', maxDate: '2025-03-31', recordCount: 42 }]]);
+
+    const subdivided = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 2 });
+    const original = await subdivided.claim('A');
+    const { copies } = await suite.ledger.startHedge({ ...subdivided, subtaskId: 'A' });
+    await suite.ledger.recordOutcome(await subdivided.claim(copies[0]!.id), wholePiece(copies[0]!, 10));
+    await suite.ledger.recordOutcome(await subdivided.claim(copies[1]!.id), { subtaskId: copies[1]!.id, state: 'empty', observed: null });
+    await suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 40));
+    const byOriginal = await suite.ledger.readManifest(subdivided.tenantId, subdivided.runId);
+    expect(byOriginal.pieces.size).toBe(0);
+    expect(byOriginal.outcomes.map((o) => [o.subtaskId, o.state])).toEqual([['A', 'ok']]);
+  });
+});
