@@ -16,7 +16,8 @@ export const DEFAULT_MAX_DEADLINE_SECONDS = 900;
 /**
  * The most subtasks one plan may dispatch in its first round. The history bound of one
  * execution ({@link firstRoundBound}: 1,038 to 1,040 with the callback design, by `maxRounds`)
- * is checked as well; today this cap is the lower of the two.
+ * is checked as well; today this cap is the lower of the two, unless subtasks declare a hedge,
+ * which costs the history more ({@link firstRoundFits}: at most 594 all hedged, maxRounds 2).
  */
 export const MAX_SUBTASKS = 1000;
 
@@ -278,7 +279,8 @@ const dispatched = (draft: Draft): DispatchedSubtask => {
  * invalid worker input, a deadline outside `1..maxDeadlineSeconds`, a subtask allowance
  * larger than the run's budget, a `model` the catalog does not allow, a declared question
  * nobody was given, or more than {@link MAX_SUBTASKS} subtasks or than one execution's history
- * holds across the rounds the policy allows ({@link firstRoundBound}). Nothing is dispatched here.
+ * holds across the rounds the policy allows, hedged subtasks counted at their costlier path
+ * ({@link firstRoundFits}). Nothing is dispatched here.
  *
  * @example
  * const plan = planRun(request, catalog, { maxDeadlineSeconds: 900 });
