@@ -29,6 +29,12 @@ export const ChaosInput = z.strictObject({
   modelCalls: z.int().min(0).max(10).default(0),
   /** Assigned ids the source has no record for: the worker finds nothing there, so they are not observed (a coverage gap). */
   absent: z.array(z.string().min(1)).max(1000).default([]),
+  /**
+   * Seconds the subtask as planned waits after its model calls, before reading; its hedge copies
+   * (replicas and pieces, `lineage.kind: "hedge"`) do not wait. A slow first copy, deterministic,
+   * for the hedging suite: the copy wins the race and the original's spend stays charged.
+   */
+  slowOriginalSeconds: z.int().min(0).max(60).default(0),
   /** `ids` lists the ids read in the findings; `count` only counts them (for universes of 100,000 ids). */
   report: z.enum(['ids', 'count']).default('ids'),
 });
@@ -71,13 +77,15 @@ export const chaosKind = defineWorker({
     ...(all.some((f) => f.records !== undefined) ? { records: all.reduce((sum, f) => sum + (f.records ?? f.touched.length), 0) } : {}),
   }),
   run: async (ctx) => {
-    const { fault, delayMs, recoversAt, modelCalls, report } = ctx.assignment.input;
+    const { fault, delayMs, recoversAt, modelCalls, report, slowOriginalSeconds } = ctx.assignment.input;
     if (fault === 'transient' && (recoversAt === undefined || Date.now() < Date.parse(recoversAt))) {
       throw new TransientFailure('chaos', 'the source answered 503 (injected)');
     }
     for (let call = 0; call < modelCalls; call += 1) {
       await ctx.model.call({ task: CHAOS_MODEL_TASK, messages: [userText(`call ${call + 1} of ${modelCalls}`)] });
     }
+    // Deliberately not passing ctx.signal either: the original must still try to record after a copy won.
+    if (slowOriginalSeconds > 0 && ctx.assignment.lineage?.kind !== 'hedge') await sleep(slowOriginalSeconds * 1000);
     const absent = new Set(ctx.assignment.input.absent);
     const touched: string[] = [];
     for (const id of ctx.assignment.scope.ids) if (!absent.has(id)) touched.push(...(await ctx.tools.read({ id })).map((row) => row.id));

@@ -133,10 +133,11 @@ export const reconcileRun =
       deps.logger.info('execution ended after its run was closed', { status: read.run.status, executionStatus: task.closes.executionStatus });
       return { next: 'finish', ...ref, round, status: read.run.status };
     }
-    if (task.mode === 'reconcile' && read.run.status === 'running' && planNextRound(manifest, read.outcomes).length > 0) {
+    // A subtask won by its subdivide pieces is judged by the pieces' observations.
+    const reconciliation = reconcile(manifest, read.outcomes, read.pieces);
+    if (task.mode === 'reconcile' && read.run.status === 'running' && planNextRound(manifest, read.outcomes, reconciliation).length > 0) {
       return { next: 'dispatch', ...ref, round: round + 1 };
     }
-    const reconciliation = reconcile(manifest, read.outcomes);
     // A running run that reconciled its last round closes because no follow-up fits: say which.
     const coverage = buildCoverage(manifest, read.outcomes, reconciliation, { closing: task.mode === 'reconcile' && read.run.status === 'running' });
     const decision = decideStatus(manifest, coverage, reconciliation);

@@ -41,10 +41,12 @@ export interface DispatchDeps {
   readonly logger: Logger;
 }
 
-/** The deadline function: arms, awaits and seals one Map iteration. */
+/** The deadline function: arms, awaits, hedges and seals one Map iteration. */
 export interface DeadlineDeps {
   readonly ledger: Ledger;
   readonly executions: RunExecutions;
+  /** The kind queues, on which the Hedge step enqueues a hedged subtask's copies. */
+  readonly queue: SubtaskQueue;
   readonly now: () => number;
   readonly logger: Logger;
 }

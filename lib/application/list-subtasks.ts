@@ -91,7 +91,7 @@ export const listSubtasks = async (ledger: Ledger, input: { readonly tenantId: s
   if (read.kind === 'unknown_position') return { kind: 'invalid', problems: [cursorProblem('is not a cursor this API returned')] };
   const last = read.subtasks.at(-1);
   const nextCursor = read.more && last !== undefined ? encodeSubtaskCursor(tenantId, runId, last.subtaskId) : undefined;
-  return { kind: 'ok', list: SubtaskList.parse({ subtasks: toSubtaskViews(read.subtasks, read.late), ...(nextCursor === undefined ? {} : { nextCursor }) }) };
+  return { kind: 'ok', list: SubtaskList.parse({ subtasks: toSubtaskViews(read.subtasks, read.late, read.copies), ...(nextCursor === undefined ? {} : { nextCursor }) }) };
 };
 
 /**

@@ -1,6 +1,6 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { AlreadySealed, AlreadyTerminal, ClaimHeld, DeadlinePassed, LeaseLost, RunCancelled, RunEnded, type Claim } from '../ledger';
+import { AlreadySealed, AlreadyTerminal, ClaimHeld, DeadlinePassed, HedgeLost, LeaseLost, RunCancelled, RunEnded, type Claim } from '../ledger';
 import { METRICS } from '../observability/metrics';
 import { SubtaskMessage } from '../queue/message';
 import { backoffSeconds } from '../queue/redelivery';
@@ -27,8 +27,11 @@ const isOneOf = (error: unknown, classes: readonly ErrorClass[]) => classes.some
 export const NOTHING_TO_DO: readonly ErrorClass[] = [ClaimHeld, AlreadyTerminal, RunCancelled, RunEnded, DeadlinePassed];
 /** The result was refused but kept by the ledger as late evidence; the sealed state stands. */
 export const KEPT_LATE: readonly ErrorClass[] = [AlreadySealed, DeadlinePassed, RunCancelled, RunEnded];
-/** While the worker ran, a newer generation replaced it or the run ended: not a delivery failure. */
-const ENDED_WHILE_WORKING: readonly ErrorClass[] = [LeaseLost, ...NOTHING_TO_DO];
+/**
+ * While the worker ran, a newer generation replaced it, the run ended, or its hedged race was
+ * won by another copy (its spend stays charged): not a delivery failure.
+ */
+const ENDED_WHILE_WORKING: readonly ErrorClass[] = [LeaseLost, HedgeLost, ...NOTHING_TO_DO];
 
 /**
  * For steps that only make recovery faster (releasing a claim early, redelivering sooner): if one

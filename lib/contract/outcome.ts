@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { FileScope, ItemId, Scope, TimePoint } from './scope';
-import { QuestionId, SubtaskBudget, SubtaskId, WorkerInput, WorkerKind } from './run-request';
+import { Hedge, HedgeMode, QuestionId, SubtaskBudget, SubtaskId, WorkerInput, WorkerKind } from './run-request';
 
 /** Every dispatched subtask ends in exactly one of these. */
 export const TerminalState = z.enum(['ok', 'timed_out', 'invalid', 'empty', 'cancelled']);
@@ -66,10 +66,19 @@ export const Outcome = z.object({
 export type Outcome = z.infer<typeof Outcome>;
 export type OutcomeInput = z.input<typeof Outcome>;
 
+/** Who won a hedged subtask's race: a replica, or every piece (an original that wins records no winner). */
+export const HedgeWinner = z.discriminatedUnion('by', [
+  z.object({ by: z.enum(['original', 'replica']), id: SubtaskId }),
+  z.object({ by: z.literal('pieces'), ids: z.array(SubtaskId).min(1) }),
+]);
+export type HedgeWinner = z.infer<typeof HedgeWinner>;
+
 /** How a subtask came to exist beyond the first round. */
 export const Lineage = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('retry'), of: SubtaskId, attempt: z.int().min(2) }),
   z.object({ kind: z.literal('recheck'), of: SubtaskId, gap: Scope }),
+  /** A hedge copy of subtask `of`: replica or piece number `copy` (1-based), racing it on its allowance. */
+  z.object({ kind: z.literal('hedge'), of: SubtaskId, mode: HedgeMode, copy: z.int().min(1) }),
 ]);
 export type Lineage = z.infer<typeof Lineage>;
 
@@ -89,5 +98,7 @@ export const DispatchedSubtask = z.object({
   input: WorkerInput.optional(),
   model: z.string().optional(),
   lineage: Lineage.optional(),
+  /** The hedge the subtask declared; its copies carry `lineage.kind: "hedge"` instead. */
+  hedge: Hedge.optional(),
 });
 export type DispatchedSubtask = z.infer<typeof DispatchedSubtask>;

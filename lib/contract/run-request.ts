@@ -55,6 +55,37 @@ export type RunBudget = z.infer<typeof RunBudget>;
 /** Worker-kind-specific input (the inquiry). Validated against the kind's own schema. */
 export const WorkerInput = z.record(z.string(), z.unknown());
 
+/** Bounds of a hedge's `copies`. */
+export const HEDGE_COPIES = { min: 2, max: 8 } as const;
+
+/**
+ * How a hedge races a slow subtask: `replicate` runs more copies of the same assignment;
+ * `subdivide` runs narrower pieces that tile the subtask's scope (see docs/hedging.md).
+ */
+export const HedgeMode = z.enum(['replicate', 'subdivide']);
+export type HedgeMode = z.infer<typeof HedgeMode>;
+
+/**
+ * A hedge: when the subtask has not ended `afterSeconds` after its dispatch, start copies that
+ * race it. Every copy and piece spends from the subtask's one allowance; the first complete
+ * cover wins.
+ */
+export const Hedge = z.object({
+  /** Seconds after dispatch; must be less than the subtask's `deadlineSeconds`. */
+  afterSeconds: z.int().min(1, 'must be at least 1 second'),
+  mode: HedgeMode,
+  /**
+   * `replicate`: copies in flight including the original (2 means one replica).
+   * `subdivide`: the number of pieces the scope is cut into.
+   */
+  copies: z
+    .int()
+    .min(HEDGE_COPIES.min, `must be at least ${HEDGE_COPIES.min}`)
+    .max(HEDGE_COPIES.max, `must be at most ${HEDGE_COPIES.max}`)
+    .default(HEDGE_COPIES.min),
+});
+export type Hedge = z.infer<typeof Hedge>;
+
 const delegationFields = {
   worker: WorkerKind,
   questionIds: z.array(QuestionId).default([]),
@@ -67,6 +98,8 @@ const delegationFields = {
   input: WorkerInput.optional(),
   /** Model adapter for this subtask, such as `offline` or a Bedrock model id allowed by the deployment. */
   model: PlainText.min(1).max(128).optional(),
+  /** Start copies that race the subtask when it is slow. */
+  hedge: Hedge.optional(),
 };
 
 const requireJustification = (value: { required: boolean; justification?: string | undefined }, ctx: z.RefinementCtx) => {
@@ -75,10 +108,22 @@ const requireJustification = (value: { required: boolean; justification?: string
   }
 };
 
+/** A hedge must be due before the deadline, or it could never start. */
+const requireHedgeBeforeDeadline = (value: { deadlineSeconds: number; hedge?: Hedge | undefined }, ctx: z.RefinementCtx) => {
+  if (value.hedge !== undefined && value.hedge.afterSeconds >= value.deadlineSeconds) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['hedge', 'afterSeconds'],
+      message: `must be less than deadlineSeconds (${value.deadlineSeconds}; got ${value.hedge.afterSeconds}): a hedge due at the deadline could never start`,
+    });
+  }
+};
+
 /** One delegation written by hand. Its scope must match the universe's dimension. */
 export const SubtaskSpec = z
   .object({ id: SubtaskId, scope: Scope, ...delegationFields })
-  .superRefine(requireJustification);
+  .superRefine(requireJustification)
+  .superRefine(requireHedgeBeforeDeadline);
 export type SubtaskSpec = z.infer<typeof SubtaskSpec>;
 
 /**
@@ -97,6 +142,7 @@ export const SplitSpec = z
     idPrefix: z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,15}$/).optional(),
   })
   .superRefine(requireJustification)
+  .superRefine(requireHedgeBeforeDeadline)
   .superRefine((split, ctx) => {
     const given = (['parts', 'by', 'boundaries', 'chunkSize', 'groups'] as const).filter((k) => split[k] !== undefined);
     if (given.length !== 1) {

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { Universe } from './scope';
-import { RunBudget } from './run-request';
+import { RunBudget, SubtaskId } from './run-request';
 import { Answer } from './coverage';
-import { DispatchedSubtask, Observed, Outcome, SubtaskState, Usage } from './outcome';
+import { DispatchedSubtask, HedgeWinner, Observed, Outcome, SubtaskState, Usage } from './outcome';
 
 export const RunStatus = z.enum(['running', 'succeeded', 'failed', 'cancelled']);
 export type RunStatus = z.infer<typeof RunStatus>;
@@ -30,6 +30,10 @@ export const SubtaskView = DispatchedSubtask.omit({ input: true }).extend({
   /** Subtask states `empty` with `sourcesReached: 0` are flagged: a source was unreachable, not empty. */
   sourceUnreachable: z.boolean().optional(),
   late: z.array(LateEvidence).optional(),
+  /** On a hedged subtask whose race a copy won: the replica, or every piece. */
+  hedgeWinner: HedgeWinner.optional(),
+  /** On a hedged subtask once its race started: its copies (replicas or pieces), their scopes and states. */
+  hedgeCopies: z.array(z.object({ id: SubtaskId, assigned: DispatchedSubtask.shape.assigned, state: SubtaskState })).optional(),
 });
 export type SubtaskView = z.infer<typeof SubtaskView>;
 

@@ -169,6 +169,9 @@ const observationProblemsOf = (problems: readonly Problem[]): StatementFacts['ob
     .filter((p) => OBSERVATION_PROBLEM_CODES.has(p.code))
     .map((p) => ({ subtaskId: p.subtaskIds?.[0] ?? 'unknown', code: p.code, ...(hasRegion(p) ? { region: regionOf(p) } : {}) }));
 
+const wonByPiecesOf = (reconciliation: Reconciliation): NonNullable<StatementFacts['wonByPieces']> =>
+  [...reconciliation.pieces].map(([subtaskId, pieces]) => ({ subtaskId, pieces: pieces.map((p) => ({ subtaskId: p.subtask.id, assigned: p.subtask.assigned })) }));
+
 export interface CoverageOptions {
   /**
    * True when the run closes after reconciling its last round: follow-ups the policy allowed for
@@ -201,7 +204,9 @@ export const buildCoverage = (
   options: CoverageOptions = {},
 ): Coverage => {
   const { problems, chains } = reconciliation;
-  const left = followUpsLeftByBound(manifest, outcomes, options.closing ?? false, options.history);
+  // The replay of earlier rounds' planning judges a subtask won by its pieces by them, as the rounds did.
+  const wonPieces = new Map([...reconciliation.pieces].map(([id, won]) => [id, won.map((p) => p.outcome)]));
+  const left = followUpsLeftByBound(manifest, outcomes, options.closing ?? false, options.history, wonPieces);
   const resolved = resolveGaps(reconciliation, left);
   const missingQuestions = missingQuestionsOf(manifest, reconciliation);
   const degradedReason = degradedReasonsOf(reconciliation, resolved);
@@ -222,6 +227,7 @@ export const buildCoverage = (
     observationProblems: observationProblemsOf(problems),
     unexpectedOutcomes: sortedUnique(problems.filter((p) => p.code === 'unexpected_outcome').flatMap((p) => p.subtaskIds ?? [])),
     ...(manifest.sources ? { sources: manifest.sources } : {}),
+    ...(reconciliation.pieces.size === 0 ? {} : { wonByPieces: wonByPiecesOf(reconciliation) }),
   };
   const gaps = [...assignmentGaps, ...resolved.map((g) => g.coverage), ...unreadGaps];
   const unsettled = gaps.some((gap) => !RESOLVED.has(gap.status));
@@ -246,12 +252,15 @@ export interface SynthesisInput {
 /**
  * What synthesis may read: the latest attempt of every first-round line of work that ended
  * `ok`, and every re-check that found data (folded into the answer). Never a `timed_out`,
- * `invalid`, `empty` or `cancelled` outcome.
+ * `invalid`, `empty` or `cancelled` outcome. A subtask won by its `subdivide` pieces is read
+ * as its `ok` pieces, whose findings are the subtask's (it has none of its own).
  *
  * @example
  * synthesisInputs(reconcile(manifest, outcomes)).map((i) => i.subtask.id) // ['A', 'B', 'D', 'B.g1']
  */
 export const synthesisInputs = (reconciliation: Reconciliation): SynthesisInput[] =>
-  [...reconciliation.chains.partitions, ...reconciliation.chains.rechecks].flatMap((chain) =>
-    chain.state === 'ok' && chain.outcome ? [{ subtask: chain.latest, outcome: chain.outcome }] : [],
-  );
+  [...reconciliation.chains.partitions, ...reconciliation.chains.rechecks].flatMap((chain): SynthesisInput[] => {
+    if (chain.state !== 'ok' || !chain.outcome) return [];
+    const pieces = reconciliation.pieces.get(chain.latest.id);
+    return pieces === undefined ? [{ subtask: chain.latest, outcome: chain.outcome }] : [...pieces];
+  });

@@ -66,7 +66,9 @@ const wantedFollowUps = (manifest: Manifest, policy: Policy, reconciliation: Rec
   const { partitions, rechecks } = reconciliation.chains;
   const retries = [...partitions, ...rechecks].flatMap((chain) => retryOf(chain, policy, round) ?? []);
   const dispatched = new Set(manifest.subtasks.map((s) => s.id));
-  const byId = new Map(manifest.subtasks.map((s) => [s.id, s]));
+  // A gap a winning piece left is re-checked like any other: the piece is its subtask.
+  const pieces = [...reconciliation.pieces.values()].flatMap((won) => won.map((piece) => piece.subtask));
+  const byId = new Map([...manifest.subtasks, ...pieces].map((s) => [s.id, s]));
   const newRechecks = reconciliation.observedGaps.flatMap((gap) => {
     const subtask = byId.get(gap.subtaskId);
     if (!subtask || dispatched.has(recheckId(gap.subtaskId, gap.number))) return [];
@@ -74,6 +76,9 @@ const wantedFollowUps = (manifest: Manifest, policy: Policy, reconciliation: Rec
   });
   return [...retries, ...newRechecks];
 };
+
+/** How many of `subtasks` declare a hedge: each costs the run's history more (`worstHedgedSubtask`). */
+const hedgedCount = (subtasks: readonly DispatchedSubtask[]): number => subtasks.filter((s) => s.hedge !== undefined).length;
 
 /** The first `room` follow-ups, required work first, kept in the order they were planned. */
 const withinRoom = (wanted: DispatchedSubtask[], room: number): DispatchedSubtask[] => {
@@ -88,7 +93,8 @@ const withinRoom = (wanted: DispatchedSubtask[], room: number): DispatchedSubtas
  * ended `timed_out`, `invalid` or `empty` and has retries left under `policy.retry[state]`
  * (same scope, worker and allowance); and a re-check of every observed gap not yet re-checked,
  * for exactly the gap, against the kind's `alternateSource` when the manifest's `sources`
- * declare one. Re-checks are not themselves re-checked; their retries follow the same rules.
+ * declare one (a gap a `subdivide` hedge's winning piece left is re-checked as `<piece>.g<n>`).
+ * Re-checks are not themselves re-checked; their retries follow the same rules.
  *
  * The round is capped by the run's history bound: with every round's overhead and every
  * subtask dispatched so far counted at its costliest path (`history`), only as many follow-ups
@@ -112,7 +118,7 @@ export const planNextRound = (
   const finished = currentRound(manifest);
   if (finished >= policy.maxRounds) return [];
   const wanted = wantedFollowUps(manifest, policy, reconciliation, finished + 1);
-  return withinRoom(wanted, followUpRoom(finished, manifest.subtasks.length, history));
+  return withinRoom(wanted, followUpRoom(finished, manifest.subtasks.length, history, hedgedCount(manifest.subtasks)));
 };
 
 /** Follow-ups the policy allowed that the history bound kept from being dispatched. */
@@ -130,11 +136,19 @@ export interface FollowUpsLeft {
  * after the last round too when the run is `closing` from Reconcile (a run that ends any other
  * way, cancelled or aborted, never planned that round). A follow-up the bound cut at some
  * boundary and no later round dispatched is reported; one a hand-edited manifest simply lacks is not.
+ * `pieces` are the outcomes of the pieces that won a `subdivide` hedge, by hedged subtask (as
+ * {@link reconcile} takes them), so the replay judges such a subtask as its round did.
  *
  * @example
  * followUpsLeftByBound(manifest, outcomes, true).retries.has('C') // C timed out, no room for C.r2
  */
-export const followUpsLeftByBound = (manifest: Manifest, outcomes: readonly Outcome[], closing: boolean, history: RunHistory = RUN_HISTORY): FollowUpsLeft => {
+export const followUpsLeftByBound = (
+  manifest: Manifest,
+  outcomes: readonly Outcome[],
+  closing: boolean,
+  history: RunHistory = RUN_HISTORY,
+  pieces: ReadonlyMap<string, readonly Outcome[]> = new Map(),
+): FollowUpsLeft => {
   const policy = policyOf(manifest);
   const last = currentRound(manifest);
   const cut = new Map<string, DispatchedSubtask>();
@@ -142,8 +156,9 @@ export const followUpsLeftByBound = (manifest: Manifest, outcomes: readonly Outc
     const subtasks = manifest.subtasks.filter((s) => s.round <= round);
     const ids = new Set(subtasks.map((s) => s.id));
     const before = { ...manifest, subtasks };
-    const wanted = wantedFollowUps(before, policy, reconcile(before, outcomes.filter((o) => ids.has(o.subtaskId))), round + 1);
-    const room = followUpRoom(round, subtasks.length, history);
+    const wonBefore = new Map([...pieces].filter(([id]) => ids.has(id)));
+    const wanted = wantedFollowUps(before, policy, reconcile(before, outcomes.filter((o) => ids.has(o.subtaskId)), wonBefore), round + 1);
+    const room = followUpRoom(round, subtasks.length, history, hedgedCount(subtasks));
     if (wanted.length <= room) continue;
     const kept = new Set(withinRoom(wanted, room));
     for (const subtask of wanted) if (!kept.has(subtask)) cut.set(subtask.id, subtask);

@@ -17,8 +17,16 @@ export const retryId = (originId: string, attempt: number): string => `${originI
  */
 export const recheckId = (subtaskId: string, gapNumber: number): string => `${subtaskId}.g${gapNumber}`;
 
+/**
+ * Id of hedge copy `n` (1-based) of subtask `subtaskId`: a replica or a piece (`C.h1`, `C.h2`).
+ *
+ * @example
+ * hedgeId('C', 2) // 'C.h2'
+ */
+export const hedgeId = (subtaskId: string, copy: number): string => `${subtaskId}.h${copy}`;
+
 /** Suffixes reserved for generated ids; a caller's own subtask ids may not end with one. */
-export const RESERVED_ID_SUFFIX = /\.[rg]\d+$/;
+export const RESERVED_ID_SUFFIX = /\.[rgh]\d+$/;
 
 /** The state of a line of work whose latest attempt has no outcome yet. */
 export const MISSING = 'missing_outcome';

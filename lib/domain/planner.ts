@@ -3,8 +3,9 @@ import { boundaryProblems, splitByCalendar, splitAtBoundaries } from './calendar
 import { capacityWarnings } from './capacity';
 import type { WorkerCatalog } from './catalog';
 import { ScopeError, SplitError } from './errors';
-import { RUN_HISTORY, firstRoundBound, type RunHistory } from './history';
+import { RUN_HISTORY, firstRoundBound, firstRoundFits, worstCaseEvents, type RunHistory } from './history';
 import { chunkBySize, chunkEvenly, indexIds } from './ids';
+import { hedgeProblem } from './hedge';
 import { RESERVED_ID_SUFFIX } from './lineage';
 import { checkTiling, type Tile } from './tiling';
 import { readTimeRange, timeAlgebra } from './time';
@@ -15,7 +16,8 @@ export const DEFAULT_MAX_DEADLINE_SECONDS = 900;
 /**
  * The most subtasks one plan may dispatch in its first round. The history bound of one
  * execution ({@link firstRoundBound}: 1,038 to 1,040 with the callback design, by `maxRounds`)
- * is checked as well; today this cap is the lower of the two.
+ * is checked as well; today this cap is the lower of the two, unless subtasks declare a hedge,
+ * which costs the history more ({@link firstRoundFits}: at most 594 all hedged, maxRounds 2).
  */
 export const MAX_SUBTASKS = 1000;
 
@@ -43,7 +45,7 @@ export type PlanResult =
   | { readonly ok: false; readonly problems: RequestProblem[] };
 
 /** The delegation fields a subtask or a split carries. */
-type Delegation = Pick<SubtaskSpec, 'worker' | 'questionIds' | 'required' | 'justification' | 'deadlineSeconds' | 'budget' | 'input' | 'model'>;
+type Delegation = Pick<SubtaskSpec, 'worker' | 'questionIds' | 'required' | 'justification' | 'deadlineSeconds' | 'budget' | 'input' | 'model' | 'hedge'>;
 
 /** A subtask about to be dispatched, with the request paths its problems are reported at. */
 interface Draft {
@@ -192,7 +194,7 @@ const idProblems = (subtasks: readonly SubtaskSpec[]): RequestProblem[] => {
       return [{ code: 'duplicate_subtask_id', path, subtaskIds: [subtask.id], message: `subtask id ${subtask.id} is already used by subtasks.${first}` }];
     }
     if (RESERVED_ID_SUFFIX.test(subtask.id)) {
-      return [{ code: 'invalid_request', path, subtaskIds: [subtask.id], message: `subtask id ${subtask.id} must not end in .r<n> or .g<n>: those name retries and re-checks` }];
+      return [{ code: 'invalid_request', path, subtaskIds: [subtask.id], message: `subtask id ${subtask.id} must not end in .r<n>, .g<n> or .h<n>: those name retries, re-checks and hedge copies` }];
     }
     return [];
   });
@@ -204,15 +206,21 @@ const idProblems = (subtasks: readonly SubtaskSpec[]): RequestProblem[] => {
  */
 const historyProblems = (request: RunRequest, drafts: readonly Draft[], history: RunHistory): RequestProblem[] => {
   const { maxRounds } = request.policy;
+  const hedged = drafts.filter((d) => d.delegation.hedge !== undefined).length;
+  if (firstRoundFits(maxRounds, drafts.length, hedged, history)) return [];
   const bound = firstRoundBound(maxRounds, history);
-  if (drafts.length <= bound) return [];
+  const hedges =
+    hedged === 0
+      ? ''
+      : `; ${hedged} of them declare a hedge, counted at ${history.worstHedgedSubtask} events each, so this plan needs ` +
+        `${worstCaseEvents(maxRounds, drafts.length, history, hedged).toLocaleString('en-US')} events`;
   return [
     {
       code: 'plan_too_large',
       path: request.split ? 'split' : 'subtasks',
       message:
         `the plan makes ${drafts.length} subtasks; one run's execution history (${history.limit.toLocaleString('en-US')} events) holds ` +
-        `at most ${bound} subtasks with maxRounds ${maxRounds}, counting ${history.worstSubtask} events per subtask and ${history.perRound} per round`,
+        `at most ${bound} subtasks with maxRounds ${maxRounds}, counting ${history.worstSubtask} events per subtask and ${history.perRound} per round${hedges}`,
     },
   ];
 };
@@ -234,8 +242,19 @@ const tilingProblems = (universe: Universe, drafts: readonly Draft[]): RequestPr
   });
 };
 
+/** Hedges whose copies cannot be made: a scope too small to subdivide, an id too long to suffix. */
+const hedgeProblems = (drafts: readonly Draft[]): RequestProblem[] =>
+  drafts.flatMap((draft): RequestProblem[] => {
+    const { hedge } = draft.delegation;
+    if (hedge === undefined) return [];
+    const problem = hedgeProblem(draft.id, draft.scope, hedge);
+    if (problem === undefined) return [];
+    const delegationPath = draft.scopePath.replace(/\.scope$|\.groups\.\d+$/, '');
+    return [{ code: 'invalid_request', path: problem.field ? `${delegationPath}.hedge.${problem.field}` : `${delegationPath}.hedge`, subtaskIds: [draft.id], message: problem.message }];
+  });
+
 const dispatched = (draft: Draft): DispatchedSubtask => {
-  const { worker, questionIds, required, justification, deadlineSeconds, budget, input, model } = draft.delegation;
+  const { worker, questionIds, required, justification, deadlineSeconds, budget, input, model, hedge } = draft.delegation;
   return {
     id: draft.id,
     worker,
@@ -248,6 +267,7 @@ const dispatched = (draft: Draft): DispatchedSubtask => {
     budget: { ...budget },
     ...(input === undefined ? {} : { input }),
     ...(model === undefined ? {} : { model }),
+    ...(hedge === undefined ? {} : { hedge: { ...hedge } }),
   };
 };
 
@@ -259,7 +279,8 @@ const dispatched = (draft: Draft): DispatchedSubtask => {
  * invalid worker input, a deadline outside `1..maxDeadlineSeconds`, a subtask allowance
  * larger than the run's budget, a `model` the catalog does not allow, a declared question
  * nobody was given, or more than {@link MAX_SUBTASKS} subtasks or than one execution's history
- * holds across the rounds the policy allows ({@link firstRoundBound}). Nothing is dispatched here.
+ * holds across the rounds the policy allows, hedged subtasks counted at their costlier path
+ * ({@link firstRoundFits}). Nothing is dispatched here.
  *
  * @example
  * const plan = planRun(request, catalog, { maxDeadlineSeconds: 900 });
@@ -278,6 +299,7 @@ export const planRun = (request: RunRequest, catalog: WorkerCatalog, options: Pl
     ...fromSplit.problems,
     ...(drafts.length > 0 ? tilingProblems(universe, drafts) : []),
     ...questionProblems(request, drafts),
+    ...hedgeProblems(drafts),
     ...historyProblems(request, drafts, options.history ?? RUN_HISTORY),
   ];
   if (problems.length > 0) return { ok: false, problems };

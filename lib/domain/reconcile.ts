@@ -1,6 +1,7 @@
 import type { DispatchedSubtask, Manifest, ObservedIds, ObservedTime, Outcome, Problem, ProblemCode, Scope } from '../contract';
 import { algebraFor, describeScope } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
+import { hedgeCopies, universeOfScope } from './hedge';
 import { idSet } from './ids';
 import { buildChains, type Chains } from './lineage';
 import { observationIssues } from './outcome';
@@ -22,11 +23,19 @@ export interface ObservedGap {
   readonly region: Scope;
 }
 
+/** One piece of a `subdivide` hedge that won its subtask's race, with its outcome. */
+export interface WinningPiece {
+  readonly subtask: DispatchedSubtask;
+  readonly outcome: Outcome;
+}
+
 /** Everything reconcile found, in a form coverage, follow-ups and policy all read. */
 export interface Reconciliation {
   readonly problems: Problem[];
   readonly chains: Chains;
   readonly observedGaps: ObservedGap[];
+  /** By subtask id, the `ok` pieces whose observations cover a subtask won by its pieces (synthesis reads them in its place). */
+  readonly pieces: ReadonlyMap<string, readonly WinningPiece[]>;
 }
 
 /**
@@ -45,22 +54,26 @@ class Comparison {
   private id = '';
   /** Index of the outcome in the input, for the problem path (built only when a problem is found). */
   private outcomeIndex = 0;
+  /** Index of the piece among the subtask's piece outcomes (a `subdivide` hedge won by pieces), -1 for the subtask's own. */
+  private piece = -1;
   /** Re-checks report data outside their gap but never leave gaps of their own to chase. */
   findGaps = true;
   private gapNumber = 0;
 
   constructor(private readonly problems: Problem[], private readonly gaps: ObservedGap[]) {}
 
-  reset(subtask: DispatchedSubtask, outcomeIndex: number): this {
+  reset(subtask: DispatchedSubtask, outcomeIndex: number, piece = -1): this {
     this.id = subtask.id;
     this.outcomeIndex = outcomeIndex;
+    this.piece = piece;
     this.findGaps = subtask.lineage?.kind !== 'recheck';
     this.gapNumber = 0;
     return this;
   }
 
   problem(code: ProblemCode, message: string, region?: Scope): void {
-    this.problems.push({ code, message, path: `outcomes.${this.outcomeIndex}.observed`, subtaskIds: [this.id], ...region });
+    const path = this.piece === -1 ? `outcomes.${this.outcomeIndex}.observed` : `pieces.${this.id}.observed`;
+    this.problems.push({ code, message, path, subtaskIds: [this.id], ...region });
   }
 
   gap(code: ObservedGapCode, message: string, region: Scope): void {
@@ -162,6 +175,7 @@ interface ReconcileState {
   readonly manifest: Manifest;
   readonly problems: Problem[];
   readonly observedGaps: ObservedGap[];
+  readonly pieces: Map<string, WinningPiece[]>;
   readonly compareIds: ReturnType<typeof idsComparer>;
   readonly format: TimeFormat | undefined;
 }
@@ -185,6 +199,38 @@ const compareOutcome = (state: ReconcileState, cmp: Comparison, subtask: Dispatc
   if ('minDate' in observed && state.format) compareTime(cmp, subtask, observed, state.format);
   else if ('ids' in observed) state.compareIds(cmp, subtask, observed);
   else if ('files' in observed) comparePaths(cmp, subtask, observed);
+};
+
+/**
+ * A subtask whose `subdivide` hedge was won by its pieces has no observation of its own: its
+ * coverage is its pieces'. The pieces are cut again from its immutable assignment (the same
+ * pure cut the ledger wrote them with), the winning pieces are proved to tile its scope with the
+ * round-1 tiling check, and each piece's observation is compared with the piece's assignment,
+ * so a gap a piece left is a gap of that piece, never hidden inside one merged range.
+ */
+const comparePieces = (state: ReconcileState, cmp: Comparison, subtask: DispatchedSubtask, outcomeIndex: number, pieceOutcomes: readonly Outcome[]): void => {
+  const pieces = subtask.hedge?.mode === 'subdivide' ? hedgeCopies(subtask) : [];
+  const byId = new Map(pieces.map((piece) => [piece.id, piece]));
+  const tiles: Tile[] = [];
+  pieceOutcomes.forEach((outcome) => {
+    const piece = byId.get(outcome.subtaskId);
+    if (piece === undefined) {
+      state.problems.push({ code: 'unexpected_outcome', message: `outcome for ${outcome.subtaskId}, which is no piece of ${subtask.id}`, path: `pieces.${outcome.subtaskId}`, subtaskIds: [outcome.subtaskId] });
+      return;
+    }
+    tiles.push({ id: piece.id, scope: piece.assigned, path: `pieces.${piece.id}.assigned` });
+  });
+  for (const problem of checkTiling(universeOfScope(subtask.assigned), tiles)) state.problems.push({ ...problem, subtaskIds: [subtask.id, ...(problem.subtaskIds ?? [])] });
+  pieceOutcomes.forEach((outcome, k) => {
+    const piece = byId.get(outcome.subtaskId);
+    if (piece === undefined) return;
+    if (outcome.state !== 'ok') {
+      state.problems.push({ code: 'inconsistent_observation', message: `${subtask.id} was won by its pieces, but ${piece.id} ended ${outcome.state}`, path: `pieces.${piece.id}`, subtaskIds: [piece.id] });
+      return;
+    }
+    compareOutcome(state, cmp.reset(piece, outcomeIndex, k), piece, outcome);
+    state.pieces.set(subtask.id, [...(state.pieces.get(subtask.id) ?? []), { subtask: piece, outcome }]);
+  });
 };
 
 /**
@@ -216,20 +262,23 @@ const matchOutcomes = (byId: ReadonlyMap<string, number>, count: number, outcome
   return outcomeAt;
 };
 
+const NO_PIECES: ReadonlyMap<string, readonly Outcome[]> = new Map();
+
 /**
  * Compares what was dispatched (the manifest) with what came back (the outcomes), before
  * anything is merged. Finds: assignment gaps and overlaps among round-1 subtasks (even in a
  * hand-edited manifest), subtasks with no outcome and outcomes nobody dispatched, and for each
  * `ok` outcome its observed data against its assignment: starting late, ending early, ids or
  * lines missing (observed gaps, numbered per subtask), and data outside the assignment.
- * A short observed range is a gap to re-check, not a failure.
+ * A short observed range is a gap to re-check, not a failure. `pieces` holds, by subtask id, the
+ * outcomes of the pieces that won a `subdivide` hedge's race: such a subtask is judged by them.
  *
  * @example
  * const { problems, observedGaps } = reconcile(manifest, outcomes);
  * // observedGaps: [{ subtaskId: 'B', number: 1, code: 'observed_ends_early',
  * //                  region: { from: '2025-06-28', toExclusive: '2025-07-01' } }]
  */
-export const reconcile = (manifest: Manifest, outcomes: readonly Outcome[]): Reconciliation => {
+export const reconcile = (manifest: Manifest, outcomes: readonly Outcome[], pieces: ReadonlyMap<string, readonly Outcome[]> = NO_PIECES): Reconciliation => {
   const problems: Problem[] = [];
   const byId = indexSubtasks(manifest, problems);
   const isFirst = (subtask: DispatchedSubtask, i: number): boolean => byId.size === manifest.subtasks.length || byId.get(subtask.id) === i;
@@ -245,6 +294,7 @@ export const reconcile = (manifest: Manifest, outcomes: readonly Outcome[]): Rec
     manifest,
     problems,
     observedGaps: [],
+    pieces: new Map(),
     compareIds: idsComparer(),
     format: manifest.universe.dimension === 'time' ? readTimeRange(manifest.universe).format : undefined,
   };
@@ -262,7 +312,9 @@ export const reconcile = (manifest: Manifest, outcomes: readonly Outcome[]): Rec
       return;
     }
     const usable = subtask.lineage === undefined ? mismatched.size === 0 || !mismatched.has(subtask.id) : followUpDimension(state, subtask, i);
-    if (outcome.state === 'ok' && usable) compareOutcome(state, cmp.reset(subtask, outcomeAt[i] as number), subtask, outcome);
+    const won = pieces.get(subtask.id);
+    if (outcome.state === 'ok' && usable && won !== undefined) comparePieces(state, cmp, subtask, outcomeAt[i] as number, won);
+    else if (outcome.state === 'ok' && usable) compareOutcome(state, cmp.reset(subtask, outcomeAt[i] as number), subtask, outcome);
   });
-  return { problems, chains: buildChains(firsts, (i) => firstOutcomes[i]), observedGaps: state.observedGaps };
+  return { problems, chains: buildChains(firsts, (i) => firstOutcomes[i]), observedGaps: state.observedGaps, pieces: state.pieces };
 };

@@ -26,6 +26,8 @@ export interface StatementFacts {
   readonly unexpectedOutcomes: readonly string[];
   /** How to name worker kinds and their records (`transaction feed`, `transactions`). */
   readonly sources?: Readonly<Record<string, SourceLabel>>;
+  /** Subtasks won by their `subdivide` hedge's pieces, and each piece's assignment. */
+  readonly wonByPieces?: ReadonlyArray<{ readonly subtaskId: string; readonly pieces: ReadonlyArray<{ readonly subtaskId: string; readonly assigned: Scope }> }>;
 }
 
 const STATE_PHRASES: Readonly<Record<string, string>> = {
@@ -84,6 +86,13 @@ const gapsSentence = (facts: StatementFacts): string | undefined => {
   return `${capitalise(numberWord(each.length))} gaps: ${some(each.map((g) => `(${g.where}) ${g.what}`), '; ')}.`;
 };
 
+const piecesSentence = (facts: StatementFacts): string | undefined => {
+  const won = facts.wonByPieces ?? [];
+  if (won.length === 0) return undefined;
+  const each = won.map((w) => `${w.subtaskId} by ${listWords(w.pieces.map((p) => `${p.subtaskId} (${describeScope(facts.universe.dimension, p.assigned)})`))}`);
+  return `Covered by hedge pieces: ${some(each, '; ')}.`;
+};
+
 const uncoveredSentence = (facts: StatementFacts): string | undefined => {
   if (facts.uncovered.length === 0) return undefined;
   const each = facts.uncovered.map((w) => `${w.subtaskId} (${labelOf(facts, w.worker)}${w.required ? ', required' : ''}) ${statePhrase(w.state)}`);
@@ -136,6 +145,6 @@ const unexpectedSentence = (facts: StatementFacts): string | undefined => {
  */
 export const renderStatement = (facts: StatementFacts): string => {
   const opening = `Coverage: ${universeProse(facts.universe)}, ${countOf(facts.partitions, 'partitions')}, ${overlapsText(facts)}${facts.gaps.length === 0 ? ', no gaps' : ''}.`;
-  const rest = [gapsSentence(facts), historyBoundSentence(facts), uncoveredSentence(facts), observationSentence(facts), questionsSentence(facts), unexpectedSentence(facts)];
+  const rest = [piecesSentence(facts), gapsSentence(facts), historyBoundSentence(facts), uncoveredSentence(facts), observationSentence(facts), questionsSentence(facts), unexpectedSentence(facts)];
   return [opening, ...rest.filter((s): s is string => s !== undefined)].join(' ');
 };

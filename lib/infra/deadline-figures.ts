@@ -136,12 +136,25 @@ export const callbackSubtaskCost = (iteration: AslStateMachine): PathCost =>
  * to Seal, modelled by pointing Await's `Next` there (a timed-out task records TaskTimedOut in
  * place of TaskSucceeded, so the event count is the same).
  */
-export const callbackTimeoutCost = (iteration: AslStateMachine): PathCost => {
-  const awaitState = iteration.States[STATE_NAMES.await];
-  const timeoutTarget = awaitState?.Catch?.find((c) => c.ErrorEquals.includes('States.Timeout'))?.Next;
-  if (!awaitState || !timeoutTarget) throw new InfraError(`${STATE_NAMES.await} has no States.Timeout catcher`);
-  const timedOut = { ...iteration, States: { ...iteration.States, [STATE_NAMES.await]: { ...awaitState, Next: timeoutTarget } } };
-  return walkPath(timedOut, (choice) => (choice === STATE_NAMES.isSubtaskOpen ? STATE_NAMES.await : fail(choice)));
+export const callbackTimeoutCost = (iteration: AslStateMachine): PathCost =>
+  walkPath(timingOut(iteration, STATE_NAMES.await), (choice) => (choice === STATE_NAMES.isSubtaskOpen ? STATE_NAMES.await : fail(choice)));
+
+/**
+ * Callback path of one hedged subtask that finishes after its hedge started: AwaitHedge times
+ * out when the hedge is due (modelled as in `callbackTimeoutCost`), Hedge starts the copies, and
+ * the second Arm waits for the deadline as without a hedge.
+ */
+export const callbackHedgedCost = (iteration: AslStateMachine): PathCost =>
+  walkPath(timingOut(iteration, STATE_NAMES.awaitHedge), (choice, prior) =>
+    choice === STATE_NAMES.isSubtaskOpen ? (prior === 0 ? STATE_NAMES.awaitHedge : STATE_NAMES.await) : fail(choice),
+  );
+
+/** The iteration with `taskName`'s `Next` pointed at its `States.Timeout` catcher's target. */
+const timingOut = (iteration: AslStateMachine, taskName: string): AslStateMachine => {
+  const task = iteration.States[taskName];
+  const timeoutTarget = task?.Catch?.find((c) => c.ErrorEquals.includes('States.Timeout'))?.Next;
+  if (!task || !timeoutTarget) throw new InfraError(`${taskName} has no States.Timeout catcher`);
+  return { ...iteration, States: { ...iteration.States, [taskName]: { ...task, Next: timeoutTarget } } };
 };
 
 /** Poll path of one subtask that finishes `durationSeconds` after dispatch, checked every `pollSeconds`. */
@@ -184,6 +197,43 @@ export const worstPathEvents = (machine: AslStateMachine, from: string = machine
   return worst(from, new Set([from]));
 };
 
+/** `state` with every state it hands over to renamed by `rename`. */
+const retargeted = (state: AslState, rename: (name: string) => string): AslState => ({
+  ...state,
+  ...(state.Next === undefined ? {} : { Next: rename(state.Next) }),
+  ...(state.Default === undefined ? {} : { Default: rename(state.Default) }),
+  ...(state.Choices === undefined ? {} : { Choices: state.Choices.map((c) => (typeof c.Next === 'string' ? { ...c, Next: rename(c.Next) } : c)) }),
+  ...(state.Catch === undefined ? {} : { Catch: state.Catch.map((c) => ({ ...c, Next: rename(c.Next) })) }),
+});
+
+const HEDGE_STATES: ReadonlySet<string> = new Set([STATE_NAMES.awaitHedge, STATE_NAMES.hedge]);
+
+/**
+ * The iteration as a subtask without a hedge runs it: Arm never answers `hedgeSeconds`, so
+ * IsSubtaskOpen never takes its branches to AwaitHedge or Hedge.
+ */
+export const unhedgedIteration = (iteration: AslStateMachine): AslStateMachine => {
+  const check = iteration.States[STATE_NAMES.isSubtaskOpen];
+  if (!check?.Choices) throw new InfraError(`${STATE_NAMES.isSubtaskOpen} is not a Choice`);
+  const choices = check.Choices.filter((c) => typeof c.Next !== 'string' || !HEDGE_STATES.has(c.Next));
+  return { ...iteration, States: { ...iteration.States, [STATE_NAMES.isSubtaskOpen]: { ...check, Choices: choices } } };
+};
+
+const AFTER_HEDGE = ' (after hedge)';
+
+/**
+ * The iteration of a subtask that declares a hedge, unrolled: the first pass may take the hedge
+ * branches; Hedge goes back to Arm, which answers without `hedgeSeconds` once the race started,
+ * so the second pass (states suffixed ` (after hedge)`) is {@link unhedgedIteration}. The loop
+ * back is then a path like any other, which {@link worstPathEvents} can walk.
+ */
+export const hedgedIterationUnrolled = (iteration: AslStateMachine): AslStateMachine => {
+  const hedge = iteration.States[STATE_NAMES.hedge];
+  if (hedge?.Next !== STATE_NAMES.arm) throw new InfraError(`${STATE_NAMES.hedge} does not go back to ${STATE_NAMES.arm}`);
+  const second = Object.entries(unhedgedIteration(iteration).States).map(([name, state]) => [name + AFTER_HEDGE, retargeted(state, (n) => n + AFTER_HEDGE)]);
+  return { ...iteration, States: { ...iteration.States, [STATE_NAMES.hedge]: { ...hedge, Next: STATE_NAMES.arm + AFTER_HEDGE }, ...Object.fromEntries(second) } };
+};
+
 /**
  * The run's history arithmetic counted on the synthesized definition: what `RUN_HISTORY`
  * (lib/domain/history.ts) must equal.
@@ -205,7 +255,8 @@ export const runHistoryOf = (machine: AslStateMachine): RunHistory => {
     perRound,
     finishedSubtask: callbackSubtaskCost(iteration).historyEvents + HISTORY_EVENTS.mapIteration,
     timedOutSubtask: callbackTimeoutCost(iteration).historyEvents + HISTORY_EVENTS.mapIteration,
-    worstSubtask: worstPathEvents(iteration) + HISTORY_EVENTS.mapIteration,
+    worstSubtask: worstPathEvents(unhedgedIteration(iteration)) + HISTORY_EVENTS.mapIteration,
+    worstHedgedSubtask: worstPathEvents(hedgedIterationUnrolled(iteration)) + HISTORY_EVENTS.mapIteration,
   };
 };
 

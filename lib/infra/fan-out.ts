@@ -148,9 +148,13 @@ export class TesseraFanOut extends Construct {
     this.queueUrlsJson = subtaskQueues.queueUrlsJson();
     this.deadLetterQueue = subtaskQueues.deadLetterQueue;
     this.functions = this.createFunctions(workers, logRetention, removalPolicy);
-    subtaskQueues.grantSend(this.functions.dispatch);
+    // Dispatch enqueues each round; the deadline function enqueues a hedged subtask's copies
+    // (its Hedge step). Both send to the kind queues only, never to the dead-letter queue.
+    for (const sender of [this.functions.dispatch, this.functions.deadline]) {
+      subtaskQueues.grantSend(sender);
+      sender.function.addEnvironment(ENV.queueUrls, subtaskQueues.queueUrlsJson());
+    }
     subtaskQueues.attachWorker(this.functions.worker.function, { batchSize: FAN_OUT_DEFAULTS.workerBatchSize });
-    this.functions.dispatch.function.addEnvironment(ENV.queueUrls, subtaskQueues.queueUrlsJson());
 
     const runs = new RunStateMachine(this, 'Runs', {
       dispatch: this.functions.dispatch.function,
@@ -252,7 +256,7 @@ export class TesseraFanOut extends Construct {
         environment: maxDeadline,
       }),
       deadline: make('DeadlineFunction', 'deadline', false, {
-        description: 'arms, awaits and seals each subtask against its absolute deadline',
+        description: 'arms, awaits, hedges and seals each subtask against its absolute deadline',
         timeout: Duration.seconds(15),
       }),
       worker: make('WorkerFunction', 'worker', true, {

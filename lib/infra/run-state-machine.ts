@@ -22,6 +22,8 @@ export const STATE_NAMES = {
   isSubtaskOpen: 'IsSubtaskOpen',
   subtaskDone: 'SubtaskDone',
   await: 'Await',
+  awaitHedge: 'AwaitHedge',
+  hedge: 'Hedge',
   waitForDeadline: 'WaitForDeadline',
   seal: 'Seal',
   subtaskSealed: 'SubtaskSealed',
@@ -189,6 +191,8 @@ export class RunStateMachine extends Construct {
    * One subtask, against its absolute deadline. Arm reads the ledger and answers from the same
    * instant whenever the iteration starts: already terminal, already expired, or the seconds
    * left. Await registers a task token and waits at most those seconds for the worker's answer.
+   * A subtask with a hedge pending waits in AwaitHedge until the hedge is due, is hedged, and
+   * goes back to Arm (docs/hedging.md).
    */
   private subtaskIteration(deadline: lambda.IFunction): sfn.IChainable {
     const seal = this.invoke(
@@ -203,26 +207,30 @@ export class RunStateMachine extends Construct {
       time: sfn.WaitTime.timestampPath('$.Payload.deadline'),
     }).next(seal);
 
-    const awaitOutcome = this.invoke(
-      STATE_NAMES.await,
-      deadline,
-      sfn.TaskInput.fromObject({
-        action: 'await',
-        taskToken: sfn.JsonPath.taskToken,
-        ...subtaskKey('$.Payload'),
-        deadline: sfn.JsonPath.stringAt('$.Payload.deadline'),
-        // Repeated here so `$.Payload.timeoutSeconds` exists in the effective input as well as in
-        // the raw state input: AWS resolves TimeoutSecondsPath against the state input, the local
-        // emulator against the input after Parameters. The same path then means the same value.
-        timeoutSeconds: sfn.JsonPath.numberAt('$.Payload.timeoutSeconds'),
-      }),
-      RETRY_PROFILES.subtask,
-      {
-        integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-        taskTimeout: sfn.Timeout.at('$.Payload.timeoutSeconds'),
-        resultPath: '$.callback',
-      },
-    )
+    /** A callback wait for the worker's answer, ending at the whole seconds at `secondsPath`. */
+    const callbackWait = (name: string, field: 'timeoutSeconds' | 'hedgeSeconds') =>
+      this.invoke(
+        name,
+        deadline,
+        sfn.TaskInput.fromObject({
+          action: 'await',
+          taskToken: sfn.JsonPath.taskToken,
+          ...subtaskKey('$.Payload'),
+          deadline: sfn.JsonPath.stringAt('$.Payload.deadline'),
+          // Repeated here so `$.Payload.<field>` exists in the effective input as well as in the
+          // raw state input: AWS resolves TimeoutSecondsPath against the state input, the local
+          // emulator against the input after Parameters. The same path then means the same value.
+          [field]: sfn.JsonPath.numberAt(`$.Payload.${field}`),
+        }),
+        RETRY_PROFILES.subtask,
+        {
+          integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+          taskTimeout: sfn.Timeout.at(`$.Payload.${field}`),
+          resultPath: '$.callback',
+        },
+      );
+
+    const awaitOutcome = callbackWait(STATE_NAMES.await, 'timeoutSeconds')
       // Catch keeps `$.Payload` (resultPath below it), so Seal still knows which subtask.
       .addCatch(seal, { errors: [sfn.Errors.TIMEOUT], resultPath: '$.awaitError' })
       // Any other failure must not seal early: wait out the original instant, then seal.
@@ -237,10 +245,36 @@ export class RunStateMachine extends Construct {
       { resultSelector: { 'Payload.$': '$.Payload' } },
     );
 
+    // Hedge: start the race and enqueue the copies, then Arm again (which no longer answers
+    // `hedgeSeconds`, so the iteration waits for the deadline as without a hedge). Its payload is
+    // the Map item again, so Arm reads it as it reads the first. A hedge that cannot be started is
+    // no reason to seal early: like a failed Await, it waits out the instant, then seals.
+    const hedge = this.invoke(
+      STATE_NAMES.hedge,
+      deadline,
+      sfn.TaskInput.fromObject({ action: 'hedge', ...subtaskKey('$.Payload'), deadline: sfn.JsonPath.stringAt('$.Payload.deadline') }),
+      RETRY_PROFILES.subtask,
+      { outputPath: '$.Payload' },
+    )
+      .addCatch(waitForDeadline, { errors: [sfn.Errors.ALL], resultPath: '$.hedgeError' })
+      .next(arm);
+
+    // Arm answers `hedgeSeconds` only while a hedge is due before the deadline, so this wait ends
+    // at min(hedge, deadline); its timeout is the hedge coming due, never the deadline.
+    const awaitHedge = callbackWait(STATE_NAMES.awaitHedge, 'hedgeSeconds')
+      .addCatch(hedge, { errors: [sfn.Errors.TIMEOUT], resultPath: '$.awaitError' })
+      .addCatch(waitForDeadline, { errors: [sfn.Errors.ALL], resultPath: '$.awaitError' })
+      .next(subtaskDone);
+
+    const hedgeSeconds = '$.Payload.hedgeSeconds';
     return arm.next(
       new sfn.Choice(this, STATE_NAMES.isSubtaskOpen)
         .when(sfn.Condition.stringEquals('$.Payload.status', 'terminal'), subtaskDone)
         .when(sfn.Condition.stringEquals('$.Payload.status', 'expired'), seal)
+        // A Choice on an absent path is a runtime error, so presence is tested first. A hedge due
+        // now (0 s) cannot be waited for: TimeoutSecondsPath must be at least 1.
+        .when(sfn.Condition.and(sfn.Condition.isPresent(hedgeSeconds), sfn.Condition.numberEquals(hedgeSeconds, 0)), hedge)
+        .when(sfn.Condition.isPresent(hedgeSeconds), awaitHedge)
         .otherwise(awaitOutcome),
     );
   }

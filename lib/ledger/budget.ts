@@ -10,6 +10,7 @@
  */
 import { BudgetExhausted, DeadlinePassed, ImmutableAssignment, LeaseLost, RunCancelled, RunEnded, RunNotFound, type LedgerError } from './errors';
 import { cancellationReasons, conditionFailed, type CancellationReason } from './failures';
+import { copyClaimRefusal, copyReservationItems, hedgedRefusal, hedgedSubtaskOf } from './hedges';
 import { claimContext, holderRefusal, oldSubtask } from './holder';
 import { Claim, parseInput, TenantDayRef } from './inputs';
 import { getItem, iso, transact, type DailyAllowance, type LedgerContext, type LedgerTransactItem } from './io';
@@ -119,12 +120,42 @@ const refusal = (ctx: LedgerContext, charge: Charge, reasons: readonly Cancellat
 };
 
 /**
+ * Explains a cancelled reservation of a hedge copy: its own claim first, then the hedged
+ * subtask (race over, deadline, its allowance), the run, the tenant.
+ */
+const copyRefusal = (ctx: LedgerContext, charge: Charge, reasons: readonly CancellationReason[], cause: unknown): LedgerError | undefined => {
+  const [copy, hedged, run, day] = reasons;
+  const context = claimContext(charge.claim);
+  const fromCopy = conditionFailed(copy) ? copyClaimRefusal(charge.claim, copy.item, charge.now, cause) : undefined;
+  const fromHedged = conditionFailed(hedged) ? (hedgedRefusal(charge.claim, hedged.item, charge.now, cause) ?? hedgedAllowanceRefusal(charge, hedged.item, cause)) : undefined;
+  const fromRun = conditionFailed(run) ? runRefusal(charge, run.item, cause) : undefined;
+  const fromDay =
+    conditionFailed(day) && ctx.dailyAllowance !== undefined
+      ? tenantRefusal(charge, ctx.dailyAllowance, parseItem(TenantDayItem, day.item, context), cause)
+      : undefined;
+  return fromCopy ?? fromHedged ?? fromRun ?? fromDay;
+};
+
+/** The hedged subtask's allowance refused a copy: the cost per call differs, or a counter cannot pay. */
+const hedgedAllowanceRefusal = (charge: Charge, image: Record<string, unknown> | undefined, cause: unknown): LedgerError | undefined => {
+  const hedged = oldSubtask({ ...charge.claim, subtaskId: hedgedSubtaskOf(charge.claim.subtask) ?? charge.claim.subtaskId }, image);
+  if (hedged.costPerCall !== charge.cost) {
+    return new ImmutableAssignment({ ...claimContext(charge.claim), detail: `the claim says ${charge.cost} per call but the assignment fixed ${hedged.costPerCall}` }, { cause });
+  }
+  return exhausted(charge, 'subtask', hedged.callsLeft, hedged.costLeft, cause);
+};
+
+/**
  * Reserves one model or tool call for the holder of `claim`: one TransactWriteItems that charges
  * the subtask's allowance, the run budget and the tenant's allowance for the current UTC day,
  * and succeeds only if the claim is the current generation, its lease and the deadline are
  * live, the run is running, and every counter can pay. The cost per call comes from the stored
  * assignment. Refusals: `BudgetExhausted` (with `limit` and `counter`), `LeaseLost`,
- * `DeadlinePassed`, `RunCancelled`, `RunEnded`, `AlreadyTerminal`.
+ * `DeadlinePassed`, `RunCancelled`, `RunEnded`, `AlreadyTerminal`, `HedgeLost`.
+ *
+ * A hedge copy has no allowance of its own: its claim is checked on its own item and the call
+ * is charged to the hedged subtask's counters (`subtask` in `BudgetExhausted`), which must still
+ * be live, so every copy, piece and the original share one allowance.
  */
 export const reserveBudget = async (ctx: LedgerContext, raw: Claim): Promise<Reservation> => {
   const claim = parseInput(Claim, raw, 'reserveBudget');
@@ -136,12 +167,15 @@ export const reserveBudget = async (ctx: LedgerContext, raw: Claim): Promise<Res
     const impossible = tenantRefusal(charge, allowance, { callsUsed: 0, costUsed: 0 }, undefined);
     if (impossible !== undefined) throw impossible;
   }
+  const hedgedId = hedgedSubtaskOf(claim.subtask);
+  const subtaskItems = hedgedId === undefined ? [subtaskUpdate(charge)] : copyReservationItems({ claim, hedgedId, cost: charge.cost, now });
   try {
-    await transact(ctx, { operation: 'reserveBudget', ...claimContext(claim) }, [subtaskUpdate(charge), runUpdate(charge), dayUpdate(charge, allowance)]);
+    await transact(ctx, { operation: 'reserveBudget', ...claimContext(claim) }, [...subtaskItems, runUpdate(charge), dayUpdate(charge, allowance)]);
     return { modelCalls: 1, estimatedCost: charge.cost, day: charge.day };
   } catch (error) {
     const reasons = cancellationReasons(error);
-    const explained = reasons === undefined ? undefined : refusal(ctx, charge, reasons, error);
+    const explain = hedgedId === undefined ? refusal : copyRefusal;
+    const explained = reasons === undefined ? undefined : explain(ctx, charge, reasons, error);
     throw explained ?? error;
   }
 };

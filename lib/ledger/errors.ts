@@ -117,6 +117,23 @@ export class AlreadyTerminal extends LedgerError {
   }
 }
 
+/**
+ * A hedged race is over: the subtask ended (the first complete cover won, or it was sealed), so
+ * this copy, piece or original may not spend or record any more. What it reserved stays charged.
+ *
+ * @example
+ * new HedgeLost({ runId: 'r1', subtaskId: 'A', state: 'ok', winner: 'A.h1' }).message
+ * // 'hedged subtask already ended ok, won by A.h1 (run r1, subtask A)'
+ */
+export class HedgeLost extends LedgerError {
+  override readonly name = 'HedgeLost';
+  declare readonly state: SubtaskState;
+  declare readonly winner: string | undefined;
+  constructor(details: LedgerErrorContext & Pick<HedgeLost, 'state' | 'winner'>, options?: ErrorOptions) {
+    super(`hedged subtask already ended ${details.state}${details.winner === undefined ? '' : `, won by ${details.winner}`}`, details, options);
+  }
+}
+
 /** Why a claim no longer authorises its holder. */
 export const LEASE_LOST_REASONS = {
   superseded: 'superseded',

@@ -3,10 +3,18 @@
  * generation is the fence, so a replacement's generation makes every older claim stale, and a
  * terminal state ends every claim.
  */
-import { AlreadyTerminal, LeaseLost, RunCancelled, SubtaskNotFound, type LedgerError } from './errors';
+import { AlreadyTerminal, HedgeLost, LeaseLost, RunCancelled, SubtaskNotFound, type LedgerError } from './errors';
 import type { Claim } from './inputs';
-import { parseItem, StoredSubtaskItem } from './items';
+import { parseItem, StoredSubtaskItem, type HedgeWinnerItem } from './items';
 import { isTerminal } from './view';
+
+/**
+ * The winner of a hedged race in a few words, for errors and logs.
+ *
+ * @example
+ * winnerName({ by: 'pieces', ids: ['A.h1', 'A.h2'] }) // 'pieces A.h1, A.h2'
+ */
+export const winnerName = (winner: HedgeWinnerItem): string => (winner.by === 'pieces' ? `pieces ${winner.ids.join(', ')}` : winner.id);
 
 /** The error context of a claim: who, in which run, on which subtask. */
 export const claimContext = (claim: Pick<Claim, 'tenantId' | 'runId' | 'subtaskId'>) => ({
@@ -40,6 +48,7 @@ export const holderRefusal = (claim: Claim, item: StoredSubtaskItem): LedgerErro
     return new LeaseLost({ ...context, generation: claim.generation, currentGeneration: item.generation, reason: 'superseded' });
   }
   if (item.state === 'cancelled') return new RunCancelled(context);
+  if (isTerminal(item.state) && item.hedgeWinner !== undefined) return new HedgeLost({ ...context, state: item.state, winner: winnerName(item.hedgeWinner) });
   if (isTerminal(item.state)) return new AlreadyTerminal({ ...context, state: item.state });
   if (item.state === 'pending') {
     return new LeaseLost({ ...context, generation: claim.generation, currentGeneration: item.generation, reason: 'released' });

@@ -15,6 +15,7 @@ export { hashRequest, IDEMPOTENCY_TTL_SECONDS, type CreatedRun, type ManifestRea
 export { SUBTASKS_PER_TRANSACTION, type AppendedRound } from './rounds';
 export { TENANT_DAY_RETENTION_SECONDS, type Reservation, type TenantUsage } from './budget';
 export type { RecordedOutcome } from './outcomes';
+export type { StartedHedge } from './hedges';
 export type { SealResult, WaiterRegistration } from './claims';
 export type { ClosedRun } from './closing';
 export { boundOutcome, itemSize, FINDINGS_LIMIT_BYTES, OUTCOME_LIMIT_BYTES, ANSWER_LIMIT_BYTES } from './size';

@@ -8,6 +8,7 @@ import {
   Answer,
   BaselineComparison,
   DispatchedSubtask,
+  HedgeWinner,
   LateEvidence,
   Observed,
   Refusal,
@@ -126,6 +127,10 @@ export const toStoredOutcome = (outcome: Omit<StoredOutcome, 'findings'> & { rea
     baseline: outcome.baseline,
   });
 
+/** Who won a hedged race, as stored on the subtask (see `firstCompleteCover` in lib/domain/hedge.ts). */
+export const HedgeWinnerItem = HedgeWinner;
+export type HedgeWinnerItem = z.infer<typeof HedgeWinnerItem>;
+
 /** Why a subtask was closed without a result of its own. */
 export const ClosedBy = z.enum(['cancel', 'run_succeeded', 'run_failed', 'run_cancelled']);
 export type ClosedBy = z.infer<typeof ClosedBy>;
@@ -163,6 +168,14 @@ export const SubtaskItem = z.object({
   sealedAt: z.string().optional(),
   closedAt: z.string().optional(),
   closedBy: ClosedBy.optional(),
+  /** On a hedge copy: the subtask it races, whose allowance it spends (`assignment.lineage.of`). */
+  hedgeOf: z.string().optional(),
+  /** On a hedged subtask: when its copies were written (once). */
+  hedgeStartedAt: z.string().optional(),
+  /** On a hedged subtask: the pieces that ended ok so far, in commit order. */
+  piecesOk: z.array(z.string()).optional(),
+  /** On a hedged subtask ended by its race: who won (the original, a replica, or every piece). */
+  hedgeWinner: HedgeWinnerItem.optional(),
   updatedAt: z.string(),
 });
 export type SubtaskItem = z.infer<typeof SubtaskItem>;
@@ -200,6 +213,9 @@ export const OUTCOME_ATTRIBUTES = [
   'refusals',
   'baseline',
   'late',
+  // who won a hedged race and which pieces ended ok: forging them would forge the subtask's result
+  'hedgeWinner',
+  'piecesOk',
 ] as const satisfies readonly (keyof StoredSubtaskItem | keyof StoredOutcome | 'late')[];
 
 /** A result refused after its subtask was sealed or its run stopped (`LATE#<id>#<generation>`). */

@@ -14,6 +14,7 @@ import type { AppendRoundInput, Claim, ClaimInput, CreateRunInput, DeliveryFailu
 import { RunRef, parseInput } from './inputs';
 import { contextDefaults, type DailyAllowance, type LedgerContext } from './io';
 import type { SubtaskItem } from './items';
+import { startHedge, type StartedHedge } from './hedges';
 import { recordOutcome, type RecordedOutcome } from './outcomes';
 import { createRun, loadRun, readManifest, type CreatedRun, type ManifestRead } from './runs';
 import type { RunRecord } from './view';
@@ -108,6 +109,11 @@ export interface Ledger {
    */
   registerWaiter(input: WaiterInput): Promise<WaiterRegistration>;
   /**
+   * Starts a hedged subtask's race once: writes its copies (replicas or pieces) and returns them to enqueue.
+   * @example const { copies } = await ledger.startHedge({ tenantId, runId, subtaskId });
+   */
+  startHedge(input: SubtaskRef): Promise<StartedHedge>;
+  /**
    * Seals a live subtask `timed_out` after its deadline.
    * @example const { sealed, reason } = await ledger.sealTimedOut({ tenantId, runId, subtaskId });
    */
@@ -190,6 +196,7 @@ export const createLedger = (options: LedgerOptions): Ledger => {
     recordDeliveryFailure: (input) => recordDeliveryFailure(ctx, input),
     registerWaiter: (input) => registerWaiter(ctx, input),
     sealTimedOut: (input) => sealTimedOut(ctx, input),
+    startHedge: (input) => startHedge(ctx, input),
     getSubtask: (input) => getSubtask(ctx, input),
     cancelRun: (tenantId, runId) => cancelRun(ctx, tenantId, runId),
     finishRun: (input) => finishRun(ctx, input),

@@ -8,8 +8,9 @@
  */
 import { Outcome, type LateEvidence, type OutcomeInput } from '../contract';
 import { toPlainJson } from './canonical';
-import { AlreadySealed, DeadlinePassed, InvalidLedgerInput, LeaseLost, RunCancelled, RunEnded, RunNotFound, type LedgerError } from './errors';
+import { AlreadySealed, DeadlinePassed, HedgeLost, InvalidLedgerInput, LeaseLost, RunCancelled, RunEnded, RunNotFound, type LedgerError } from './errors';
 import { cancellationReasons, conditionFailed, conditionFailure, type CancellationReason } from './failures';
+import { hedgedSubtaskOf, recordCopyOutcome } from './hedges';
 import { claimContext, holderRefusal, oldSubtask } from './holder';
 import { Claim, parseInput } from './inputs';
 import { getItem, iso, putNew, transact, type LedgerContext } from './io';
@@ -99,7 +100,8 @@ const refusedOutcome = async (ctx: LedgerContext, claim: Claim, outcome: Outcome
     return { taskToken: sub.taskToken, duplicate: true };
   }
   const stale = sub === undefined ? undefined : holderRefusal(claim, sub);
-  if (stale instanceof LeaseLost) throw stale;
+  // A hedge copy won the race: the original's result is not needed (its spend stays charged).
+  if (stale instanceof LeaseLost || stale instanceof HedgeLost) throw stale;
   const late = lateRefusal(claim, sub, run, now, cause);
   if (late === undefined) throw cause;
   await keepLate(ctx, claim, outcome, late.because, sub ?? (await currentSubtask(ctx, claim)));
@@ -111,7 +113,9 @@ const refusedOutcome = async (ctx: LedgerContext, claim: Claim, outcome: Outcome
  * `sourcesReached`, findings (bounded, see `boundOutcome`), reason, refusals and baseline. Usage is
  * never taken from the caller: it is what the counters say. Returns the waiter's task token if one
  * was registered. Refusals: `LeaseLost` (stale generation; nothing kept), and, with the result
- * kept as late evidence, `AlreadySealed`, `RunCancelled`, `DeadlinePassed`, `RunEnded`.
+ * kept as late evidence, `AlreadySealed`, `RunCancelled`, `DeadlinePassed`, `RunEnded`; and
+ * `HedgeLost` (nothing kept) when a hedge copy already won. A hedge copy's outcome is recorded by
+ * `recordCopyOutcome` (hedges.ts), which may end the hedged subtask in the same transaction.
  */
 export const recordOutcome = async (ctx: LedgerContext, rawClaim: Claim, rawOutcome: OutcomeInput): Promise<RecordedOutcome> => {
   const claim = parseInput(Claim, rawClaim, 'recordOutcome');
@@ -124,6 +128,9 @@ export const recordOutcome = async (ctx: LedgerContext, rawClaim: Claim, rawOutc
   const stored = toStoredOutcome(outcome);
   const parts = needsParts(stored) ? toParts(key.pk, partsPrefix(key.sk, 'outcome', String(claim.generation).padStart(6, '0')), stored) : undefined;
   const outcomeAttribute = parts === undefined ? '#outcome = :outcome' : '#outcomeParts = :outcomeParts';
+  if (hedgedSubtaskOf(claim.subtask) !== undefined) {
+    return recordCopyOutcome(ctx, claim, stored, parts === undefined ? undefined : { ref: parts.ref, items: partPuts(parts.parts) });
+  }
   try {
     await transact(ctx, { operation: 'recordOutcome', ...claimContext(claim) }, [
       {

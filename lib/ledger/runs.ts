@@ -4,6 +4,7 @@
  */
 import { RunRequest, type Manifest, type Outcome, type RunRequestInput } from '../contract';
 import { contentHash } from './canonical';
+import { splitCopies } from './hedges';
 import { IdempotencyConflict, ImmutableAssignment, ManifestIncomplete, RequestTooLarge, RunNotFound, type LedgerErrorContext } from './errors';
 import { completeParts, partPuts, partsPrefix, spill, unspill, type Spilled } from './parts';
 import { MAX_RUN_REQUEST_BYTES, requestSize } from './size';
@@ -184,10 +185,12 @@ export const loadRun = async (ctx: LedgerContext, tenantId: string, runId: strin
   );
   const run = parseItem(RunItem, unspill(runImage, parts, context), context);
   const meta = metaFromStored(items.find((item) => item.sk === SORT_KEYS.meta), parts, context);
-  const all = items
-    .filter((item) => String(item.sk).startsWith(SORT_KEYS.subtaskPrefix))
-    .map((item) => parseItem(SubtaskItem, unspill(item, parts, context), context))
-    .sort(byDispatchOrder);
+  const { subtasks: all, copies } = splitCopies(
+    items
+      .filter((item) => String(item.sk).startsWith(SORT_KEYS.subtaskPrefix))
+      .map((item) => parseItem(SubtaskItem, unspill(item, parts, context), context))
+      .sort(byDispatchOrder),
+  );
   const late = items.filter((item) => String(item.sk).startsWith(SORT_KEYS.latePrefix)).map((item) => parseItem(LateItem, unspill(item, parts, context), context));
   return {
     run,
@@ -195,6 +198,7 @@ export const loadRun = async (ctx: LedgerContext, tenantId: string, runId: strin
     subtasks: all.filter((item) => item.round <= run.round),
     late,
     uncommitted: all.filter((item) => item.round > run.round),
+    copies,
   };
 };
 
@@ -209,7 +213,30 @@ export interface ManifestRead {
   readonly unfinished: readonly string[];
   /** Subtasks written by a round whose commit marker is missing (a dispatch in progress or crashed). */
   readonly uncommitted: readonly string[];
+  /**
+   * By hedged subtask id, the outcomes of the pieces that won its `subdivide` race
+   * (`hedgeWinner.by === 'pieces'`): reconcile judges such a subtask by them (docs/hedging.md).
+   */
+  readonly pieces: ReadonlyMap<string, readonly Outcome[]>;
 }
+
+/** The winning pieces' outcomes of each subtask a `subdivide` race ended, in the winner's order. */
+const winningPieces = (subtasks: readonly SubtaskItem[], copies: readonly SubtaskItem[]): Map<string, Outcome[]> => {
+  const copyById = new Map(copies.map((copy) => [copy.subtaskId, copy]));
+  const pieces = new Map<string, Outcome[]>();
+  for (const item of subtasks) {
+    if (item.hedgeWinner?.by !== 'pieces') continue;
+    pieces.set(
+      item.subtaskId,
+      item.hedgeWinner.ids.flatMap((id) => {
+        const copy = copyById.get(id);
+        const outcome = copy === undefined ? undefined : toOutcome(copy);
+        return outcome === undefined ? [] : [outcome];
+      }),
+    );
+  }
+  return pieces;
+};
 
 const verifyManifest = (record: RunRecord, context: LedgerErrorContext): void => {
   record.run.roundSizes.forEach((expected, index) => {
@@ -248,5 +275,6 @@ export const readManifest = async (ctx: LedgerContext, tenantId: string, runId: 
     outcomes: record.subtasks.map(toOutcome).filter((outcome): outcome is Outcome => outcome !== undefined),
     unfinished: record.subtasks.filter((item) => !isTerminal(item.state)).map((item) => item.subtaskId),
     uncommitted: record.uncommitted.map((item) => item.subtaskId),
+    pieces: winningPieces(record.subtasks, record.copies ?? []),
   };
 };

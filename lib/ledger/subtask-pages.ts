@@ -33,6 +33,8 @@ export type SubtaskPageRead =
       readonly kind: 'page';
       /** Committed subtasks, in id order. */
       readonly subtasks: readonly SubtaskItem[];
+      /** The copies of the page's hedged subtasks (items whose `hedgeOf` names one of them). */
+      readonly copies: readonly SubtaskItem[];
       /** The late evidence of these subtasks, in key order (subtask, then generation). */
       readonly late: readonly LateItem[];
       /** Whether committed subtasks follow the last one. */
@@ -64,7 +66,8 @@ const querySubtasks = async (ctx: LedgerContext, context: LedgerErrorContext, pk
       new QueryCommand({ TableName: ctx.tableName, ConsistentRead: true, Limit: wanted - found.length, ExclusiveStartKey: start, ...expressions({ keyCondition }, values) }),
     );
     const items = await mapLimit(page.Items ?? [], PART_READS, async (image) => parseItem(SubtaskItem, await withParts(ctx, image, context), context));
-    found.push(...items.filter((item) => item.round <= committed));
+    // A hedge copy (`<id>.h<n>`) is shown inside the subtask it races, never as a subtask of its own.
+    found.push(...items.filter((item) => item.round <= committed && item.hedgeOf === undefined));
     start = page.LastEvaluatedKey;
   } while (start !== undefined && found.length < wanted);
   return found;
@@ -87,7 +90,31 @@ const queryLate = async (ctx: LedgerContext, context: LedgerErrorContext, pk: st
 };
 
 /**
- * One page of a run's committed subtasks in id order, with their late evidence.
+ * The copies of the hedged subtasks among `subtasks`: one Query of `SUB#<id>.h` per subtask whose
+ * race has started (copies are written once, with `hedgeStartedAt`), keeping the items whose
+ * `hedgeOf` names it (another subtask's id may begin the same way).
+ */
+const queryCopies = async (ctx: LedgerContext, context: LedgerErrorContext, pk: string, subtasks: readonly SubtaskItem[]): Promise<SubtaskItem[]> => {
+  const hedged = subtasks.filter((item) => item.hedgeStartedAt !== undefined);
+  const found = await mapLimit(hedged, PART_READS, async (item) => {
+    const keyCondition = '#pk = :pk AND begins_with(#sk, :prefix)';
+    const values = { ':pk': pk, ':prefix': `${SORT_KEYS.subtaskPrefix}${item.subtaskId}.h` };
+    const copies: SubtaskItem[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await ctx.client.send(new QueryCommand({ TableName: ctx.tableName, ConsistentRead: true, ExclusiveStartKey: start, ...expressions({ keyCondition }, values) }));
+      const items = await mapLimit(page.Items ?? [], PART_READS, async (image) => parseItem(SubtaskItem, await withParts(ctx, image, context), context));
+      copies.push(...items.filter((copy) => copy.hedgeOf === item.subtaskId));
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    return copies;
+  });
+  return found.flat();
+};
+
+/**
+ * One page of a run's committed subtasks in id order, with their late evidence and the copies of
+ * any hedged subtask among them.
  *
  * With `after`, the Query starts *at* that subtask's key (one item more than the page), so the
  * same request proves that the position is a committed subtask of this run, which a forged
@@ -111,5 +138,6 @@ export const readSubtaskPage = async (ctx: LedgerContext, request: SubtaskPageRe
   const first = subtasks[0];
   const last = subtasks.at(-1);
   const late = first === undefined || last === undefined ? [] : await queryLate(ctx, context, pk, first.subtaskId, last.subtaskId, new Set(subtasks.map((item) => item.subtaskId)));
-  return { kind: 'page', subtasks, late, more: rest.length > limit };
+  const copies = await queryCopies(ctx, context, pk, subtasks);
+  return { kind: 'page', subtasks, late, copies, more: rest.length > limit };
 };

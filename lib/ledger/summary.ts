@@ -18,7 +18,7 @@ import { RUN_LIST_INDEX } from './table';
 import { runProgress } from './view';
 
 /** The fields of a subtask item that its run's progress needs. */
-const SubtaskState = z.object({ round: z.int().min(1), state: SubtaskStates });
+const SubtaskState = z.object({ round: z.int().min(1), state: SubtaskStates, hedgeOf: z.string().optional() });
 /** The fields of a run item that a summary needs. */
 const RunState = z.object({ status: RunStatuses, updatedAt: z.string() });
 
@@ -82,15 +82,17 @@ interface LiveProgress {
 
 /**
  * Counts a run's committed subtasks by state: one GetItem of the run item (its committed round)
- * and one Query of the subtask items projected to their round and state.
+ * and one Query of the subtask items projected to their round, state and `hedgeOf` (copies of a
+ * hedged subtask are not counted).
  */
 const liveProgress = async (ctx: LedgerContext, tenantId: string, runId: string): Promise<LiveProgress | undefined> => {
   const run = await getItem(ctx, runKey(tenantId, runId));
   if (run === undefined) return undefined;
   const committed = Number(run.round);
-  const subtasks = await queryPartition(ctx, runPartition(tenantId, runId), SORT_KEYS.subtaskPrefix, '#round, #state');
+  const subtasks = await queryPartition(ctx, runPartition(tenantId, runId), SORT_KEYS.subtaskPrefix, '#round, #state, #hedgeOf');
   const context = { tenantId, runId };
-  const states = subtasks.map((item) => parseItem(SubtaskState, item, context)).filter((item) => item.round <= committed);
+  // Hedge copies race a subtask; they are not subtasks of a round (docs/hedging.md).
+  const states = subtasks.map((item) => parseItem(SubtaskState, item, context)).filter((item) => item.round <= committed && item.hedgeOf === undefined);
   const { status, updatedAt } = parseItem(RunState, run, context);
   return { status, updatedAt, progress: runProgress(states) };
 };

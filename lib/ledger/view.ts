@@ -27,6 +27,8 @@ export interface RunRecord {
   readonly late: readonly LateItem[];
   /** Subtask items of a round whose commit marker is not written yet: not part of the manifest. */
   readonly uncommitted: readonly SubtaskItem[];
+  /** Copies of hedged subtasks (`hedgeOf`), in dispatch order of what they race: not part of the manifest. */
+  readonly copies?: readonly SubtaskItem[];
 }
 
 /**
@@ -83,12 +85,12 @@ const lateEvidence = (item: LateItem): LateEvidence => ({
 
 /**
  * One subtask as the run resource shows it (the worker input is left out: it can be large and
- * is the worker's business).
+ * is the worker's business); for a hedged subtask, its race's copies and winner.
  *
  * @example
  * toSubtaskView(item, []).state // 'running'
  */
-export const toSubtaskView = (item: SubtaskItem, late: readonly LateItem[]): SubtaskView => {
+export const toSubtaskView = (item: SubtaskItem, late: readonly LateItem[], copies: readonly SubtaskItem[] = []): SubtaskView => {
   const { input: _input, ...assignment } = item.assignment;
   const stored = item.outcome;
   const reason = describeSubtask(item, late);
@@ -105,19 +107,24 @@ export const toSubtaskView = (item: SubtaskItem, late: readonly LateItem[]): Sub
     ...(stored?.baseline === undefined ? {} : { baseline: stored.baseline }),
     ...(item.state === 'empty' && sourcesReached === 0 ? { sourceUnreachable: true } : {}),
     ...(late.length === 0 ? {} : { late: late.map(lateEvidence) }),
+    ...(item.hedgeWinner === undefined ? {} : { hedgeWinner: item.hedgeWinner }),
+    ...(copies.length === 0 ? {} : { hedgeCopies: copies.map((copy) => ({ id: copy.subtaskId, assigned: copy.assignment.assigned, state: copy.state })) }),
   };
 };
 
 /**
- * Subtasks as the run resource and the subtask pages show them, each with its late evidence.
+ * Subtasks as the run resource and the subtask pages show them, each with its late evidence and,
+ * for a hedged subtask, its race's copies (items whose `hedgeOf` names it).
  *
  * @example
- * toSubtaskViews(record.subtasks, record.late).map((view) => view.id) // ['A', 'B', 'C', 'D']
+ * toSubtaskViews(record.subtasks, record.late, record.copies).map((view) => view.id) // ['A', 'B', 'C', 'D']
  */
-export const toSubtaskViews = (subtasks: readonly SubtaskItem[], late: readonly LateItem[]): SubtaskView[] => {
+export const toSubtaskViews = (subtasks: readonly SubtaskItem[], late: readonly LateItem[], copies: readonly SubtaskItem[] = []): SubtaskView[] => {
   const lateBySubtask = new Map<string, LateItem[]>();
   for (const item of late) lateBySubtask.set(item.subtaskId, [...(lateBySubtask.get(item.subtaskId) ?? []), item]);
-  return subtasks.map((item) => toSubtaskView(item, lateBySubtask.get(item.subtaskId) ?? []));
+  const copiesBySubtask = new Map<string, SubtaskItem[]>();
+  for (const copy of copies) if (copy.hedgeOf !== undefined) copiesBySubtask.set(copy.hedgeOf, [...(copiesBySubtask.get(copy.hedgeOf) ?? []), copy]);
+  return subtasks.map((item) => toSubtaskView(item, lateBySubtask.get(item.subtaskId) ?? [], copiesBySubtask.get(item.subtaskId) ?? []));
 };
 
 const countByState = (subtasks: readonly Pick<SubtaskItem, 'state'>[]): Record<string, number> => {
@@ -159,7 +166,7 @@ export const toRunResource = (record: RunRecord): RunResource => {
     progress: runProgress(subtasks),
     budget: { modelCalls: run.callsLimit, costLimit: run.costLimit },
     usage: runUsage(run),
-    subtasks: toSubtaskViews(subtasks, record.late),
+    subtasks: toSubtaskViews(subtasks, record.late, record.copies ?? []),
     answer: run.answer ?? null,
     ...(run.error === undefined ? {} : { error: run.error }),
   });

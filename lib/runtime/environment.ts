@@ -26,7 +26,7 @@ export const ENV = {
   workerKinds: 'WORKER_KINDS',
   /** JSON object: worker kind → subtasks it runs at once, `maxConcurrency × batchSize` (api). */
   workerCapacity: 'WORKER_CAPACITY',
-  /** JSON object: worker kind → queue URL (dispatch). */
+  /** JSON object: worker kind → queue URL (dispatch; deadline, which enqueues hedge copies). */
   queueUrls: 'QUEUE_URLS',
   /** The claim lease in seconds, equal to the worker's timeout (worker). */
   leaseSeconds: 'LEASE_SECONDS',
@@ -49,6 +49,7 @@ export const POWERTOOLS_ENV = {
 
 const table = { [ENV.tableName]: z.string().min(1) };
 const maxDeadline = { [ENV.maxDeadlineSeconds]: intVariable(900) };
+const queueUrls = { [ENV.queueUrls]: jsonVariable(z.record(z.string(), z.string().min(1))) };
 
 /**
  * Each function's own variables, parsed once per cold start with `parseConfig`. The model
@@ -69,8 +70,9 @@ export const FUNCTION_CONFIG = {
     /** Subtasks each kind runs at once; the planner warns when a kind cannot meet its deadlines. */
     [ENV.workerCapacity]: jsonVariable(z.record(z.string(), z.int().min(1))).optional(),
   }),
-  dispatch: z.object({ ...table, ...maxDeadline, [ENV.queueUrls]: jsonVariable(z.record(z.string(), z.string().min(1))) }),
-  deadline: z.object(table),
+  dispatch: z.object({ ...table, ...maxDeadline, ...queueUrls }),
+  /** The kind queues too: its Hedge step enqueues a hedged subtask's copies (docs/hedging.md). */
+  deadline: z.object({ ...table, ...queueUrls }),
   worker: z.object({
     ...table,
     [ENV.leaseSeconds]: intVariable(),

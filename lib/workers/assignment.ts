@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   DispatchedSubtask,
   IdsScope,
+  type Lineage,
   parseTimePoint,
   PathsScope,
   SubtaskBudget,
@@ -58,6 +59,12 @@ export interface Assignment<D extends Dimension = Dimension, I = unknown> {
   readonly deadlineMs: number;
   /** Model calls and the fixed cost estimate of each call. */
   readonly allowance: Readonly<{ modelCalls: number; estimatedCostPerCall: number }>;
+  /**
+   * How the subtask came about beyond the plan: a retry, a re-check, or a hedge copy
+   * (`{ kind: 'hedge', of, mode, copy }`, racing subtask `of`; docs/hedging.md). Absent for a
+   * planned subtask.
+   */
+  readonly lineage?: Readonly<Lineage>;
 }
 
 /**
@@ -132,6 +139,7 @@ export const buildAssignment = <D extends Dimension, I>(
     deadline: subtask.deadline,
     deadlineMs: deadlineMsOf(subtask.deadline),
     allowance: { modelCalls: subtask.budget.modelCalls, estimatedCostPerCall: subtask.budget.estimatedCostPerCall },
+    ...(subtask.lineage === undefined ? {} : { lineage: structuredClone(subtask.lineage) }),
   });
 
 /**

@@ -36,6 +36,15 @@ describe('history arithmetic (figures counted on the synthesized state machine)'
     expect(firstRoundBound(2, SMALL_HISTORY)).toBe(102); // 2,460 / 24 = 102.5
   });
 
+  it('counts a subtask that declares a hedge at its costlier path (42 events, Hedge and a second pass)', () => {
+    expect(RUN_HISTORY.worstHedgedSubtask).toBe(42);
+    expect(worstCaseEvents(2, 10, RUN_HISTORY, 4)).toBe(8 + 2 * 16 + 6 * 24 + 4 * 42);
+    expect(worstCaseEvents(2, 10, RUN_HISTORY, 0)).toBe(worstCaseEvents(2, 10));
+    // (25,000 − 8 − 2 × 16 − 500 × 42) / 24 = 3,960 / 24 = 165, where 500 plain subtasks leave 540.
+    expect(followUpRoom(1, 500, RUN_HISTORY, 500)).toBe(165);
+    expect(followUpRoom(1, 500)).toBe(540);
+  });
+
   it('leaves follow-up rounds only what the rounds before them did not use', () => {
     expect(worstCaseEvents(1, 1000)).toBe(8 + 16 + 24_000);
     expect(followUpRoom(1, 1000)).toBe(40); // (25,000 − 8 − 32 − 24,000) / 24
@@ -67,6 +76,26 @@ describe('the planner refuses a first round past the history bound', () => {
     expect(validateRunRequest(perIdRequest(100, policy), testCatalog, options).ok).toBe(true);
     const past = validateRunRequest(perIdRequest(101, policy), testCatalog, options);
     expect(past.ok ? [] : past.problems.map((p) => p.message)).toEqual([expect.stringContaining('at most 100 subtasks with maxRounds 5')]);
+  });
+
+  it('counts hedged subtasks at 42 events: 594 fit with maxRounds 2, 595 are refused naming the hedges', () => {
+    const hedged = (n: number): RunRequestInput => {
+      const request = perIdRequest(n);
+      return { ...request, split: { ...request.split!, hedge: { afterSeconds: 5, mode: 'replicate' } } };
+    };
+    // 8 + 2 × 16 + 594 × 42 = 24,988 ≤ 25,000; one more is 25,030. Without hedges 1,040 would fit.
+    expect(validateRunRequest(hedged(594), testCatalog, PLAN_OPTIONS).ok).toBe(true);
+    const past = validateRunRequest(hedged(595), testCatalog, PLAN_OPTIONS);
+    expect(past.ok ? [] : past.problems).toEqual([
+      {
+        code: 'plan_too_large',
+        path: 'split',
+        message:
+          "the plan makes 595 subtasks; one run's execution history (25,000 events) holds at most 1040 subtasks with maxRounds 2, counting 24 events per subtask " +
+          'and 16 per round; 595 of them declare a hedge, counted at 42 events each, so this plan needs 25,030 events',
+      },
+    ]);
+    expect(validateRunRequest(perIdRequest(595), testCatalog, PLAN_OPTIONS).ok).toBe(true);
   });
 
   it('with the callback design, the contract’s 1,000 is the lower bound: 1,001 is refused, 1,000 accepted', () => {
@@ -115,6 +144,21 @@ const SIX_HUNDRED_TIME_OUT = (subtask: DispatchedSubtask): Outcome => {
   // Subtasks S1…S600 (and every retry of them) time out; S601…S1000 read their account.
   return index < 600 ? ended(subtask.id, 'timed_out') : okIds(subtask.id, ids);
 };
+
+describe('follow-ups after a round of hedged subtasks fit what the hedges left', () => {
+  it('590 hedged subtasks all time out: 7 retries fit, the other 583 gaps name the history bound', () => {
+    const base = perIdRequest(590);
+    const request: RunRequestInput = { ...base, split: { ...base.split!, idPrefix: 'S', hedge: { afterSeconds: 5, mode: 'replicate' } } };
+    const run = simulate(request, (subtask) => ended(subtask.id, 'timed_out'));
+    const coverage = buildCoverage(run.manifest, run.outcomes, reconcile(run.manifest, run.outcomes), { closing: true });
+
+    // ⌊(25,000 − 8 − 2 × 16 − 590 × 42) / 24⌋ = ⌊180 / 24⌋ = 7 (counted as plain subtasks it would be 450).
+    expect(run.dispatchedPerRound).toEqual([590, 7]);
+    expect(worstCaseEvents(2, 597, RUN_HISTORY, 590)).toBe(8 + 2 * 16 + 590 * 42 + 7 * 24); // 24,988
+    expect(worstCaseEvents(2, 597, RUN_HISTORY, 590)).toBeLessThanOrEqual(RUN_HISTORY.limit);
+    expect(coverage.gaps.filter((g) => g.notFollowedUp === 'history_bound')).toHaveLength(583);
+  });
+});
 
 describe('a 1,000-subtask run in which 600 subtasks time out and are retried ends closed, never running', () => {
   const request = (policy?: RunRequestInput['policy']): RunRequestInput => ({ ...perIdRequest(1000, policy), split: { ...perIdRequest(1000).split!, idPrefix: 'S' } });

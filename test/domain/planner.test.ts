@@ -93,7 +93,7 @@ describe('planRun through validateRunRequest', () => {
       budget,
     };
     expect(problemsOf(request)).toEqual([
-      { code: 'invalid_request', path: 'subtasks.0.id', subtaskIds: ['C.r2'], message: 'subtask id C.r2 must not end in .r<n> or .g<n>: those name retries and re-checks' },
+      { code: 'invalid_request', path: 'subtasks.0.id', subtaskIds: ['C.r2'], message: 'subtask id C.r2 must not end in .r<n>, .g<n> or .h<n>: those name retries, re-checks and hedge copies' },
     ]);
   });
 

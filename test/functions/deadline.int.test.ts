@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { DeadlineNotReached, toRunResource } from '../../lib/ledger';
 import { AwaitTooLate } from '../../lib/runtime/errors';
 import { uniqueName } from '../support/aws';
-import { acceptRun, deliverRun, dispatchRound, halfYearRequest, pipeline } from './support';
+import { acceptRun, deliver, deliverRun, dispatchRound, halfYearRequest, messagesOfRun, pipeline, sqsRecord, subtaskOf } from './support';
 
 /**
  * One Map iteration's three steps (arm, await, seal) against the ledger, judged by a clock the
@@ -34,6 +34,22 @@ describe('arm', () => {
     // An iteration held back by Map concurrency until 0.999 s before the deadline still ends on it.
     p.get().clock.moveTo(59_001);
     expect(await p.get().deadline({ action: 'arm', ...b })).toEqual({ status: 'waiting', ...b, deadline: DEADLINE, timeoutSeconds: 1 });
+  });
+
+  it('says when a hedge is due, from the dispatch instant, until its copies are started', async () => {
+    p.get().clock.moveTo(0);
+    const tenantId = uniqueName('tenant');
+    const request = halfYearRequest();
+    const runId = await acceptRun(p.get(), tenantId, { ...request, subtasks: (request.subtasks ?? []).map((s) => ({ ...s, hedge: { afterSeconds: 20, mode: 'subdivide' as const, copies: 3 } })) });
+    const { items } = await dispatchRound(p.get(), tenantId, runId);
+    const [a] = items;
+    if (a === undefined) throw new Error('round 1 dispatches A');
+    p.get().clock.moveTo(5_500);
+    expect(await p.get().deadline({ action: 'arm', ...a })).toEqual({ status: 'waiting', ...a, deadline: DEADLINE, timeoutSeconds: 55, hedgeSeconds: 15 });
+    p.get().clock.moveTo(25_000);
+    expect(await p.get().deadline({ action: 'arm', ...a })).toEqual({ status: 'waiting', ...a, deadline: DEADLINE, timeoutSeconds: 35, hedgeSeconds: 0 });
+    await p.get().ledger.startHedge({ tenantId, runId, subtaskId: 'A' });
+    expect(await p.get().deadline({ action: 'arm', ...a })).toEqual({ status: 'waiting', ...a, deadline: DEADLINE, timeoutSeconds: 35 });
   });
 
   it('goes straight to the seal once the deadline has come', async () => {
@@ -73,6 +89,70 @@ describe('await', () => {
     const { runId, a } = await dispatchedRun();
     p.get().clock.moveTo(60_000);
     await expect(p.get().deadline({ action: 'await', ...a, taskToken: token(runId, 'A') })).rejects.toBeInstanceOf(AwaitTooLate);
+  });
+});
+
+describe('hedge', () => {
+  /**
+   * A run whose two quarters each declare a 3-piece subdivide hedge due 20 s after dispatch; round
+   * 1's messages are taken off the queue. A piece reads every monthly statement its days touch,
+   * so three pieces of a quarter need more calls than the quarter's own 4: the allowance is 8.
+   */
+  const hedgedRun = async () => {
+    p.get().clock.moveTo(0);
+    const tenantId = uniqueName('tenant');
+    const request = halfYearRequest();
+    const subtasks = (request.subtasks ?? []).map((s) => ({
+      ...s,
+      budget: { modelCalls: 8, estimatedCostPerCall: 7 },
+      hedge: { afterSeconds: 20, mode: 'subdivide' as const, copies: 3 },
+    }));
+    const runId = await acceptRun(p.get(), tenantId, { ...request, subtasks });
+    const { items } = await dispatchRound(p.get(), tenantId, runId);
+    const [a] = items;
+    if (a === undefined) throw new Error('round 1 dispatches A');
+    const round1 = await messagesOfRun(p.get(), 'tax-statements', runId);
+    expect(round1.map((m) => subtaskOf(m).subtaskId).sort()).toEqual(['A', 'B']);
+    return { tenantId, runId, a, round1 };
+  };
+
+  it('starts the race once and enqueues exactly the copies; invoked twice, it writes nothing more and the second set of messages runs nothing twice', async () => {
+    const { tenantId, runId, a } = await hedgedRun();
+    p.get().clock.moveTo(20_000);
+
+    const first = await p.get().deadline({ action: 'hedge', ...a, deadline: DEADLINE });
+    const second = await p.get().deadline({ action: 'hedge', ...a, deadline: DEADLINE });
+
+    expect(first).toEqual({ ...a, deadline: DEADLINE, copies: ['A.h1', 'A.h2', 'A.h3'], written: true });
+    // The Step Functions retry of a step that failed after writing: same copies, nothing written.
+    expect(second).toEqual({ ...a, deadline: DEADLINE, copies: ['A.h1', 'A.h2', 'A.h3'], written: false });
+    // Only A's copies were enqueued (not A, not B, not B's copies); the retry enqueued them again,
+    // since it cannot know whether the first call's send went through.
+    const messages = await messagesOfRun(p.get(), 'tax-statements', runId);
+    expect(messages.map((m) => subtaskOf(m).subtaskId).sort()).toEqual(['A.h1', 'A.h1', 'A.h2', 'A.h2', 'A.h3', 'A.h3']);
+    expect(await p.get().ledger.getSubtask({ tenantId, runId, subtaskId: 'A.h4' })).toBeUndefined();
+
+    // Both sets delivered at once: each piece is claimed and run once, and the pieces win A.
+    expect(await deliver(p.get(), messages.map((m) => sqsRecord(p.get(), 'tax-statements', m)))).toEqual({ batchItemFailures: [] });
+    const pieces = await Promise.all(['A.h1', 'A.h2', 'A.h3'].map((subtaskId) => p.get().ledger.getSubtask({ tenantId, runId, subtaskId })));
+    expect(pieces.map((piece) => [piece?.subtaskId, piece?.state, piece?.generation])).toEqual([
+      ['A.h1', 'ok', 1],
+      ['A.h2', 'ok', 1],
+      ['A.h3', 'ok', 1],
+    ]);
+    const hedged = await p.get().ledger.getSubtask({ tenantId, runId, subtaskId: 'A' });
+    expect([hedged?.state, hedged?.hedgeWinner]).toEqual(['ok', { by: 'pieces', ids: ['A.h1', 'A.h2', 'A.h3'] }]);
+  });
+
+  it('enqueues nothing once the subtask ended: the race is not started', async () => {
+    const { tenantId, runId, a, round1 } = await hedgedRun();
+    // A and B finish before their hedges are due.
+    expect(await deliver(p.get(), round1.map((m) => sqsRecord(p.get(), 'tax-statements', m)))).toEqual({ batchItemFailures: [] });
+    expect((await p.get().ledger.getSubtask({ tenantId, runId, subtaskId: 'A' }))?.state).toBe('ok');
+    p.get().clock.moveTo(20_000);
+
+    expect(await p.get().deadline({ action: 'hedge', ...a, deadline: DEADLINE })).toEqual({ ...a, deadline: DEADLINE, copies: [], written: false });
+    expect(await messagesOfRun(p.get(), 'tax-statements', runId)).toEqual([]);
   });
 });
 

@@ -155,4 +155,30 @@ describe('worker', () => {
     expect(b).toMatchObject({ state: 'pending', generation: 0 });
     expect(usage).toEqual({ modelCalls: 0, estimatedCost: 0 });
   });
+
+  it('acknowledges a hedge replica that lost the race: refused at its first reservation, not failed, nothing more charged', async () => {
+    p.get().clock.moveTo(0);
+    const tenantId = uniqueName('tenant');
+    const request = secondQuarterRequest();
+    const [b] = request.subtasks ?? [];
+    const runId = await acceptRun(p.get(), tenantId, { ...request, subtasks: [{ ...b!, hedge: { afterSeconds: 10, mode: 'replicate', copies: 2 } }] });
+    await dispatchRound(p.get(), tenantId, runId);
+    const [message] = await messagesOfRun(p.get(), 'tax-statements', runId);
+    if (!message) throw new Error('B was enqueued');
+    p.get().clock.moveTo(10_000);
+    const { copies } = await p.get().ledger.startHedge({ tenantId, runId, subtaskId: 'B' });
+    expect(copies.map((c) => c.id)).toEqual(['B.h1']);
+    // the original wins first
+    expect(await deliver(p.get(), recordsOf([message]))).toEqual({ batchItemFailures: [] });
+    // the replica's message, as the hedge step enqueues it
+    const replica = { ...message, MessageId: `${message.MessageId}-h1`, Body: JSON.stringify({ ...subtaskOf(message), subtaskId: 'B.h1' }) };
+    expect(await deliver(p.get(), recordsOf([replica]))).toEqual({ batchItemFailures: [] });
+
+    const { outcomes, usage } = await stateOf(tenantId, runId);
+    expect(outcomes.map((o) => [o.subtaskId, o.state])).toEqual([['B', 'ok']]);
+    expect(usage).toEqual({ modelCalls: 3, estimatedCost: 21 });
+    const copy = await p.get().ledger.getSubtask({ tenantId, runId, subtaskId: 'B.h1' });
+    // claimed once, no delivery failure recorded: a lost race is not a failed delivery
+    expect([copy?.generation, copy?.lastDeliveryFailure]).toEqual([1, undefined]);
+  });
 });

@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { RUN_HISTORY, firstRoundBound } from '../../lib/domain/history';
 import type { AslStateMachine } from '../../lib/infra/asl';
-import { runHistoryOf, subtaskIteration, worstPathEvents } from '../../lib/infra/deadline-figures';
+import { hedgedIterationUnrolled, runHistoryOf, subtaskIteration, unhedgedIteration, walkPath, worstPathEvents } from '../../lib/infra/deadline-figures';
+import { STATE_NAMES } from '../../lib/infra/run-state-machine';
 import { synthTesseraStack } from './synth';
 
 let asl: AslStateMachine;
@@ -24,13 +25,50 @@ describe('the history arithmetic the planner reads equals the synthesized state 
       finishedSubtask: 5 + 2 + 6 + 2 + 2, // Arm, IsSubtaskOpen, Await, SubtaskDone, iteration
       timedOutSubtask: 5 + 2 + 6 + 5 + 2 + 2, // … Await times out, Seal, SubtaskSealed, iteration
       worstSubtask: 5 + 2 + 6 + 2 + 5 + 2 + 2, // … Await fails, WaitForDeadline, Seal, SubtaskSealed, iteration
+      // Arm, IsSubtaskOpen, AwaitHedge (hedge due), Hedge; then Arm, IsSubtaskOpen, Await fails,
+      // WaitForDeadline, Seal, SubtaskSealed; iteration.
+      worstHedgedSubtask: 5 + 2 + 6 + 5 + (5 + 2 + 6 + 2 + 5 + 2) + 2,
     });
   });
 
   test('the costliest subtask path is the one through WaitForDeadline', () => {
-    const iteration = subtaskIteration(asl);
+    const iteration = unhedgedIteration(subtaskIteration(asl));
     const withoutWait = { ...iteration, States: { ...iteration.States, Await: { ...iteration.States.Await!, Catch: iteration.States.Await!.Catch?.filter((c) => c.Next !== 'WaitForDeadline') } } };
     expect(worstPathEvents(iteration) - worstPathEvents(withoutWait)).toBe(2);
+  });
+
+  test('a hedged subtask’s costliest path passes Hedge once, then waits out its deadline without the hedge branches', () => {
+    const unrolled = hedgedIterationUnrolled(subtaskIteration(asl));
+    const after = (name: string) => `${name} (after hedge)`;
+    // The path the figure counts, walked state by state: AwaitHedge times out into Hedge, the second Await fails.
+    const timingOutTo = (name: string, target: string) => ({ ...unrolled.States[name]!, Next: target });
+    const worst = walkPath(
+      {
+        ...unrolled,
+        States: {
+          ...unrolled.States,
+          [STATE_NAMES.awaitHedge]: timingOutTo(STATE_NAMES.awaitHedge, STATE_NAMES.hedge),
+          [after(STATE_NAMES.await)]: timingOutTo(after(STATE_NAMES.await), after(STATE_NAMES.waitForDeadline)),
+        },
+      },
+      (choice, prior) => (choice === STATE_NAMES.isSubtaskOpen && prior === 0 ? STATE_NAMES.awaitHedge : after(STATE_NAMES.await)),
+    );
+    expect(worst.path).toEqual([
+      STATE_NAMES.arm,
+      STATE_NAMES.isSubtaskOpen,
+      STATE_NAMES.awaitHedge,
+      STATE_NAMES.hedge,
+      after(STATE_NAMES.arm),
+      after(STATE_NAMES.isSubtaskOpen),
+      after(STATE_NAMES.await),
+      after(STATE_NAMES.waitForDeadline),
+      after(STATE_NAMES.seal),
+      after(STATE_NAMES.subtaskSealed),
+    ]);
+    expect(worst.historyEvents).toBe(worstPathEvents(unrolled));
+    expect(worst.historyEvents + 2).toBe(RUN_HISTORY.worstHedgedSubtask);
+    // The second pass never offers the hedge again.
+    expect(JSON.stringify(unrolled.States[after(STATE_NAMES.isSubtaskOpen)])).not.toContain(STATE_NAMES.awaitHedge);
   });
 
   test('a first round of 1,040 subtasks fits with maxRounds 2, since every round’s overhead is reserved', () => {

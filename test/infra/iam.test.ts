@@ -135,7 +135,19 @@ describe('deadline role', () => {
       },
     ]);
     expect(allows(statements, 'states:StartExecution')).toEqual([]);
-    expect(allows(statements, 'sqs:SendMessage')).toEqual([]);
+  });
+
+  test('sends to the kind queues (a hedged subtask\'s copies) and not to the dead-letter queue', () => {
+    const send = allows(statementsOf(synth.template, roleId('DeadlineFunction')), 'sqs:SendMessage');
+    expect(send).toHaveLength(1);
+    expect(send[0]?.Resource).toHaveLength(KIND_QUEUES.length);
+    expect(send[0]?.Resource).toEqual(expect.arrayContaining(KIND_QUEUES.map(queueArn)));
+    expect(send[0]?.Resource).not.toContainEqual(queueArn('DeadLetter'));
+  });
+
+  test('cannot consume or purge any queue', () => {
+    const statements = statementsOf(synth.template, roleId('DeadlineFunction'));
+    for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:PurgeQueue', 'sqs:ChangeMessageVisibility']) expect(allows(statements, action)).toEqual([]);
   });
 });
 

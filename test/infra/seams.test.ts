@@ -10,7 +10,7 @@ import { STACK_OUTPUTS } from '../../lib/infra/stack-outputs';
 import { OUTCOME_ATTRIBUTES, StoredSubtaskItem } from '../../lib/ledger/items';
 import { synthesizeLocalTemplate } from '../../lib/local/local-template';
 import { RUN_EXECUTION_ERRORS } from '../../lib/orchestration/execution-events';
-import { FUNCTION_CONFIG, POWERTOOLS_ENV, type FunctionName } from '../../lib/runtime/environment';
+import { ENV, FUNCTION_CONFIG, POWERTOOLS_ENV, type FunctionName } from '../../lib/runtime/environment';
 import { CfnTemplate, outputValues } from '../../lib/template/reader';
 import { MODEL_ENV } from '../../lib/workers/models/config';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
@@ -50,6 +50,15 @@ describe('the environment seam', () => {
     expect(set).toEqual([...read].sort());
   });
 
+  it('gives dispatch and the deadline function (which enqueues hedge copies) the same kind queues', () => {
+    const queueUrlsOf = (name: FunctionName): unknown => {
+      const id = logicalIdAt(synth.template, 'AWS::Lambda::Function', `/${FUNCTION_IDS[name]}/Function/Resource`);
+      return synth.template.toJSON().Resources[id].Properties.Environment.Variables[ENV.queueUrls];
+    };
+    expect(queueUrlsOf('deadline')).toBeDefined();
+    expect(queueUrlsOf('deadline')).toEqual(queueUrlsOf('dispatch'));
+  });
+
   it('names each variable of a function once', () => {
     for (const name of names) {
       const read = [...Object.keys(FUNCTION_CONFIG[name].shape), ...Object.values(MODEL_ENV), ...Object.values(POWERTOOLS_ENV)];
@@ -64,6 +73,12 @@ describe('the outcome attributes seam', () => {
     // A large outcome is stored in parts; `outcomeParts` points at them, so forging it forges the outcome.
     expect(ledgerOutcomeAttributes.sort()).toEqual(['outcome', 'outcomeGeneration', 'outcomeParts']);
     expect(OUTCOME_ATTRIBUTES).toEqual(expect.arrayContaining(ledgerOutcomeAttributes));
+  });
+
+  it('denies the api the result of a hedged race: its winner and the pieces that ended ok', () => {
+    const raceAttributes = Object.keys(StoredSubtaskItem.shape).filter((attribute) => attribute === 'hedgeWinner' || attribute === 'piecesOk');
+    expect(raceAttributes.sort()).toEqual(['hedgeWinner', 'piecesOk']);
+    expect(OUTCOME_ATTRIBUTES).toEqual(expect.arrayContaining(raceAttributes));
   });
 
   it('is the list the api role is denied writes on', () => {

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, test } from 'vitest';
 import { findState, type AslState, type AslStateMachine } from '../../lib/infra/asl';
 import {
+  callbackHedgedCost,
   callbackSubtaskCost,
   callbackTimeoutCost,
   deadlineFigures,
@@ -104,12 +105,21 @@ describe('deadline path', () => {
     });
   });
 
-  test('IsSubtaskOpen: terminal → SubtaskDone, expired → Seal, otherwise Await', () => {
+  test('IsSubtaskOpen: terminal → SubtaskDone, expired → Seal, a hedge due now → Hedge, a hedge pending → AwaitHedge, otherwise Await', () => {
     expect(state('IsSubtaskOpen')).toEqual({
       Type: 'Choice',
       Choices: [
         { Variable: '$.Payload.status', StringEquals: 'terminal', Next: 'SubtaskDone' },
         { Variable: '$.Payload.status', StringEquals: 'expired', Next: 'Seal' },
+        {
+          // presence first: a Choice on an absent path is a runtime error, and 0 s cannot be a TimeoutSecondsPath
+          And: [
+            { Variable: '$.Payload.hedgeSeconds', IsPresent: true },
+            { Variable: '$.Payload.hedgeSeconds', NumericEquals: 0 },
+          ],
+          Next: 'Hedge',
+        },
+        { Variable: '$.Payload.hedgeSeconds', IsPresent: true, Next: 'AwaitHedge' },
       ],
       Default: 'Await',
     });
@@ -141,6 +151,63 @@ describe('deadline path', () => {
   });
 });
 
+describe('hedge path', () => {
+  test('AwaitHedge waits for a task token at most $.Payload.hedgeSeconds (Arm answers it only when due before the deadline)', () => {
+    expect(state('AwaitHedge')).toMatchObject({
+      Type: 'Task',
+      Resource: 'arn:${AWS::Partition}:states:::lambda:invoke.waitForTaskToken',
+      TimeoutSecondsPath: '$.Payload.hedgeSeconds',
+      Parameters: {
+        FunctionName: fn('DeadlineFunction'),
+        Payload: {
+          action: 'await',
+          'taskToken.$': '$$.Task.Token',
+          'runId.$': '$.Payload.runId',
+          'tenantId.$': '$.Payload.tenantId',
+          'subtaskId.$': '$.Payload.subtaskId',
+          'deadline.$': '$.Payload.deadline',
+          'hedgeSeconds.$': '$.Payload.hedgeSeconds',
+        },
+      },
+      ResultPath: '$.callback',
+      Next: 'SubtaskDone',
+    });
+    expect(state('AwaitHedge').TimeoutSeconds).toBeUndefined();
+  });
+
+  test('AwaitHedge: States.Timeout (the hedge came due) → Hedge; any other error waits for the deadline', () => {
+    expect(state('AwaitHedge').Catch).toEqual([
+      { ErrorEquals: ['States.Timeout'], Next: 'Hedge', ResultPath: '$.awaitError' },
+      { ErrorEquals: ['States.ALL'], Next: 'WaitForDeadline', ResultPath: '$.awaitError' },
+    ]);
+  });
+
+  test('Hedge names the subtask from $.Payload, keeps the payload (the Map item again) and goes back to Arm', () => {
+    expect(state('Hedge')).toMatchObject({
+      Type: 'Task',
+      Resource: INVOKE,
+      Parameters: {
+        FunctionName: fn('DeadlineFunction'),
+        Payload: {
+          action: 'hedge',
+          'runId.$': '$.Payload.runId',
+          'tenantId.$': '$.Payload.tenantId',
+          'subtaskId.$': '$.Payload.subtaskId',
+          'deadline.$': '$.Payload.deadline',
+        },
+      },
+      OutputPath: '$.Payload',
+      Next: 'Arm',
+    });
+    // Arm reads the item's own fields from `$`: the Hedge step's payload must carry them.
+    expect(state('Arm').Parameters?.Payload).toMatchObject({ 'runId.$': '$.runId', 'tenantId.$': '$.tenantId', 'subtaskId.$': '$.subtaskId', 'deadline.$': '$.deadline' });
+  });
+
+  test('a hedge that cannot start never seals early: Hedge catches everything into WaitForDeadline', () => {
+    expect(state('Hedge').Catch).toEqual([{ ErrorEquals: ['States.ALL'], Next: 'WaitForDeadline', ResultPath: '$.hedgeError' }]);
+  });
+});
+
 describe('seal path', () => {
   test('Await: States.Timeout seals at once; any other error first waits for the deadline', () => {
     expect(state('Await').Catch).toEqual([
@@ -169,7 +236,7 @@ describe('failure handling', () => {
     [...Object.entries(asl.States), ...Object.entries(iteration().States)].filter(([, s]) => s.Type === 'Task');
 
   test('every Task retries exactly the transient errors, with jittered backoff', () => {
-    expect(allTasks().map(([name]) => name).sort()).toEqual(['Arm', 'Await', 'Dispatch', 'Finalize', 'Reconcile', 'Seal']);
+    expect(allTasks().map(([name]) => name).sort()).toEqual(['Arm', 'Await', 'AwaitHedge', 'Dispatch', 'Finalize', 'Hedge', 'Reconcile', 'Seal']);
     for (const [, task] of allTasks()) {
       expect(task.Retry).toHaveLength(1);
       expect(task.Retry?.[0]).toMatchObject({ ErrorEquals: [...TRANSIENT_ERRORS], BackoffRate: 2, JitterStrategy: 'FULL' });
@@ -199,7 +266,7 @@ describe('failure handling', () => {
   });
 
   test('subtask tasks retry briefly (1 s, 2 attempts): a retried Await must not stretch the deadline by much', () => {
-    for (const name of ['Arm', 'Await', 'Seal']) {
+    for (const name of ['Arm', 'Await', 'AwaitHedge', 'Hedge', 'Seal']) {
       expect(state(name).Retry?.[0]).toMatchObject({ IntervalSeconds: 1, MaxAttempts: 2, MaxDelaySeconds: 2 });
     }
     for (const name of ['Dispatch', 'Reconcile', 'Finalize']) {
@@ -271,6 +338,16 @@ describe('deadline figures, counted on the synthesized definition', () => {
       transitions: 5,
       historyEvents: 5 + 2 + 6 + 5 + 2,
       lambdaInvocations: 3,
+    });
+  });
+
+  test('hedged: Arm → AwaitHedge times out → Hedge → Arm → Await: 8 transitions, 33 events (+2), 5 invocations', () => {
+    expect(callbackHedgedCost(iteration())).toEqual({
+      path: ['Arm', 'IsSubtaskOpen', 'AwaitHedge', 'Hedge', 'Arm', 'IsSubtaskOpen', 'Await', 'SubtaskDone'],
+      transitions: 8,
+      // Arm 5, Choice 2, callback 6, Hedge 5, Arm 5, Choice 2, callback 6, Succeed 2
+      historyEvents: 5 + 2 + 6 + 5 + 5 + 2 + 6 + 2,
+      lambdaInvocations: 5,
     });
   });
 

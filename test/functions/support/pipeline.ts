@@ -130,6 +130,8 @@ const build = async (prefix: string): Promise<Pipeline> => {
   const [tax, feed] = await Promise.all(KINDS.map((kind) => createKindQueue(prefix, kind)));
   if (!tax || !feed) throw new Error('both queues are created');
   const queues = { 'tax-statements': tax, 'transaction-feed': feed };
+  // Dispatch enqueues rounds on these, the deadline function a hedged subtask's copies.
+  const kindQueues = createSubtaskQueue({ client: sqsClient(), queueUrls: { 'tax-statements': tax.url, 'transaction-feed': feed.url } });
   const clock = manualClock();
   const ledger = createLedger({ client: documentClient(), tableName, now: clock.now });
   const { executions, calls } = recordingExecutions();
@@ -159,14 +161,14 @@ const build = async (prefix: string): Promise<Pipeline> => {
     }),
     dispatch: createDispatchHandler({
       ledger,
-      queue: createSubtaskQueue({ client: sqsClient(), queueUrls: { 'tax-statements': tax.url, 'transaction-feed': feed.url } }),
+      queue: kindQueues,
       catalog,
       sources: referenceRegistry.sources(),
       maxDeadlineSeconds: 900,
       now: clock.now,
       logger: quietLogger('dispatch'),
     }),
-    deadline: createDeadlineHandler({ ledger, executions, now: clock.now, logger: quietLogger('deadline') }),
+    deadline: createDeadlineHandler({ ledger, executions, queue: kindQueues, now: clock.now, logger: quietLogger('deadline') }),
     worker: createWorkerHandler({
       now: clock.now,
       ledger,

@@ -1,0 +1,287 @@
+import { describe, expect, it } from 'vitest';
+import type { DispatchedSubtask, Hedge } from '../../lib/contract';
+import { BudgetExhausted, ClaimHeld, HedgeLost, toRunResource, toSubtaskViews, type Claim } from '../../lib/ledger';
+import { uniqueName } from '../support/aws';
+import { dispatched, ledgerTestTable, okOutcome, settle, startRun } from './support';
+
+const suite = ledgerTestTable('ledger-hedges', { dailyAllowance: { modelCalls: 100_000, costLimit: 10_000_000 } });
+const { clock } = suite;
+
+const DEADLINE = '2040-06-01T12:01:00.000Z';
+const LEASE_MS = 30_000;
+
+/** Subtask A (Q1 2025, 4 calls at 7 per call) with a hedge, dispatched alone. */
+const hedgedRun = async (hedge: Hedge, budget = { modelCalls: 4, estimatedCostPerCall: 7 }) => {
+  const tenantId = uniqueName('tenant');
+  const a: DispatchedSubtask = dispatched('A', '2025-01-01', '2025-04-01', { hedge, budget, deadline: DEADLINE });
+  const runId = await startRun(suite.ledger, tenantId, [a]);
+  const ref = { tenantId, runId };
+  const claim = (subtaskId: string, workerId = `w-${subtaskId}`) => suite.ledger.claimSubtask({ ...ref, subtaskId, workerId, leaseMs: LEASE_MS });
+  const subtask = async (subtaskId: string) => (await suite.ledger.getSubtask({ ...ref, subtaskId }))!;
+  return { ...ref, claim, subtask };
+};
+
+const names = (errors: unknown[]) => errors.map((error) => (error instanceof BudgetExhausted ? `${error.name}:${error.limit}:${error.counter}` : (error as Error).name));
+
+describe('starting a hedge', () => {
+  it('writes the copies once, keeps them out of the manifest, and a retry returns the same copies', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 3 });
+    clock.advance(10_000);
+    const first = await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    expect(first.written).toBe(true);
+    // Q1 2025 is 90 days: 30 each, cut at whole days
+    expect(first.copies.map((c) => [c.id, c.assigned, c.deadline])).toEqual([
+      ['A.h1', { from: '2025-01-01', toExclusive: '2025-01-31' }, DEADLINE],
+      ['A.h2', { from: '2025-01-31', toExclusive: '2025-03-02' }, DEADLINE],
+      ['A.h3', { from: '2025-03-02', toExclusive: '2025-04-01' }, DEADLINE],
+    ]);
+    const again = await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    expect(again).toEqual({ written: false, copies: first.copies, state: 'pending' });
+
+    const { manifest, unfinished } = await suite.ledger.readManifest(run.tenantId, run.runId);
+    expect(manifest.subtasks.map((s) => s.id)).toEqual(['A']);
+    expect(unfinished).toEqual(['A']);
+    const record = await suite.ledger.getRun(run.tenantId, run.runId);
+    expect(record?.copies?.map((c) => [c.subtaskId, c.hedgeOf, c.state, c.callsLimit])).toEqual([
+      ['A.h1', 'A', 'pending', 0],
+      ['A.h2', 'A', 'pending', 0],
+      ['A.h3', 'A', 'pending', 0],
+    ]);
+  });
+
+  it('counts only the hedged subtask in the run progress, not its copies', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 3 });
+    await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    const listed = async (status: 'running' | 'succeeded') => (await suite.ledger.listRuns({ tenantId: run.tenantId, status, limit: 5 })).runs[0]?.progress;
+    expect(await listed('running')).toMatchObject({ dispatched: 1, terminal: 0, byState: { pending: 1 } });
+    const record = await suite.ledger.getRun(run.tenantId, run.runId);
+    expect(toRunResource(record!).progress).toMatchObject({ dispatched: 1, terminal: 0 });
+  });
+
+  it('a page of subtasks shows the copies inside the subtask they race, never as subtasks of their own', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 3 });
+    clock.advance(10_000);
+    await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    const read = await suite.ledger.subtaskPage({ ...run, limit: 1 });
+    if (read.kind !== 'page') throw new Error(`expected a page, got ${read.kind}`);
+    // The three copies sort after A (`SUB#A.h1`…) but are not subtasks: one subtask, no next page.
+    expect(read.subtasks.map((item) => item.subtaskId)).toEqual(['A']);
+    expect(read.more).toBe(false);
+    const [view] = toSubtaskViews(read.subtasks, read.late, read.copies);
+    expect(view?.hedgeCopies?.map((copy) => copy.id)).toEqual(['A.h1', 'A.h2', 'A.h3']);
+    // The page shows A as the whole run resource does.
+    const record = await suite.ledger.getRun(run.tenantId, run.runId);
+    expect(view).toEqual(toRunResource(record!).subtasks[0]);
+  });
+
+  it('concurrent starts write one set of copies', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'replicate', copies: 3 });
+    const { values, errors } = await settle(Array.from({ length: 6 }, () => suite.ledger.startHedge({ ...run, subtaskId: 'A' })));
+    expect(errors).toEqual([]);
+    expect(values.filter((v) => v.written)).toHaveLength(1);
+    expect(new Set(values.map((v) => v.copies.map((c) => c.id).join()))).toEqual(new Set(['A.h1,A.h2']));
+  });
+
+  it('starts nothing once the subtask ended or its deadline passed', async () => {
+    const ended = await hedgedRun({ afterSeconds: 10, mode: 'replicate', copies: 2 });
+    const claim = await ended.claim('A');
+    await suite.ledger.recordOutcome(claim, okOutcome('A', '2025-01-01', '2025-03-31', 10));
+    expect(await suite.ledger.startHedge({ ...ended, subtaskId: 'A' })).toEqual({ written: false, copies: [], state: 'ok' });
+
+    const late = await hedgedRun({ afterSeconds: 10, mode: 'replicate', copies: 2 });
+    clock.set(DEADLINE);
+    expect(await suite.ledger.startHedge({ ...late, subtaskId: 'A' })).toEqual({ written: false, copies: [], state: 'pending' });
+  });
+});
+
+describe('replicate: the first ok wins, the loser is refused and its spend stays charged', () => {
+  it('the replica wins; the original is refused at its next reservation and its outcome', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'replicate', copies: 2 });
+    const original = await run.claim('A');
+    await suite.ledger.reserveBudget(original);
+    await suite.ledger.registerWaiter({ ...run, subtaskId: 'A', taskToken: 'token-of-A' });
+    clock.advance(10_000);
+    await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    const replica = await run.claim('A.h1');
+    await suite.ledger.reserveBudget(replica);
+    await suite.ledger.reserveBudget(replica);
+
+    const won = await suite.ledger.recordOutcome(replica, okOutcome('A.h1', '2025-01-01', '2025-03-31', 42));
+    expect(won).toEqual({ taskToken: 'token-of-A', duplicate: false });
+    const a = await run.subtask('A');
+    expect([a.state, a.hedgeWinner, a.outcome?.observed]).toEqual(['ok', { by: 'replica', id: 'A.h1' }, { minDate: '2025-01-01', maxDate: '2025-03-31', recordCount: 42 }]);
+
+    await expect(suite.ledger.reserveBudget(original)).rejects.toMatchObject({ name: 'HedgeLost', state: 'ok', winner: 'A.h1' });
+    await expect(suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 42))).rejects.toBeInstanceOf(HedgeLost);
+    // three reservations were made (one by the loser): all stay charged on A's one allowance
+    const after = await run.subtask('A');
+    expect([after.callsLeft, after.costLeft]).toEqual([1, 7]);
+    const record = await suite.ledger.getRun(run.tenantId, run.runId);
+    expect(record?.run.callsLimit! - record?.run.callsLeft!).toBe(3);
+    // nothing was kept as late evidence for the loser
+    expect(record?.late).toEqual([]);
+    // the run resource shows the race: the replica won, A's usage holds every copy's spend
+    const [view] = toRunResource(record!).subtasks;
+    expect(view).toMatchObject({
+      id: 'A',
+      state: 'ok',
+      usage: { modelCalls: 3, estimatedCost: 21 },
+      hedge: { afterSeconds: 10, mode: 'replicate', copies: 2 },
+      hedgeWinner: { by: 'replica', id: 'A.h1' },
+      hedgeCopies: [{ id: 'A.h1', assigned: { from: '2025-01-01', toExclusive: '2025-04-01' }, state: 'ok' }],
+    });
+  });
+
+  it('the original wins; the replica is refused at its next reservation and its outcome', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'replicate', copies: 2 });
+    const original = await run.claim('A');
+    await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    const replica = await run.claim('A.h1');
+    await suite.ledger.reserveBudget(replica);
+    await suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 42));
+    await expect(suite.ledger.reserveBudget(replica)).rejects.toMatchObject({ name: 'HedgeLost', winner: 'A' });
+    await expect(suite.ledger.recordOutcome(replica, okOutcome('A.h1', '2025-01-01', '2025-03-31', 42))).rejects.toMatchObject({ name: 'HedgeLost', winner: 'A' });
+    const a = await run.subtask('A');
+    expect([a.callsLeft, a.hedgeWinner]).toEqual([3, undefined]);
+  });
+
+  it('a non-ok replica covers nothing: the original can still win', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'replicate', copies: 2 });
+    const original = await run.claim('A');
+    await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    const replica = await run.claim('A.h1');
+    expect(await suite.ledger.recordOutcome(replica, { subtaskId: 'A.h1', state: 'invalid', observed: null, reason: 'bad output' })).toEqual({ taskToken: undefined, duplicate: false });
+    expect((await run.subtask('A')).state).toBe('running');
+    await suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 42));
+    expect((await run.subtask('A')).state).toBe('ok');
+  });
+});
+
+describe('one allowance under concurrent and duplicate deliveries', () => {
+  it('replicate, 3 copies: 90 reservations at once (duplicates of each claim included) spend exactly the 4 calls of A', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'replicate', copies: 3 });
+    await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    // duplicate deliveries of a copy: only one claim holds while its lease is live
+    const deliveries = await settle(['A.h1', 'A.h1', 'A.h1'].map((id, i) => run.claim(id, `w-${i}`)));
+    expect(deliveries.values).toHaveLength(1);
+    expect(deliveries.errors.every((e) => e instanceof ClaimHeld)).toBe(true);
+    const claims: Claim[] = [await run.claim('A'), deliveries.values[0]!, await run.claim('A.h2')];
+    const { values, errors } = await settle(Array.from({ length: 90 }, (_, i) => suite.ledger.reserveBudget(claims[i % 3]!)));
+    expect(values).toHaveLength(4);
+    expect(new Set(names(errors))).toEqual(new Set(['BudgetExhausted:subtask:calls']));
+    const a = await run.subtask('A');
+    expect([a.callsLeft, a.costLeft]).toEqual([0, 0]);
+    const record = await suite.ledger.getRun(run.tenantId, run.runId);
+    expect([record!.run.callsLimit - record!.run.callsLeft, record!.run.costLimit - record!.run.costLeft]).toEqual([4, 28]);
+    expect(await suite.ledger.tenantUsage(run.tenantId)).toMatchObject({ modelCalls: 4, estimatedCost: 28 });
+  });
+
+  it('subdivide, 4 pieces: 80 reservations at once spend exactly the 4 calls of A', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 4 }, { modelCalls: 4, estimatedCostPerCall: 5 });
+    const { copies } = await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    const claims = await Promise.all(copies.map((c) => run.claim(c.id)));
+    const { values } = await settle(Array.from({ length: 80 }, (_, i) => suite.ledger.reserveBudget(claims[i % 4]!)));
+    expect(values).toHaveLength(4);
+    expect((await run.subtask('A')).costLeft).toBe(0);
+  });
+});
+
+describe('subdivide: every piece ok is the cover', () => {
+  it('pieces finishing at once end A exactly once, won by every piece; a duplicate outcome is answered, the original refused', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 3 });
+    const original = await run.claim('A');
+    await suite.ledger.registerWaiter({ ...run, subtaskId: 'A', taskToken: 'token-of-A' });
+    const { copies } = await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    const claims = await Promise.all(copies.map((c) => run.claim(c.id)));
+    const outcomes = claims.map((claim, i) => {
+      const scope = copies[i]!.assigned as { from: string; toExclusive: string };
+      const last = new Date(Date.parse(scope.toExclusive) - 86_400_000).toISOString().slice(0, 10);
+      return suite.ledger.recordOutcome(claim, okOutcome(claim.subtaskId, scope.from, last, 10 + i));
+    });
+    const { values, errors } = await settle(outcomes);
+    expect(errors).toEqual([]);
+    // exactly one piece completed the cover and got A's waiter token to answer
+    expect(values.filter((v) => v.taskToken === 'token-of-A')).toHaveLength(1);
+    const a = await run.subtask('A');
+    expect(a.state).toBe('ok');
+    expect(a.hedgeWinner).toEqual({ by: 'pieces', ids: ['A.h1', 'A.h2', 'A.h3'] });
+    expect([...(a.piecesOk ?? [])].sort()).toEqual(['A.h1', 'A.h2', 'A.h3']);
+    const [view] = toRunResource((await suite.ledger.getRun(run.tenantId, run.runId))!).subtasks;
+    expect(view?.hedgeCopies).toEqual(copies.map((c) => ({ id: c.id, assigned: c.assigned, state: 'ok' })));
+    expect(view?.hedgeWinner).toEqual({ by: 'pieces', ids: ['A.h1', 'A.h2', 'A.h3'] });
+
+    const again = await suite.ledger.recordOutcome(claims[0]!, okOutcome('A.h1', '2025-01-01', '2025-01-30', 10));
+    expect(again.duplicate).toBe(true);
+    await expect(suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 42))).rejects.toMatchObject({ name: 'HedgeLost', winner: 'pieces A.h1, A.h2, A.h3' });
+  });
+
+  it('a piece that is not ok leaves A running; the original wins and the last piece is refused', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 2 });
+    const original = await run.claim('A');
+    const { copies } = await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    const [first, second] = await Promise.all(copies.map((c) => run.claim(c.id)));
+    await suite.ledger.recordOutcome(first!, { subtaskId: 'A.h1', state: 'empty', observed: null });
+    expect((await run.subtask('A')).state).toBe('running');
+    await suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 42));
+    await expect(suite.ledger.recordOutcome(second!, okOutcome('A.h2', '2025-02-15', '2025-03-31', 5))).rejects.toMatchObject({ name: 'HedgeLost', winner: 'A' });
+  });
+
+  it('a copy past the deadline is refused with DeadlinePassed, like the original', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'replicate', copies: 2 });
+    await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    const replica = await run.claim('A.h1');
+    clock.set(DEADLINE);
+    await expect(suite.ledger.reserveBudget(replica)).rejects.toMatchObject({ name: 'DeadlinePassed' });
+    await expect(suite.ledger.recordOutcome(replica, okOutcome('A.h1', '2025-01-01', '2025-03-31', 1))).rejects.toMatchObject({ name: 'DeadlinePassed' });
+  });
+});
+
+describe('readManifest, for reconcile', () => {
+  /** Each piece reads its whole scope: observed from its first day to its last. */
+  const wholePiece = (copy: DispatchedSubtask, recordCount: number) => {
+    const scope = copy.assigned as { from: string; toExclusive: string };
+    const last = new Date(Date.parse(scope.toExclusive) - 86_400_000).toISOString().slice(0, 10);
+    return okOutcome(copy.id, scope.from, last, recordCount);
+  };
+
+  it('returns, for a subtask won by its pieces, the winning pieces’ outcomes; the copies stay out of the manifest', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 2 });
+    await run.claim('A');
+    const { copies } = await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    // Q1 2025 in whole days: 1 Jan to 14 Feb (45 days) and 15 Feb to 31 Mar (45 days).
+    expect(copies.map((c) => [c.id, c.assigned])).toEqual([
+      ['A.h1', { from: '2025-01-01', toExclusive: '2025-02-15' }],
+      ['A.h2', { from: '2025-02-15', toExclusive: '2025-04-01' }],
+    ]);
+    for (const [i, copy] of copies.entries()) await suite.ledger.recordOutcome(await run.claim(copy.id), wholePiece(copy, 10 + i));
+
+    const read = await suite.ledger.readManifest(run.tenantId, run.runId);
+    expect(read.manifest.subtasks.map((s) => s.id)).toEqual(['A']);
+    expect(read.outcomes.map((o) => [o.subtaskId, o.state])).toEqual([['A', 'ok']]);
+    expect([...read.pieces.keys()]).toEqual(['A']);
+    expect(read.pieces.get('A')?.map((o) => [o.subtaskId, o.state, o.observed])).toEqual([
+      ['A.h1', 'ok', { minDate: '2025-01-01', maxDate: '2025-02-14', recordCount: 10 }],
+      ['A.h2', 'ok', { minDate: '2025-02-15', maxDate: '2025-03-31', recordCount: 11 }],
+    ]);
+  });
+
+  it('returns no pieces when a replica won, or when the original won after a piece failed', async () => {
+    const replicated = await hedgedRun({ afterSeconds: 10, mode: 'replicate', copies: 2 });
+    await suite.ledger.startHedge({ ...replicated, subtaskId: 'A' });
+    await suite.ledger.recordOutcome(await replicated.claim('A.h1'), okOutcome('A.h1', '2025-01-01', '2025-03-31', 42));
+    const byReplica = await suite.ledger.readManifest(replicated.tenantId, replicated.runId);
+    expect(byReplica.pieces.size).toBe(0);
+    // The replica's outcome is A's own: reconcile reads it as A's.
+    expect(byReplica.outcomes.map((o) => [o.subtaskId, o.state, o.observed])).toEqual([['A', 'ok', { minDate: '2025-01-01', maxDate: '2025-03-31', recordCount: 42 }]]);
+
+    const subdivided = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 2 });
+    const original = await subdivided.claim('A');
+    const { copies } = await suite.ledger.startHedge({ ...subdivided, subtaskId: 'A' });
+    await suite.ledger.recordOutcome(await subdivided.claim(copies[0]!.id), wholePiece(copies[0]!, 10));
+    await suite.ledger.recordOutcome(await subdivided.claim(copies[1]!.id), { subtaskId: copies[1]!.id, state: 'empty', observed: null });
+    await suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 40));
+    const byOriginal = await suite.ledger.readManifest(subdivided.tenantId, subdivided.runId);
+    expect(byOriginal.pieces.size).toBe(0);
+    expect(byOriginal.outcomes.map((o) => [o.subtaskId, o.state])).toEqual([['A', 'ok']]);
+  });
+});
