@@ -5,8 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { InputFileError, UsageError } from './errors';
 import type { Command } from './router';
+import { COMMAND_HELP } from './help';
 
-const USAGE = 'tessera init DIR';
+const USAGE = COMMAND_HELP.init.usage;
 const PACKAGE_NAME = '@tessera-fanout/tessera';
 
 /** What a project made by `init` must not inherit from the template's working copy. */
@@ -59,8 +60,7 @@ export interface InitOptions {
  * await createInitCommand().run(['my-project'], processIo()); // 0, with the next steps on stdout
  */
 export const createInitCommand = (options: InitOptions = {}): Command => ({
-  summary: 'create a new project with one worker kind, its tests and a CDK app',
-  usage: USAGE,
+  ...COMMAND_HELP.init,
   run: async (args, io) => {
     let positionals: string[];
     try {

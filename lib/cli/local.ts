@@ -37,13 +37,26 @@ export const startLocalSession = async (
 ): Promise<LocalCloudSession> => {
   // Resolved before the CDK and the emulators load, so a wrong path fails at once.
   const workers = workerModulePath(options.workers);
-  const { startTesseraCloud } = await tracePhase('cloud.import-modules', () => import('../local/tessera-cloud'));
-  const cloud = await tracePhase('cloud.start', () => startTesseraCloud({
+  // DynamoDB Local's JVM is the slowest part of a start: it is launched first (its module imports
+  // only Node's), so it boots while the rest of the cloud's modules are imported.
+  const { launchDynamoDbLocal } = await import('../local/dynamodb-local');
+  const dynamodb = launchDynamoDbLocal({ ...(options.ports?.dynamodb === undefined ? {} : { port: options.ports.dynamodb }), recordClassData: true });
+  // Awaited by the cloud; until then a failed launch must not surface as an unhandled rejection.
+  dynamodb.catch(() => undefined);
+  let imported: typeof import('../local/tessera-cloud');
+  try {
+    imported = await tracePhase('cloud.import-modules', () => import('../local/tessera-cloud'));
+  } catch (error) {
+    await dynamodb.then((launched) => launched.stop(), () => undefined);
+    throw error;
+  }
+  const cloud = await tracePhase('cloud.start', () => imported.startTesseraCloud({
     workers,
     ...(options.ports ? { ports: options.ports } : {}),
     log: localCloudLog(io, options.verbose === true),
     functionLogLevel: options.verbose ? 'INFO' : options.quiet ? 'ERROR' : 'WARN',
     recordClassData: true,
+    dynamodb,
   }));
   const token = await cloud.mintToken({ tenant: DEMO_TENANT, subject: 'local-user', expiresIn: '12h' });
   return { cloud, token };

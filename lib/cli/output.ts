@@ -1,5 +1,7 @@
 import { escapeControlCharacters, type Coverage, type CoverageGap, type DispatchedSubtask, type PlanWarning, type Problem, type Universe } from '../contract';
-import { describeScope, hasRegion, regionOf, type RequestProblem } from '../domain';
+// The scope helpers' own module, not the domain's index: printing a run does not load the planner.
+import { describeScope, hasRegion, regionOf } from '../domain/dimensions';
+import type { RequestProblem } from '../domain/planner';
 
 /**
  * Stored text as a terminal may show it: control characters (escape sequences, carriage

@@ -4,6 +4,7 @@ import { kindCapacity } from '../runtime/capacity';
 import { formatPlan, formatProblems, formatWarnings } from './output';
 import { fileArgs, readJson, type Command } from './router';
 import { cliRegistry } from './workers';
+import { COMMAND_HELP } from './help';
 
 /** What the plan command checks requests against. */
 export interface PlanCommandOptions {
@@ -23,7 +24,7 @@ export interface PlanCommandOptions {
   readonly capacity?: Readonly<Record<string, number>>;
 }
 
-const USAGE = 'tessera plan FILE [--json] [--max-deadline-seconds N] [--workers PATH]';
+const USAGE = COMMAND_HELP.plan.usage;
 
 const horizon = (value: string | undefined, fallback: number): number => {
   if (value === undefined) return fallback;
@@ -44,8 +45,7 @@ const horizon = (value: string | undefined, fallback: number): number => {
  * await plan.run(['examples/tax.json'], processIo()); // 0 when it tiles
  */
 export const createPlanCommand = (options: PlanCommandOptions = {}): Command => ({
-  summary: 'validate a run request and print the tiling it generates (exit 1 with every problem if it does not tile)',
-  usage: USAGE,
+  ...COMMAND_HELP.plan,
   run: async (args, io) => {
     const parsed = fileArgs('plan', USAGE, args, { flags: ['json'], options: ['max-deadline-seconds', 'workers'] });
     const maxDeadlineSeconds = horizon(parsed.values.get('max-deadline-seconds'), options.maxDeadlineSeconds ?? DEFAULT_MAX_DEADLINE_SECONDS);

@@ -2,8 +2,9 @@ import { ReconcileInput } from '../contract';
 import { buildCoverage } from '../domain';
 import { formatCoverage, printable } from './output';
 import { fileArgs, readJson, type Command } from './router';
+import { COMMAND_HELP } from './help';
 
-const USAGE = 'tessera reconcile FILE [--json]';
+const USAGE = COMMAND_HELP.reconcile.usage;
 
 /**
  * `tessera reconcile FILE`: an offline audit of any run. Reads
@@ -16,8 +17,7 @@ const USAGE = 'tessera reconcile FILE [--json]';
  * await reconcileCommand.run(['run-7.json', '--json'], processIo());
  */
 export const reconcileCommand: Command = {
-  summary: 'print the coverage of a run from its manifest and outcomes (an offline audit)',
-  usage: USAGE,
+  ...COMMAND_HELP.reconcile,
   run: async (args, io) => {
     const parsed = fileArgs('reconcile', USAGE, args, { flags: ['json'] });
     const input = ReconcileInput.safeParse(await readJson(io, parsed.file));

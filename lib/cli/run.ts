@@ -6,8 +6,9 @@ import { readLocalState } from './local-state';
 import { formatProblems, formatWarnings, printable } from './output';
 import { formatRun, progressLine } from './run-output';
 import { fileArgs, readJson, type CliIo, type Command } from './router';
+import { COMMAND_HELP } from './help';
 
-const USAGE = 'tessera run FILE [--json] [--api URL] [--token JWT] [--idempotency-key KEY] [--workers PATH]';
+const USAGE = COMMAND_HELP.run.usage;
 
 /** Exit codes of `tessera run`: the run's ending, or a problem with the call itself. */
 export const RUN_EXIT = { succeeded: 0, requestError: 1, notSucceeded: 2 } as const;
@@ -156,8 +157,7 @@ const resolveTarget = async (values: ReadonlyMap<string, string>, io: CliIo, sta
  * await createRunCommand({ startLocal }).run(['examples/tax-2025.json'], processIo());
  */
 export const createRunCommand = (options: { startLocal: StartLocal }): Command => ({
-  summary: 'run a request against the local cloud (or --api URL) with live progress; print the answer and its coverage',
-  usage: USAGE,
+  ...COMMAND_HELP.run,
   run: async (args, io) => {
     const parsed = fileArgs('run', USAGE, args, { flags: ['json'], options: ['api', 'token', 'idempotency-key', 'workers'] });
     const body = await readJson(io, parsed.file);

@@ -5,8 +5,9 @@ import { UsageError } from './errors';
 import { readLocalState } from './local-state';
 import { printable } from './output';
 import type { CliIo, Command } from './router';
+import { COMMAND_HELP } from './help';
 
-const USAGE = 'tessera runs [--json] [--status running|succeeded|failed|cancelled] [--limit N] [--api URL] [--token JWT]';
+const USAGE = COMMAND_HELP.runs.usage;
 
 /** Runs listed when `--limit` is not given. */
 const DEFAULT_LIMIT = 20;
@@ -49,8 +50,7 @@ const parse = (args: readonly string[]) => {
  * await runsCommand.run(['--status', 'running', '--json'], processIo());
  */
 export const runsCommand: Command = {
-  summary: 'list your runs, newest first (GET /runs): --status, --limit, --json',
-  usage: USAGE,
+  ...COMMAND_HELP.runs,
   run: async (args, io: CliIo) => {
     const values = parse(args);
     const status = values.status === undefined ? undefined : RunStatus.safeParse(values.status);

@@ -10,8 +10,9 @@ import { LOCAL_STATE_FILE, removeLocalState, writeLocalState } from './local-sta
 import { readJson, type CliIo, type Command } from './router';
 import { submitAndReport } from './run';
 import { workerModulePath } from './workers';
+import { COMMAND_HELP } from './help';
 
-const USAGE = 'tessera serve [--port N] [--run FILE] [--workers PATH] [--verbose] [--lambda-port N] [--sfn-port N] [--dynamodb-port N] [--sqs-port N]';
+const USAGE = COMMAND_HELP.serve.usage;
 const DEFAULT_API_PORT = 7700;
 
 const port = (name: string, value: string | undefined): number | undefined => {
@@ -83,8 +84,7 @@ export const banner = (apiUrl: string, endpoints: Record<string, string | undefi
  * await serveCommand.run(['--run', 'examples/tax-2025.json'], processIo());
  */
 export const serveCommand: Command = {
-  summary: 'start the local cloud (DynamoDB Local, SQS, Step Functions, Lambda, HTTP API) until Ctrl-C',
-  usage: USAGE,
+  ...COMMAND_HELP.serve,
   run: async (args: readonly string[], io: CliIo) => {
     const values = parseServeArgs(args);
     const ports = {

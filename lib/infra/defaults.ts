@@ -56,5 +56,6 @@ export const FAN_OUT_DEFAULTS = {
   tenantDailyAllowance: { modelCalls: 2000, costLimit: 200_000 },
   degradedRunRateThreshold: 0.05,
   workerBatchSize: WORKER_BATCH_SIZE,
-  workerBatchingWindow: Duration.seconds(1),
+  // Lambda's own default: a batch is invoked as soon as a receive returns messages.
+  workerBatchingWindow: Duration.seconds(0),
 } as const;

@@ -29,6 +29,8 @@ export const FanOutSettings = z.object({
     .refine((kinds) => Object.keys(kinds).length > 0, 'the worker registry needs at least one worker kind'),
   // Lambda's own 15-minute ceiling.
   workerTimeoutSeconds: z.int().min(1).max(900),
+  // An SQS event source's MaximumBatchingWindowInSeconds: 0 to 300, whole seconds.
+  workerBatchingWindowSeconds: z.int().min(0).max(300),
   // Subtask messages are kept a day; a deadline beyond half of that could outlive its message.
   maxDeadlineSeconds: z.int().min(1).max(12 * 3600),
   // An inline Map runs at most 40 iterations at once whatever it is told; beyond that is Distributed Map.

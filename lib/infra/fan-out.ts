@@ -60,6 +60,13 @@ export interface TesseraFanOutProps {
   readonly kinds?: Readonly<Record<string, WorkerKindSettings>>;
   /** Worker Lambda timeout; the claim lease equals it. @default Duration.minutes(2) */
   readonly workerTimeout?: Duration;
+  /**
+   * How long each worker event source gathers messages before it invokes the worker with a batch
+   * that is not full (`MaximumBatchingWindowInSeconds`, whole seconds, 0–300). A window means
+   * fewer, fuller invocations, and every subtask waits up to that long before it starts.
+   * @default Duration.seconds(0): the worker is invoked as soon as messages arrive, as Lambda's own default
+   */
+  readonly workerBatchingWindow?: Duration;
   /** Latest deadline a subtask may ask for, from dispatch. @default Duration.minutes(15) */
   readonly maxDeadline?: Duration;
   /** Subtasks waited on at once by the inline Map (1–40). @default 40 */
@@ -142,7 +149,7 @@ export class TesseraFanOut extends Construct {
     const subtaskQueues = new SubtaskQueues(this, 'Queues', {
       workerKinds: Object.entries(this.settings.kinds).map(([kind, settings]) => ({ kind, ...settings })),
       workerTimeout: Duration.seconds(this.settings.workerTimeoutSeconds),
-      batchingWindow: FAN_OUT_DEFAULTS.workerBatchingWindow,
+      batchingWindow: Duration.seconds(this.settings.workerBatchingWindowSeconds),
     });
     this.queues = subtaskQueues.queues;
     this.queueUrlsJson = subtaskQueues.queueUrlsJson();
@@ -405,6 +412,8 @@ const settingsInput = (constructPath: string, props: TesseraFanOutProps, registe
   throttle: props.throttle ?? FAN_OUT_DEFAULTS.throttle,
   kinds: kindSettings(constructPath, props, registered),
   workerTimeoutSeconds: (props.workerTimeout ?? FAN_OUT_DEFAULTS.workerTimeout).toSeconds(),
+  // Not rounded: a fraction of a second is refused by the settings, with the prop's name.
+  workerBatchingWindowSeconds: (props.workerBatchingWindow ?? FAN_OUT_DEFAULTS.workerBatchingWindow).toSeconds({ integral: false }),
   maxDeadlineSeconds: (props.maxDeadline ?? FAN_OUT_DEFAULTS.maxDeadline).toSeconds(),
   mapMaxConcurrency: props.mapMaxConcurrency ?? FAN_OUT_DEFAULTS.mapMaxConcurrency,
   tenantDailyAllowance: props.tenantDailyAllowance ?? FAN_OUT_DEFAULTS.tenantDailyAllowance,

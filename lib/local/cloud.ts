@@ -4,7 +4,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import { join } from 'node:path';
 import './polyfills';
 import { validatedDefinitionsIn } from './definition-cache';
-import { launchDynamoDbLocal } from './dynamodb-local';
+import { launchDynamoDbLocal, type LaunchingDynamoDbLocal } from './dynamodb-local';
 import { eventRulesFromTemplate, startEventBus, type EventBus } from './event-rules';
 import { startEventSourceMappings, eventSourceMappingsFromTemplate, type EventSourceMappings } from './event-source-mapping';
 import { startHttpApi, type LocalHttpApi, type StaticPages } from './http-api';
@@ -155,19 +155,30 @@ const isOwned = (emulators: NonNullable<LocalCloudOptions['emulators']>): emulat
  * const cloud = await startLocalCloud({ template, repoRoot, emulators: await emulators });
  */
 export const startLocalEmulators = async (
-  options: { region?: string; ports?: Pick<LocalCloudPorts, 'dynamodb' | 'sqs'>; recordClassData?: boolean } = {},
+  options: {
+    region?: string;
+    ports?: Pick<LocalCloudPorts, 'dynamodb' | 'sqs'>;
+    recordClassData?: boolean;
+    /**
+     * A DynamoDB Local the caller launched already (`launchDynamoDbLocal`), so its JVM boots while
+     * the caller still imports the rest of the cloud; `ports.dynamodb` and `recordClassData` are
+     * then the caller's to pass to that launch. The emulators own it from here: a failed start
+     * stops it, as `stop()` does.
+     */
+    dynamodb?: Promise<LaunchingDynamoDbLocal>;
+  } = {},
 ): Promise<LocalEmulators> => {
   const region = options.region ?? 'us-east-1';
-  const launched = performance.now();
   const [dynamodb, sqs] = await Promise.allSettled([
-    launchDynamoDbLocal({ ...(options.ports?.dynamodb === undefined ? {} : { port: options.ports.dynamodb }), recordClassData: options.recordClassData === true }),
+    options.dynamodb ??
+      launchDynamoDbLocal({ ...(options.ports?.dynamodb === undefined ? {} : { port: options.ports.dynamodb }), recordClassData: options.recordClassData === true }),
     tracePhase('sqs.start', () => startSqsLocal({ region, ...(options.ports?.sqs === undefined ? {} : { port: options.ports.sqs }) })),
   ]);
   if (dynamodb.status === 'rejected' || sqs.status === 'rejected') {
     await Promise.allSettled([dynamodb.status === 'fulfilled' && dynamodb.value.stop(), sqs.status === 'fulfilled' && sqs.value.stop()]);
     throw dynamodb.status === 'rejected' ? dynamodb.reason : (sqs as PromiseRejectedResult).reason;
   }
-  const dynamodbReady = dynamodb.value.ready.then(() => recordPhase('dynamodb.jvm-to-port', launched));
+  const dynamodbReady = dynamodb.value.ready.then(() => recordPhase('dynamodb.jvm-to-port', dynamodb.value.launchedAt));
   dynamodbReady.catch(() => undefined);
   let stopping: Promise<void> | undefined;
   return {

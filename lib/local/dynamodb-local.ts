@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { EmulatorStartError, JavaMissingError } from './errors';
 import { localCacheDir } from './local-cache';
@@ -211,6 +212,8 @@ export interface LaunchingDynamoDbLocal extends DynamoDbLocal {
   /** Resolves once it accepts connections; rejects (and the JVM is killed) when it does not start. */
   readonly ready: Promise<void>;
   readonly classDataSharing: ClassDataSharing;
+  /** `performance.now()` when the launch began (java's version check included). */
+  readonly launchedAt: number;
 }
 
 /**
@@ -225,6 +228,7 @@ export interface LaunchingDynamoDbLocal extends DynamoDbLocal {
  * await ddb.ready;
  */
 export const launchDynamoDbLocal = async (options: DynamoDbLocalOptions = {}): Promise<LaunchingDynamoDbLocal> => {
+  const launchedAt = performance.now();
   const java = checkJava();
   const port = options.port ?? (await freePort());
   const dir = jarDirectory();
@@ -276,6 +280,7 @@ export const launchDynamoDbLocal = async (options: DynamoDbLocalOptions = {}): P
     pid: child.pid ?? -1,
     ready,
     classDataSharing: plan.classDataSharing,
+    launchedAt,
     stop: () =>
       (stopping ??= (async () => {
         if (exited) return;

@@ -209,14 +209,16 @@ const receive = async (ctx: PollerContext, max: number, waitSeconds: number): Pr
 };
 
 /**
- * Collects up to BatchSize messages; with a batching window, keeps receiving until it closes. Once
- * a first message is in hand, a failed or aborted receive ends the window: the batch keeps what it
- * has, so no received message is dropped while it sits invisible in flight.
+ * Collects up to BatchSize messages. Without a batching window (0, Lambda's default) the batch is
+ * what the first receive returned, invoked at once. With one, it keeps receiving until the batch
+ * is full or the window closes. Once a first message is in hand, a failed or aborted receive ends
+ * the window: the batch keeps what it has, so no received message is dropped while it sits
+ * invisible in flight.
  */
 const collectBatch = async (ctx: PollerContext): Promise<Message[]> => {
   const { batchSize, maximumBatchingWindowSeconds } = ctx.mapping;
   const batch = await receive(ctx, batchSize, POLL_WAIT_SECONDS);
-  if (batch.length === 0) return batch;
+  if (batch.length === 0 || maximumBatchingWindowSeconds === 0) return batch;
   const opened = performance.now();
   const closes = Date.now() + maximumBatchingWindowSeconds * 1000;
   try {

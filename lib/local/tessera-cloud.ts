@@ -4,6 +4,7 @@ import { PACKAGE_ROOT } from '../infra/handler-metadata';
 import type { WorkerRegistry } from '../workers/registry';
 import { loadWorkerRegistry, registryExportOf, resolveWorkerModule } from '../workers/worker-module';
 import { startLocalCloud, startLocalEmulators, type LocalCloud, type LocalCloudPorts } from './cloud';
+import type { LaunchingDynamoDbLocal } from './dynamodb-local';
 import { LOCAL_AUTH } from './local-auth';
 import { localCacheDir } from './local-cache';
 import type { LocalLog } from './log';
@@ -27,6 +28,12 @@ export interface TesseraCloudOptions {
   readonly recordClassData?: boolean;
   /** Level of the functions' own structured logs. @default 'WARN' */
   readonly functionLogLevel?: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /**
+   * DynamoDB Local, launched by the caller before it imported this module (see
+   * `startLocalEmulators`), with `ports.dynamodb` and `recordClassData` already applied; the
+   * cloud owns it from here. @default - launched here
+   */
+  readonly dynamodb?: Promise<LaunchingDynamoDbLocal>;
 }
 
 /**
@@ -78,7 +85,12 @@ export const startTesseraCloud = async (options: TesseraCloudOptions): Promise<L
   // or X-Ray segments locally unless the caller asked for them.
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   process.env.POWERTOOLS_TRACE_ENABLED ??= 'false';
-  const emulators = startLocalEmulators({ region: REGION, ...(options.ports ? { ports: options.ports } : {}), recordClassData: options.recordClassData === true });
+  const emulators = startLocalEmulators({
+    region: REGION,
+    ...(options.ports ? { ports: options.ports } : {}),
+    recordClassData: options.recordClassData === true,
+    ...(options.dynamodb ? { dynamodb: options.dynamodb } : {}),
+  });
   // Awaited below; until then a failed start must not surface as an unhandled rejection.
   emulators.catch(() => undefined);
   try {

@@ -19,6 +19,7 @@ describe('cdk-nag AwsSolutions', () => {
       corsAllowedOrigins: ['https://app.example.com'],
       kinds: { 'transaction-feed': { maxConcurrency: 10 } },
       workerTimeout: Duration.minutes(5),
+      workerBatchingWindow: Duration.seconds(3),
     },
   });
 
@@ -59,8 +60,9 @@ describe('cdk-nag AwsSolutions', () => {
     });
   });
 
-  test('a 5-minute worker timeout gives a 1801 s visibility timeout and a 300 s lease', () => {
-    template.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 1801 });
+  test('a 5-minute worker timeout and a 3-s batching window give a 1803 s visibility timeout (6 × 300 s + 3 s), a 300 s lease and 3-s windows', () => {
+    template.hasResourceProperties('AWS::SQS::Queue', { VisibilityTimeout: 1803 });
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { MaximumBatchingWindowInSeconds: 3 });
     template.hasResourceProperties('AWS::Lambda::Function', {
       Timeout: 300,
       Environment: { Variables: { [ENV.leaseSeconds]: '300' } },

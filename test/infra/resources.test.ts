@@ -59,12 +59,12 @@ describe('ledger table', () => {
 });
 
 describe('subtask queues', () => {
-  test('every kind queue redrives to the shared DLQ after 3 receives, SSE on, 721 s visibility (6 × 120 s + 1 s window)', () => {
+  test('every kind queue redrives to the shared DLQ after 3 receives, SSE on, 720 s visibility (6 × 120 s worker timeout + no batching window)', () => {
     for (const kind of KINDS) {
       expect(synth.template.toJSON().Resources[queueId(kind)].Properties).toEqual({
         RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [dlqId(), 'Arn'] }, maxReceiveCount: 3 },
         SqsManagedSseEnabled: true,
-        VisibilityTimeout: 721,
+        VisibilityTimeout: 720,
         MessageRetentionPeriod: 86_400,
       });
     }
@@ -97,13 +97,13 @@ describe('subtask queues', () => {
 });
 
 describe('worker event sources', () => {
-  test('one per kind: batches of 5, 1 s window, partial batch responses, concurrency 5 (scout-crm 2)', () => {
+  test('one per kind: batches of 5, no batching window (invoked as messages arrive), partial batch responses, concurrency 5 (scout-crm 2)', () => {
     for (const kind of KINDS) {
       synth.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
         EventSourceArn: { 'Fn::GetAtt': [queueId(kind), 'Arn'] },
         FunctionName: { Ref: functionId('WorkerFunction') },
         BatchSize: 5,
-        MaximumBatchingWindowInSeconds: 1,
+        MaximumBatchingWindowInSeconds: 0,
         FunctionResponseTypes: ['ReportBatchItemFailures'],
         ScalingConfig: { MaximumConcurrency: kind === 'scout-crm' ? 2 : 5 },
       });

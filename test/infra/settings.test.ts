@@ -15,6 +15,7 @@ const valid: FanOutSettingsInput = {
   throttle: { rateLimit: 20, burstLimit: 40 },
   kinds: { 'tax-statements': {} },
   workerTimeoutSeconds: 120,
+  workerBatchingWindowSeconds: 0,
   maxDeadlineSeconds: 900,
   mapMaxConcurrency: 40,
   tenantDailyAllowance: { modelCalls: 10, costLimit: 100 },
@@ -76,6 +77,30 @@ describe('fan-out props validation', () => {
         expect(problemsOf({ ...valid, workerTimeoutSeconds: seconds }).length === 0).toBe(seconds >= 1 && seconds <= 900);
       }),
     );
+  });
+
+  test('property: a batching window is accepted exactly when Lambda allows it for SQS (whole seconds, 0..300)', () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.integer({ min: -10, max: 400 }), fc.double({ min: -1, max: 301, noNaN: true })), (seconds) => {
+        expect(problemsOf({ ...valid, workerBatchingWindowSeconds: seconds }).length === 0).toBe(Number.isInteger(seconds) && seconds >= 0 && seconds <= 300);
+      }),
+    );
+  });
+
+  test('a fractional batching window fails synth with the setting named, not rounded', () => {
+    const stack = new Stack(new App(), 'HalfSecond');
+    let refused: unknown;
+    try {
+      new TesseraFanOut(stack, 'FanOut', {
+        auth: { issuer: 'https://issuer.example.com', audiences: ['a'] },
+        workers: { entry: exampleWorkerModule({ faultInjection: false }) },
+        workerBatchingWindow: Duration.millis(500),
+      });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(InvalidConstructProps);
+    expect((refused as InvalidConstructProps).problems.map((p) => p.split(':')[0])).toEqual(['workerBatchingWindowSeconds']);
   });
 
   test('the construct refuses bad props at synth time with InvalidConstructProps', () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createRequire } from 'node:module';
 import { dirname, resolve } from 'node:path';
-import { startDynamoDbLocal } from '../../lib/local/dynamodb-local';
+import { launchDynamoDbLocal, startDynamoDbLocal } from '../../lib/local/dynamodb-local';
 import { localCredentials, localRegion } from '../support/aws';
 
 const root = mkdtempSync(join(tmpdir(), 'tessera-ddb-launcher-'));
@@ -121,5 +121,25 @@ describe("DynamoDB Local's launcher in the local cache", () => {
     } finally {
       await ddb.stop();
     }
+  });
+});
+
+describe('emulators handed a DynamoDB Local the caller launched first', () => {
+  it('use that JVM (no second one), answer on its endpoint, and stop it with themselves', { timeout: 300_000 }, async () => {
+    // What the CLI does: the JVM is launched before the cloud's other modules are imported.
+    const launching = launchDynamoDbLocal({ cacheDir: join(root, 'launched-first') });
+    const { startLocalEmulators } = await import('../../lib/local/cloud');
+    const emulators = await startLocalEmulators({ dynamodb: launching });
+    const launched = await launching;
+    try {
+      expect(emulators.dynamodbEndpoint).toBe(launched.endpoint);
+      expect(emulators.pids).toEqual([launched.pid]);
+      await emulators.dynamodbReady;
+      expect(await answers(emulators.dynamodbEndpoint)).toBe(true);
+    } finally {
+      await emulators.stop();
+    }
+    // Signal 0 only asks whether the process exists: it no longer does.
+    expect(() => process.kill(launched.pid, 0)).toThrow();
   });
 });

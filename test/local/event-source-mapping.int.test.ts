@@ -186,3 +186,80 @@ describe('SQS event-source mapping emulation: idle pollers', () => {
     }
   });
 });
+
+describe('SQS event-source mapping emulation: the batching window', () => {
+  /**
+   * One poller on a fresh queue holding `first`, with batches of up to 5. The first ReceiveMessage
+   * the poller sends after it received `first` sends `second` to the queue before it goes out, so
+   * that receive finds it: a poller that receives again before invoking puts both in one batch,
+   * one that invokes at once leaves `second` to a batch of its own. Resolves to every batch's bodies.
+   */
+  const batchesWith = async (maximumBatchingWindowSeconds: number): Promise<string[][]> => {
+    const admin = sqsClient();
+    const created = await admin.send(new CreateQueueCommand({ QueueName: uniqueName('window') }));
+    const queueUrl = created.QueueUrl as string;
+    const { Attributes } = await admin.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+    await admin.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'first' }));
+
+    let firstReceived = false;
+    let secondSent = false;
+    const polling = sqsClient();
+    polling.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'ReceiveMessageCommand') return next(args);
+        if (firstReceived && !secondSent) {
+          secondSent = true;
+          await admin.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'second' }));
+        }
+        const result = await next(args);
+        const messages = (result.output as { Messages?: { Body?: string }[] }).Messages ?? [];
+        if (messages.some((message) => message.Body === 'first')) firstReceived = true;
+        return result;
+      },
+      { step: 'initialize' },
+    );
+    const batches: string[][] = [];
+    const lambdaServer = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        batches.push((JSON.parse(Buffer.concat(chunks).toString('utf8')) as SQSEvent).Records.map((record) => record.body));
+        response.writeHead(200, { 'content-type': 'application/json' }).end('null');
+      });
+    });
+    await new Promise<void>((resolve) => lambdaServer.listen(0, '127.0.0.1', resolve));
+    const mappings = startEventSourceMappings({
+      mappings: [
+        {
+          logicalId: 'Window',
+          functionName: 'Worker',
+          queueUrl,
+          queueArn: Attributes?.QueueArn as string,
+          batchSize: 5,
+          maximumBatchingWindowSeconds,
+          concurrency: 1,
+          reportBatchItemFailures: false,
+          enabled: true,
+        },
+      ],
+      sqs: polling,
+      lambda: createLambdaInvoker({ endpoint: `http://127.0.0.1:${(lambdaServer.address() as AddressInfo).port}`, region: localRegion }),
+      region: localRegion,
+    });
+    try {
+      await eventually('both messages delivered', async () => (batches.flat().length >= 2 ? true : undefined));
+      return batches;
+    } finally {
+      await mappings.stop();
+      await new Promise((resolve) => lambdaServer.close(resolve));
+    }
+  };
+
+  it("without a window (Lambda's default), invokes with what one receive returned, without receiving again first", async () => {
+    expect(await batchesWith(0)).toEqual([['first'], ['second']]);
+  });
+
+  it('with a window, keeps receiving into the batch before it invokes', async () => {
+    expect(await batchesWith(1)).toEqual([['first', 'second']]);
+  });
+});
