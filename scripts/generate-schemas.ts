@@ -47,13 +47,33 @@ const standalone = (schema: z.ZodType, title: string, io: 'input' | 'output'): J
   description: `${CONTRACT}: ${title}. Generated from lib/contract by scripts/generate-schemas.ts.`,
 });
 
+/**
+ * A tuple whose positions share one schema (`[start, end]` lines: two whole numbers from 1) is
+ * written as a fixed-length array of that schema, which means exactly the same. Schemathesis
+ * rewrites `prefixItems` into the draft-7 `items: [...]` for generation and then judged responses
+ * of `GET /runs/{runId}/subtasks` with that rewritten form under draft 2020-12, where it is not a
+ * schema; the fixed-length form reads the same under every draft.
+ */
+const sameSchemaTuples = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(sameSchemaTuples);
+  if (typeof value !== 'object' || value === null) return value;
+  const node = Object.fromEntries(Object.entries(value).map(([key, child]) => [key, sameSchemaTuples(child)])) as JsonObject;
+  const { prefixItems, items, minItems, maxItems, ...rest } = node;
+  if (!Array.isArray(prefixItems) || items !== false || minItems !== prefixItems.length || maxItems !== prefixItems.length) return node;
+  const [first] = prefixItems;
+  if (!prefixItems.every((item) => JSON.stringify(item) === JSON.stringify(first))) return node;
+  return { ...rest, items: first, minItems, maxItems };
+};
+
 /** Component schemas referencing each other by `#/components/schemas/<Name>`. */
 const components = (entries: Record<string, z.ZodType>, io: 'input' | 'output'): Record<string, JsonObject> => {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of Object.entries(entries)) registry.add(schema, { id });
   const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}`, override: withCrossFieldRules });
   // OpenAPI components are not documents of their own: drop the draft and id markers.
-  return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, Object.fromEntries(Object.entries(schema).filter(([key]) => key !== '$schema' && key !== '$id'))]));
+  return Object.fromEntries(
+    Object.entries(schemas).map(([id, schema]) => [id, sameSchemaTuples(Object.fromEntries(Object.entries(schema).filter(([key]) => key !== '$schema' && key !== '$id'))) as JsonObject]),
+  );
 };
 
 /** The JSON Schema of one header or parameter value, without the document markers. */
