@@ -9,7 +9,7 @@
  * per subtask.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { expressions, getItem, mapLimit, type LedgerContext } from './io';
+import { expressions, getItem, mapLimit, queryPartition, type LedgerContext } from './io';
 import { LateItem, parseItem, RunItem, SubtaskItem } from './items';
 import { runKey, runPartition, SORT_KEYS } from './keys';
 import { withParts } from './parts';
@@ -97,17 +97,9 @@ const queryLate = async (ctx: LedgerContext, context: LedgerErrorContext, pk: st
 const queryCopies = async (ctx: LedgerContext, context: LedgerErrorContext, pk: string, subtasks: readonly SubtaskItem[]): Promise<SubtaskItem[]> => {
   const hedged = subtasks.filter((item) => item.hedgeStartedAt !== undefined);
   const found = await mapLimit(hedged, PART_READS, async (item) => {
-    const keyCondition = '#pk = :pk AND begins_with(#sk, :prefix)';
-    const values = { ':pk': pk, ':prefix': `${SORT_KEYS.subtaskPrefix}${item.subtaskId}.h` };
-    const copies: SubtaskItem[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await ctx.client.send(new QueryCommand({ TableName: ctx.tableName, ConsistentRead: true, ExclusiveStartKey: start, ...expressions({ keyCondition }, values) }));
-      const items = await mapLimit(page.Items ?? [], PART_READS, async (image) => parseItem(SubtaskItem, await withParts(ctx, image, context), context));
-      copies.push(...items.filter((copy) => copy.hedgeOf === item.subtaskId));
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined);
-    return copies;
+    const images = await queryPartition(ctx, pk, `${SORT_KEYS.subtaskPrefix}${item.subtaskId}.h`);
+    const copies = await mapLimit(images, PART_READS, async (image) => parseItem(SubtaskItem, await withParts(ctx, image, context), context));
+    return copies.filter((copy) => copy.hedgeOf === item.subtaskId);
   });
   return found.flat();
 };
