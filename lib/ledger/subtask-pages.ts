@@ -1,7 +1,8 @@
 /**
  * A page of a run's subtasks without reading the whole run: one GetItem of the run item (is
- * there such a run, and which round is committed), one Query of the `SUB#` key range with
- * `Limit`, one Query of the page's `LATE#` key range, and the parts of any spilled item.
+ * there such a run, which round is committed, how many shards), one Query of the `SUB#` key range
+ * with `Limit` per shard (one for a small run), merged by id, one Query of the page's `LATE#` key
+ * range per shard that holds a subtask of the page, and the parts of any spilled item.
  *
  * Pages follow the sort key, `SUB#<subtaskId>`, so subtasks come in id order (DynamoDB compares
  * the UTF-8 bytes; subtask ids are ASCII, so this is also JavaScript's string order), not in
@@ -11,7 +12,8 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { expressions, getItem, mapLimit, queryPartition, type LedgerContext } from './io';
 import { LateItem, parseItem, RunItem, SubtaskItem } from './items';
-import { runKey, runPartition, SORT_KEYS } from './keys';
+import { runKey, shardOf, shardPartitions, SORT_KEYS } from './keys';
+import { SHARD_READS } from './shards';
 import { withParts } from './parts';
 import type { LedgerErrorContext } from './errors';
 
@@ -94,10 +96,11 @@ const queryLate = async (ctx: LedgerContext, context: LedgerErrorContext, pk: st
  * race has started (copies are written once, with `hedgeStartedAt`), keeping the items whose
  * `hedgeOf` names it (another subtask's id may begin the same way).
  */
-const queryCopies = async (ctx: LedgerContext, context: LedgerErrorContext, pk: string, subtasks: readonly SubtaskItem[]): Promise<SubtaskItem[]> => {
+const queryCopies = async (ctx: LedgerContext, context: LedgerErrorContext, subtasks: readonly SubtaskItem[]): Promise<SubtaskItem[]> => {
   const hedged = subtasks.filter((item) => item.hedgeStartedAt !== undefined);
   const found = await mapLimit(hedged, PART_READS, async (item) => {
-    const images = await queryPartition(ctx, pk, `${SORT_KEYS.subtaskPrefix}${item.subtaskId}.h`);
+    // Copies live in the partition of the subtask they race (`shardOf` hashes `<id>.h<n>` as `<id>`).
+    const images = await queryPartition(ctx, item.pk, `${SORT_KEYS.subtaskPrefix}${item.subtaskId}.h`);
     const copies = await mapLimit(images, PART_READS, async (image) => parseItem(SubtaskItem, await withParts(ctx, image, context), context));
     return copies.filter((copy) => copy.hedgeOf === item.subtaskId);
   });
@@ -108,28 +111,42 @@ const queryCopies = async (ctx: LedgerContext, context: LedgerErrorContext, pk: 
  * One page of a run's committed subtasks in id order, with their late evidence and the copies of
  * any hedged subtask among them.
  *
- * With `after`, the Query starts *at* that subtask's key (one item more than the page), so the
- * same request proves that the position is a committed subtask of this run, which a forged
- * position is not. One item more again tells whether another page follows.
+ * With `after`, the Query of that subtask's shard starts *at* its key (one item more than the
+ * page), so the same request proves that the position is a committed subtask of this run, which a
+ * forged position is not. One item more again tells whether another page follows. A sharded run's
+ * shards are each read from the position on, up to the same count, and merged by id: the page's
+ * subtasks are the smallest ids of the union, and each is among the smallest of its own shard.
  *
  * @example
  * const read = await readSubtaskPage(ctx, { tenantId: 'acme', runId: 'r-1', limit: 100, after: 'B' });
  */
 export const readSubtaskPage = async (ctx: LedgerContext, request: SubtaskPageRequest): Promise<SubtaskPageRead> => {
   const { tenantId, runId, limit, after } = request;
-  const pk = runPartition(tenantId, runId);
   const context = { tenantId, runId };
   const image = await getItem(ctx, runKey(tenantId, runId));
   if (image === undefined) return { kind: 'not_found' };
-  const { round: committed } = parseItem(RunItem.pick({ round: true }), image, context);
+  const { round: committed, shards = 1 } = parseItem(RunItem.pick({ round: true, shards: true }), image, context);
   const from = after === undefined ? undefined : `${SORT_KEYS.subtaskPrefix}${after}`;
-  const read = await querySubtasks(ctx, context, pk, from, limit + 1 + (after === undefined ? 0 : 1), committed);
+  const cursorShard = after === undefined ? undefined : shardOf(after, shards);
+  const partitions = shardPartitions(tenantId, runId, shards).map((pk, shard) => ({ pk, wanted: limit + 1 + (shard === cursorShard ? 1 : 0) }));
+  const perShard = await mapLimit(partitions, SHARD_READS, ({ pk, wanted }) => querySubtasks(ctx, context, pk, from, wanted, committed));
+  const read = perShard.flat().sort((a, b) => (a.subtaskId < b.subtaskId ? -1 : a.subtaskId > b.subtaskId ? 1 : 0));
   if (after !== undefined && read[0]?.subtaskId !== after) return { kind: 'unknown_position' };
   const rest = after === undefined ? read : read.slice(1);
   const subtasks = rest.slice(0, limit);
-  const first = subtasks[0];
-  const last = subtasks.at(-1);
-  const late = first === undefined || last === undefined ? [] : await queryLate(ctx, context, pk, first.subtaskId, last.subtaskId, new Set(subtasks.map((item) => item.subtaskId)));
-  const copies = await queryCopies(ctx, context, pk, subtasks);
+  const late = await pageLate(ctx, context, subtasks);
+  const copies = await queryCopies(ctx, context, subtasks);
   return { kind: 'page', subtasks, late, copies, more: rest.length > limit };
+};
+
+/** The late evidence of a page's subtasks: one `LATE#` range Query per partition that holds some of them, in key order. */
+const pageLate = async (ctx: LedgerContext, context: LedgerErrorContext, subtasks: readonly SubtaskItem[]): Promise<LateItem[]> => {
+  const byPartition = new Map<string, SubtaskItem[]>();
+  for (const item of subtasks) byPartition.set(item.pk, [...(byPartition.get(item.pk) ?? []), item]);
+  const found = await mapLimit([...byPartition], SHARD_READS, ([pk, items]) => {
+    const first = items[0] as SubtaskItem;
+    const last = items.at(-1) as SubtaskItem;
+    return queryLate(ctx, context, pk, first.subtaskId, last.subtaskId, new Set(items.map((item) => item.subtaskId)));
+  });
+  return found.flat().sort((a, b) => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0));
 };
