@@ -1,8 +1,9 @@
 /**
  * A page of a run's subtasks without reading the whole run: one GetItem of the run item (is
- * there such a run, which round is committed, how many shards), one Query of the `SUB#` key range
- * with `Limit` per shard (one for a small run), merged by id, one Query of the page's `LATE#` key
- * range per shard that holds a subtask of the page, and the parts of any spilled item.
+ * there such a run, which round is committed, how many shards), Queries of the `SUB#` key range
+ * with `Limit` (one for a small run; a few small ones per shard of a large run, merged by id), one
+ * Query of the page's `LATE#` key range per shard that holds a subtask of the page, and the parts
+ * of any spilled item.
  *
  * Pages follow the sort key, `SUB#<subtaskId>`, so subtasks come in id order (DynamoDB compares
  * the UTF-8 bytes; subtask ids are ASCII, so this is also JavaScript's string order), not in
@@ -12,7 +13,7 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { expressions, getItem, mapLimit, queryPartition, type LedgerContext } from './io';
 import { LateItem, parseItem, RunItem, SubtaskItem } from './items';
-import { runKey, shardOf, shardPartitions, SORT_KEYS } from './keys';
+import { runKey, shardPartitions, SORT_KEYS } from './keys';
 import { SHARD_READS } from './shards';
 import { withParts } from './parts';
 import type { LedgerErrorContext } from './errors';
@@ -58,11 +59,19 @@ const PART_READS = 8;
  * written yet: they are not part of the run). `Limit` keeps each Query to the page, so a page
  * costs its own items only; it follows `LastEvaluatedKey` only when skipped items left it short.
  */
-const querySubtasks = async (ctx: LedgerContext, context: LedgerErrorContext, pk: string, from: string | undefined, wanted: number, committed: number): Promise<SubtaskItem[]> => {
+const querySubtasks = async (
+  ctx: LedgerContext,
+  context: LedgerErrorContext,
+  pk: string,
+  from: string | undefined,
+  wanted: number,
+  committed: number,
+  resume?: Record<string, unknown>,
+): Promise<{ found: SubtaskItem[]; start: Record<string, unknown> | undefined }> => {
   const keyCondition = from === undefined ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk AND #sk BETWEEN :from AND :to';
   const values = { ':pk': pk, ':prefix': SORT_KEYS.subtaskPrefix, ':from': from, ':to': rangeEnd(SORT_KEYS.subtaskPrefix) };
   const found: SubtaskItem[] = [];
-  let start: Record<string, unknown> | undefined;
+  let start: Record<string, unknown> | undefined = resume;
   do {
     const page = await ctx.client.send(
       new QueryCommand({ TableName: ctx.tableName, ConsistentRead: true, Limit: wanted - found.length, ExclusiveStartKey: start, ...expressions({ keyCondition }, values) }),
@@ -72,7 +81,43 @@ const querySubtasks = async (ctx: LedgerContext, context: LedgerErrorContext, pk
     found.push(...items.filter((item) => item.round <= committed && item.hedgeOf === undefined));
     start = page.LastEvaluatedKey;
   } while (start !== undefined && found.length < wanted);
-  return found;
+  return { found, start };
+};
+
+/** What has been read of one shard's subtask range: its items so far, and where to go on (`undefined`: the range is exhausted). */
+interface ShardRead {
+  readonly pk: string;
+  readonly found: SubtaskItem[];
+  start: Record<string, unknown> | undefined;
+  exhausted: boolean;
+}
+
+const byKey = <T extends { readonly sk: string }>(a: T, b: T): number => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0);
+
+/**
+ * The `need` smallest committed subtasks at or after `from` across the run's shards: a lazy merge.
+ * Each shard is read `⌈need / shards⌉ + 1` items at a time, and read again only while the last key
+ * it read lies below the `need`-th smallest key found so far (an item it has not read could still
+ * be in the page); an exhausted shard is never read again. A fair hash spreads the page evenly, so
+ * a page reads about `need + 2 × shards` items instead of `shards × need`. One shard: one read of
+ * `need` items, as an unsharded run always did.
+ */
+const mergeShards = async (ctx: LedgerContext, context: LedgerErrorContext, pks: readonly string[], from: string | undefined, need: number, committed: number): Promise<SubtaskItem[]> => {
+  const batch = pks.length === 1 ? need : Math.ceil(need / pks.length) + 1;
+  const reads: ShardRead[] = pks.map((pk) => ({ pk, found: [], start: undefined, exhausted: false }));
+  let pending = reads;
+  while (pending.length > 0) {
+    await mapLimit(pending, SHARD_READS, async (read) => {
+      const more = await querySubtasks(ctx, context, read.pk, from, batch, committed, read.start);
+      read.found.push(...more.found);
+      read.start = more.start;
+      read.exhausted = more.start === undefined;
+    });
+    const merged = reads.flatMap((read) => read.found).sort(byKey);
+    const threshold = merged.length >= need ? merged[need - 1]?.sk : undefined;
+    pending = reads.filter((read) => !read.exhausted && (threshold === undefined || String(read.start?.sk) < threshold));
+  }
+  return reads.flatMap((read) => read.found).sort(byKey).slice(0, need);
 };
 
 /** The late evidence of the subtasks from `first` to `last` (ids in key order): one Query of that `LATE#` range. */
@@ -114,8 +159,8 @@ const queryCopies = async (ctx: LedgerContext, context: LedgerErrorContext, subt
  * With `after`, the Query of that subtask's shard starts *at* its key (one item more than the
  * page), so the same request proves that the position is a committed subtask of this run, which a
  * forged position is not. One item more again tells whether another page follows. A sharded run's
- * shards are each read from the position on, up to the same count, and merged by id: the page's
- * subtasks are the smallest ids of the union, and each is among the smallest of its own shard.
+ * shards are read from the position on and merged by id (`mergeShards`); the cursor's own item is
+ * in its shard, so the same proof holds.
  *
  * @example
  * const read = await readSubtaskPage(ctx, { tenantId: 'acme', runId: 'r-1', limit: 100, after: 'B' });
@@ -127,10 +172,7 @@ export const readSubtaskPage = async (ctx: LedgerContext, request: SubtaskPageRe
   if (image === undefined) return { kind: 'not_found' };
   const { round: committed, shards = 1 } = parseItem(RunItem.pick({ round: true, shards: true }), image, context);
   const from = after === undefined ? undefined : `${SORT_KEYS.subtaskPrefix}${after}`;
-  const cursorShard = after === undefined ? undefined : shardOf(after, shards);
-  const partitions = shardPartitions(tenantId, runId, shards).map((pk, shard) => ({ pk, wanted: limit + 1 + (shard === cursorShard ? 1 : 0) }));
-  const perShard = await mapLimit(partitions, SHARD_READS, ({ pk, wanted }) => querySubtasks(ctx, context, pk, from, wanted, committed));
-  const read = perShard.flat().sort((a, b) => (a.subtaskId < b.subtaskId ? -1 : a.subtaskId > b.subtaskId ? 1 : 0));
+  const read = await mergeShards(ctx, context, shardPartitions(tenantId, runId, shards), from, limit + 1 + (after === undefined ? 0 : 1), committed);
   if (after !== undefined && read[0]?.subtaskId !== after) return { kind: 'unknown_position' };
   const rest = after === undefined ? read : read.slice(1);
   const subtasks = rest.slice(0, limit);

@@ -6,7 +6,7 @@
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { Answer } from '../../lib/contract';
-import { AlreadySealed, BudgetExhausted, toRunResource, type Claim, type Ledger } from '../../lib/ledger';
+import { AlreadySealed, BudgetExhausted, createLedger, toRunResource, type Claim, type Ledger } from '../../lib/ledger';
 import { runPartition, shardOf, shardPartition, SORT_KEYS } from '../../lib/ledger/keys';
 import { documentClient, uniqueName } from '../support/aws';
 import { dispatched, ledgerFor, ledgerTestTable, okOutcome, settle, taxYearRequest, T0 } from './support';
@@ -219,5 +219,48 @@ describe('the key layout of a large run', () => {
 
     expect(new Set((await runItems(tenantId, small)).map((item) => item.pk))).toEqual(new Set([runPartition(tenantId, small)]));
     expect((await ledger.readManifest(tenantId, large)).manifest.subtasks).toHaveLength(1200);
+  });
+});
+
+describe('a page of a sharded run', () => {
+  it('merges 8 shards lazily: every page in id order, each reading far fewer than 8 × (page + 1) subtask items', async () => {
+    clock.set(T0);
+    const ledger = ledgerFor({ tableName: suite.tableName, clock, shards: 8 });
+    const tenantId = uniqueName('tenant');
+    const runId = uniqueName('run');
+    const all = Array.from({ length: 200 }, (_, i) => `m-${String(i).padStart(3, '0')}`);
+    await ledger.createRun({ tenantId, runId, request: taxYearRequest() });
+    await ledger.appendRound({ tenantId, runId, round: 1, subtasks: all.map((id) => dispatched(id, '2025-01-01', '2025-02-01')) });
+
+    const client = documentClient();
+    const scanned: number[] = [];
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        const input = args.input as { KeyConditionExpression?: string; ExpressionAttributeValues?: Record<string, unknown> };
+        const onSubtasks = context.commandName === 'QueryCommand' && Object.values(input.ExpressionAttributeValues ?? {}).some((v) => String(v).startsWith('SUB#'));
+        if (onSubtasks) scanned.push((result.output as { ScannedCount?: number }).ScannedCount ?? 0);
+        return result;
+      },
+      { step: 'initialize', name: 'countSubtaskReads' },
+    );
+    const reader = createLedger({ client, tableName: suite.tableName, now: clock.now });
+    const pages: string[][] = [];
+    const perPage: number[] = [];
+    let after: string | undefined;
+    do {
+      scanned.length = 0;
+      const page = await reader.subtaskPage({ tenantId, runId, limit: 10, ...(after === undefined ? {} : { after }) });
+      if (page.kind !== 'page') throw new Error(page.kind);
+      pages.push(page.subtasks.map((s) => s.subtaskId));
+      perPage.push(scanned.reduce((a, b) => a + b, 0));
+      after = page.more ? page.subtasks.at(-1)?.subtaskId : undefined;
+    } while (after !== undefined);
+    expect(pages).toEqual(Array.from({ length: 20 }, (_, page) => all.slice(page * 10, page * 10 + 10)));
+    // 200 subtasks are about 25 a shard, so reading every shard for a whole page plus one (and the
+    // cursor) would scan 8 × 11 = 88 or 8 × 12 = 96 items for each of the first pages.
+    for (const count of perPage.slice(0, 10)) expect(count).toBeLessThan(8 * 11);
+    // A page needs at least its 10 items and one more (and the cursor after the first page).
+    for (const count of perPage.slice(0, -1)) expect(count).toBeGreaterThanOrEqual(11);
   });
 });
