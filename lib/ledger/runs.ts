@@ -128,6 +128,7 @@ export const createRun = async (ctx: LedgerContext, raw: CreateRunInput): Promis
   const context = { tenantId: input.tenantId, runId: input.runId };
   try {
     await transact(ctx, { operation: 'createRun', ...context }, items);
+    rememberShards(ctx, input.tenantId, input.runId, run.shards ?? 1);
     return { run, created: true };
   } catch (error) {
     const reasons = cancellationReasons(error);

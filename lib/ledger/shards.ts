@@ -50,7 +50,7 @@ export const rememberShards = (ctx: LedgerContext, tenantId: string, runId: stri
  * {@link SHARD_READS} at a time, and concatenates the results in shard order.
  *
  * @example
- * const items = await acrossShards(ctx, tenantId, runId, shards, (pk) => queryPartition(ctx, pk, SORT_KEYS.subtaskPrefix));
+ * const items = await acrossShards(tenantId, runId, shards, (pk) => queryPartition(ctx, pk, SORT_KEYS.subtaskPrefix));
  */
 export const acrossShards = async <T>(tenantId: string, runId: string, shards: number, read: (pk: string) => Promise<T[]>): Promise<T[]> =>
   (await mapLimit(shardPartitions(tenantId, runId, shards), SHARD_READS, read)).flat();
