@@ -114,7 +114,7 @@ export const shardOf = (subtaskId: string, shards: number): number => {
   if (shards <= 1) return 0;
   const base = subtaskId.replace(HEDGE_SUFFIX, '');
   let hash = 0x811c9dc5;
-  for (const byte of Buffer.from(base, 'utf8')) {
+  for (const byte of new TextEncoder().encode(base)) {
     hash ^= byte;
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
