@@ -17,7 +17,7 @@
  * Sizes: `npm run bench -- scale 1000 5000`, `npx tsx bench/scale.bench.ts 1000`, or
  * `SCALE_SIZES=1000,5000`; the default is 1,000, 5,000 and 10,000.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { createTesseraClient, TesseraApiError, type TesseraClient } from '../lib/client';
@@ -63,13 +63,27 @@ const rssOf = (pid: number): number | undefined => {
   }
 };
 
-/** Samples this process's RSS (the local cloud runs in it, as in `tessera serve`) and DynamoDB Local's JVM, keeping the peaks. */
+/** Open file descriptors of this process (sockets included), from /proc (Linux); 0 elsewhere. */
+const openFiles = (): number => {
+  try {
+    return readdirSync('/proc/self/fd').length;
+  } catch {
+    return 0;
+  }
+};
+
+/**
+ * Samples this process's RSS (the local cloud runs in it, as in `tessera serve`), DynamoDB Local's
+ * JVM's, and this process's open file descriptors, keeping the peaks.
+ */
 const memorySampler = (jvmPid: number) => {
   let node = 0;
   let jvm = 0;
+  let files = 0;
   const sample = () => {
     node = Math.max(node, process.memoryUsage.rss());
     jvm = Math.max(jvm, rssOf(jvmPid) ?? 0);
+    files = Math.max(files, openFiles());
   };
   sample();
   const timer = setInterval(sample, 250);
@@ -77,7 +91,7 @@ const memorySampler = (jvmPid: number) => {
     stop: () => {
       clearInterval(timer);
       sample();
-      return { node, jvm };
+      return { node, jvm, files };
     },
   };
 };
@@ -136,7 +150,7 @@ interface Measured {
   readonly status: string;
   readonly ok: number;
   readonly complete: boolean;
-  readonly peakRss: { node: number; jvm: number };
+  readonly peakRss: { node: number; jvm: number; files: number };
   readonly transitions: number;
   readonly invocations: Record<Role, number>;
   readonly dynamodb: { writes: number; reads: number; writeUnits: number; readUnits: number; byOperation: Map<string, number> };
@@ -224,7 +238,7 @@ const printMeasured = (outcomes: readonly Outcome[]): void => {
 
   console.log('\nThroughput and memory (wall time: POST /runs until the execution ended)');
   table(
-    ['subtasks', 'status', 'ok', 'coverage', 'wall', 'subtasks/s', `ms/subtask`, `vs ${reference.size}`, 'peak RSS node', 'peak RSS DynamoDB Local'],
+    ['subtasks', 'status', 'ok', 'coverage', 'wall', 'subtasks/s', `ms/subtask`, `vs ${reference.size}`, 'peak RSS node', 'peak RSS DynamoDB Local', 'peak open files'],
     measured.map((m) => [
       m.size.toLocaleString('en-US'),
       m.status,
@@ -236,11 +250,13 @@ const printMeasured = (outcomes: readonly Outcome[]): void => {
       ratio(timePer(m), timePer(reference)),
       mb(m.peakRss.node),
       mb(m.peakRss.jvm),
+      String(m.peakRss.files),
     ]),
     [1, 3],
   );
   console.log('  peak RSS node: this process, which runs the whole local cloud but DynamoDB Local (handlers, Step Functions, fauxqs, pollers,');
   console.log('  HTTP API) as `tessera serve` does, plus the counting proxies; sampled every 250 ms. DynamoDB Local: its JVM, sampled alike.');
+  console.log('  peak open files: file descriptors of this process, sockets included (both ends of every loopback connection it holds).');
 
   console.log('\nAWS calls per subtask (counted on the wire; SQS empty polls excluded)');
   table(
@@ -274,7 +290,7 @@ const printMeasured = (outcomes: readonly Outcome[]): void => {
       m.size.toLocaleString('en-US'),
       ...[m.cost.stepFunctions, m.cost.lambda, m.cost.sqs, m.cost.dynamodb, total(m.cost)].map((value) => usd(per1000(m, value))),
       ratio(costPer(m), costPer(reference)),
-      costPer(m) >= DOCUMENTED_USD_PER_1000.low && costPer(m) <= DOCUMENTED_USD_PER_1000.high ? 'within' : 'outside',
+      costPer(m) < DOCUMENTED_USD_PER_1000.low ? 'below' : costPer(m) > DOCUMENTED_USD_PER_1000.high ? 'above' : 'within',
     ]),
   );
   console.log(`  Lambda GB-seconds at each function's MemorySize from the template and an assumed warm duration per invocation (${ROLES.map((role) => `${role} ${ASSUMED_MS[role].ms} ms`).join(', ')}),`);
