@@ -150,6 +150,8 @@ interface Measured {
   readonly status: string;
   readonly ok: number;
   readonly complete: boolean;
+  /** The execution's error and cause when it did not succeed. */
+  readonly failure?: string;
   readonly peakRss: { node: number; jvm: number; files: number };
   readonly transitions: number;
   readonly invocations: Record<Role, number>;
@@ -212,6 +214,7 @@ const measure = async (stack: Stack, client: TesseraClient, size: number, label:
     size,
     seconds,
     status: `${ended.status}/${run.status}`,
+    ...(ended.status === 'SUCCEEDED' ? {} : { failure: `${ended.error ?? ''}: ${(ended.cause ?? '').slice(0, 300)}` }),
     ok: run.progress.byState.ok ?? 0,
     complete: run.answer?.coverage.complete === true,
     peakRss,
@@ -319,7 +322,7 @@ export async function run(): Promise<void> {
     for (const size of sizes) {
       const outcome = await measure(stack, client, size, `${size}`);
       outcomes.push(outcome);
-      console.log(isMeasured(outcome) ? `${size}: ${outcome.status}, ${outcome.ok} ok, ${fixed(outcome.seconds, 1)} s` : `${size}: refused`);
+      console.log(isMeasured(outcome) ? `${size}: ${outcome.status}, ${outcome.ok} ok, ${fixed(outcome.seconds, 1)} s${outcome.failure ? `; the execution failed: ${outcome.failure}` : ''}` : `${size}: refused`);
     }
     printMeasured(outcomes);
   } finally {
