@@ -23,8 +23,9 @@ import { pathToFileURL } from 'node:url';
 import { createTesseraClient, TesseraApiError, type TesseraClient } from '../lib/client';
 import type { RunRequestInput } from '../lib/contract';
 import { PRICES, PRICES_REGION } from '../lib/infra/deadline-figures';
+import { STATE_NAMES } from '../lib/infra/run-state-machine';
 import type { Exchange } from '../lib/local/request-counter';
-import { stateTransitions } from '../lib/local/sfn-executions';
+import { stateTransitions, type ExecutionEvent } from '../lib/local/sfn-executions';
 import { ASSUMED_MS, compactDynamoRows, costOf, createCompactor, finalSizes, memoryByRole, total, WRITES, type CompactExchange, type RunCost } from './pipeline/model';
 import { fixed, table, totalCapacity, usd } from './pipeline/report';
 import { invocationsSince, ROLES, startStack, TENANT, type Role, type Stack } from './pipeline/setup';
@@ -147,6 +148,8 @@ const sqsBilled = (exchanges: readonly Exchange[]) => {
 interface Measured {
   readonly size: number;
   readonly seconds: number;
+  /** How long the Dispatch state took (it writes the manifest and enqueues every subtask; its function times out after 60 s). */
+  readonly dispatchSeconds: number | undefined;
   readonly status: string;
   readonly ok: number;
   readonly complete: boolean;
@@ -161,6 +164,14 @@ interface Measured {
 }
 
 type Outcome = { readonly size: number; readonly refused: string } | Measured;
+
+/** Seconds from entering a state to leaving it, the first time the execution did; undefined if it never left. */
+const stateSeconds = (events: readonly ExecutionEvent[], name: string): number | undefined => {
+  const named = (type: string) => events.find((event) => event.type === type && (event.state as { name?: string } | undefined)?.name === name);
+  const entered = named('StateEntered');
+  const exited = named('StateExited');
+  return entered && exited ? (exited.timestamp - entered.timestamp) / 1000 : undefined;
+};
 
 const isMeasured = (outcome: Outcome): outcome is Measured => !('refused' in outcome);
 
@@ -213,6 +224,7 @@ const measure = async (stack: Stack, client: TesseraClient, size: number, label:
   return {
     size,
     seconds,
+    dispatchSeconds: stateSeconds(ended.events, STATE_NAMES.dispatch),
     status: `${ended.status}/${run.status}`,
     ...(ended.status === 'SUCCEEDED' ? {} : { failure: `${ended.error ?? ''}: ${(ended.cause ?? '').slice(0, 300)}` }),
     ok: run.progress.byState.ok ?? 0,
@@ -241,13 +253,14 @@ const printMeasured = (outcomes: readonly Outcome[]): void => {
 
   console.log('\nThroughput and memory (wall time: POST /runs until the execution ended)');
   table(
-    ['subtasks', 'status', 'ok', 'coverage', 'wall', 'subtasks/s', `ms/subtask`, `vs ${reference.size}`, 'peak RSS node', 'peak RSS DynamoDB Local', 'peak open files'],
+    ['subtasks', 'status', 'ok', 'coverage', 'wall', 'Dispatch', 'subtasks/s', `ms/subtask`, `vs ${reference.size}`, 'peak RSS node', 'peak RSS DynamoDB Local', 'peak open files'],
     measured.map((m) => [
       m.size.toLocaleString('en-US'),
       m.status,
       String(m.ok),
       m.complete ? 'complete' : 'INCOMPLETE',
       `${fixed(m.seconds, 1)} s`,
+      m.dispatchSeconds === undefined ? 'did not end' : `${fixed(m.dispatchSeconds, 1)} s`,
       fixed(m.size / m.seconds, 1),
       fixed(timePer(m) * 1000, 1),
       ratio(timePer(m), timePer(reference)),
@@ -259,6 +272,7 @@ const printMeasured = (outcomes: readonly Outcome[]): void => {
   );
   console.log('  peak RSS node: this process, which runs the whole local cloud but DynamoDB Local (handlers, Step Functions, fauxqs, pollers,');
   console.log('  HTTP API) as `tessera serve` does, plus the counting proxies; sampled every 250 ms. DynamoDB Local: its JVM, sampled alike.');
+  console.log('  Dispatch: the Dispatch state, entered to exited (it writes the manifest and enqueues every subtask, within its function\'s timeout).');
   console.log('  peak open files: file descriptors of this process, sockets included (both ends of every loopback connection it holds).');
 
   console.log('\nAWS calls per subtask (counted on the wire; SQS empty polls excluded)');
