@@ -43,6 +43,8 @@ export interface LocalStateMachine {
   readonly definition: StateMachineDefinition;
   /** Callback Tasks by state name (names are unique across the whole machine, nested ones included). */
   readonly callbackTasks: ReadonlyMap<string, CallbackTask>;
+  /** The other Lambda Tasks: their `Resource` (a function ARN or `lambda:invoke`) by state name. */
+  readonly lambdaTasks: ReadonlyMap<string, string>;
   /** The validated machine; `run()` may be called once per execution. */
   readonly machine: StateMachine;
 }
@@ -66,6 +68,7 @@ interface Walk {
   readonly path: string;
   readonly functionArns: ReadonlySet<string>;
   readonly callbacks: Map<string, CallbackTask>;
+  readonly lambdaTasks: Map<string, string>;
   readonly seen: Set<string>;
 }
 
@@ -82,7 +85,10 @@ const checkTask = (name: string, state: Record<string, unknown>, walk: Walk): vo
     walk.callbacks.set(name, CallbackTask.parse(state));
     return;
   }
-  if (typeof resource === 'string' && (resource === LAMBDA_INVOKE || walk.functionArns.has(resource))) return;
+  if (typeof resource === 'string' && (resource === LAMBDA_INVOKE || walk.functionArns.has(resource))) {
+    walk.lambdaTasks.set(name, resource);
+    return;
+  }
   throw new UnsupportedFeatureError(where, `Task resource ${String(resource)} (local Tasks may invoke the template's functions, directly or through lambda:invoke[.waitForTaskToken])`);
 };
 
@@ -149,7 +155,8 @@ const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, 
   const definitionPath = propertyPath(entry.logicalId, props.DefinitionString === undefined ? 'Definition' : 'DefinitionString');
   const definition = parseDefinition(definitionText(props, path), definitionPath);
   const callbacks = new Map<string, CallbackTask>();
-  walkStates(definition, { path: definitionPath, functionArns, callbacks, seen: new Set() });
+  const lambdaTasks = new Map<string, string>();
+  walkStates(definition, { path: definitionPath, functionArns, callbacks, lambdaTasks, seen: new Set() });
   const physical = resolver.physical(entry.logicalId);
   return {
     logicalId: entry.logicalId,
@@ -158,6 +165,7 @@ const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, 
     type: props.StateMachineType,
     definition: definition as StateMachineDefinition,
     callbackTasks: callbacks,
+    lambdaTasks,
     machine: validatedMachine(definition as StateMachineDefinition, definitionPath, validated),
   };
 };
