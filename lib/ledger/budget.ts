@@ -24,12 +24,13 @@ import { dayUsage } from './usage';
 export { TENANT_DAY_RETENTION_SECONDS } from './leases';
 
 /**
- * Reservations of one call before it gives up with `WriteConflict`: each refusal for want of a
+ * Reservations of one call before it gives up with `WriteConflict`. Each refusal for want of a
  * block leases one (or finds one leased by a concurrent reservation of the same run) and tries
- * again, and a block is at least one call, so this bounds how often concurrent reservations of
- * one run can find each new block already spent.
+ * again; it is refused again only if concurrent reservations spent that block first, which they
+ * can do only as often as the day grants blocks (about log2 of the allowance in its tail, where
+ * blocks halve), so this bound is reached only under pathological contention.
  */
-const RESERVE_ATTEMPTS = 24;
+const RESERVE_ATTEMPTS = 64;
 
 /** What one reservation charged. */
 export interface Reservation {
