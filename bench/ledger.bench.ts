@@ -254,7 +254,7 @@ const timing = async (ledger: Ledger, document: DynamoDBDocumentClient, tableNam
   const reserveMs = await timeEach(TIMING_SAMPLES, () => ledger.reserveBudget(claim));
   console.log(`\nLatency on DynamoDB Local (${TIMING_SAMPLES} sequential calls each, after 10 warm-up calls)`);
   console.log(`  baseline: conditional UpdateItem on one counter   ${baselineMs.toFixed(1)} ms/call`);
-  console.log(`  reserveBudget: 3-item conditional transaction     ${reserveMs.toFixed(1)} ms/call  (${(reserveMs / baselineMs).toFixed(2)}× the baseline)`);
+  console.log(`  reserveBudget: 2-item conditional transaction     ${reserveMs.toFixed(1)} ms/call  (${(reserveMs / baselineMs).toFixed(2)}× the baseline)`);
 };
 
 /** Prints the ledger's DynamoDB operations and capacity for one subtask's life and for a run. */

@@ -1,25 +1,37 @@
 /**
- * Budget reservation: one conditional transaction across three counters before every model or
- * tool call. Nothing is ever refunded: a reservation stays charged whether or not the call it
- * paid for succeeds, and the counters live on the subtask item, not on the claim, so a
+ * Budget reservation: one conditional transaction across the subtask and run counters before
+ * every model or tool call. Nothing is ever refunded: a reservation stays charged whether or not
+ * the call it paid for succeeds, and the counters live on the subtask item, not on the claim, so a
  * replacement worker (next generation) inherits exactly what its predecessor left.
  *
  * Counting: the subtask and run counters count *down* from limits fixed at dispatch/creation
- * (conditions compare `left >= charge`, since DynamoDB conditions cannot add); the tenant's day
- * counts *up* against the deployment's configured allowance, which may change from day to day.
+ * (conditions compare `left >= charge`, since DynamoDB conditions cannot add). The tenant's day
+ * allowance is charged through the block of it that the run holds (lib/ledger/leases.ts): the
+ * same update of the run item counts the block down, so the day item is written once per block,
+ * not once per call.
  */
-import { BudgetExhausted, DeadlinePassed, ImmutableAssignment, LeaseLost, RunCancelled, RunEnded, RunNotFound, type LedgerError } from './errors';
+import { BudgetExhausted, DeadlinePassed, ImmutableAssignment, LeaseLost, RunCancelled, RunEnded, RunNotFound, WriteConflict, type LedgerError } from './errors';
 import { cancellationReasons, conditionFailed, type CancellationReason } from './failures';
 import { copyClaimRefusal, copyReservationItems, hedgedRefusal, hedgedSubtaskOf } from './hedges';
 import { claimContext, holderRefusal, oldSubtask } from './holder';
 import { Claim, parseInput, TenantDayRef } from './inputs';
-import { getItem, iso, transact, type DailyAllowance, type LedgerContext, type LedgerTransactItem } from './io';
-import { parseItem, RunItem, TenantDayItem, type StoredSubtaskItem } from './items';
-import { runKey, subtaskKey, tenantDayKey, utcDay } from './keys';
+import { iso, transact, type DailyAllowance, type LedgerContext, type LedgerTransactItem } from './io';
+import { blockOf, blockPays, leaseBlock } from './leases';
+import { parseItem, RunItem, type StoredSubtaskItem } from './items';
+import { subtaskKey, runKey, utcDay } from './keys';
+import { dayUsage } from './usage';
 import { withShards } from './shards';
 
-/** Daily counters are kept a week after their day, for usage reports. */
-export const TENANT_DAY_RETENTION_SECONDS = 8 * 24 * 3600;
+export { TENANT_DAY_RETENTION_SECONDS } from './leases';
+
+/**
+ * Reservations of one call before it gives up with `WriteConflict`. Each refusal for want of a
+ * block leases one (or finds one leased by a concurrent reservation of the same run) and tries
+ * again; it is refused again only if concurrent reservations spent that block first, which they
+ * can do only as often as the day grants blocks (about log2 of the allowance in its tail, where
+ * blocks halve), so this bound is reached only under pathological contention.
+ */
+const RESERVE_ATTEMPTS = 64;
 
 /** What one reservation charged. */
 export interface Reservation {
@@ -47,28 +59,16 @@ const subtaskUpdate = ({ claim, cost, now }: Charge): LedgerTransactItem => ({
   values: { ':one': 1, ':cost': cost, ':nowIso': iso(now), ':generation': claim.generation, ':running': 'running', ':now': now },
 });
 
-const runUpdate = ({ claim, cost, now }: Charge): LedgerTransactItem => ({
+/** Charges the run budget and the run's block of the tenant's day allowance. */
+const runUpdate = ({ claim, cost, now, day }: Charge): LedgerTransactItem => ({
   kind: 'update',
   key: runKey(claim.tenantId, claim.runId),
-  update: 'SET #callsLeft = #callsLeft - :one, #costLeft = #costLeft - :cost, #updatedAt = :nowIso',
-  condition: 'attribute_exists(#pk) AND #status = :running AND #callsLeft >= :one AND #costLeft >= :cost',
-  values: { ':one': 1, ':cost': cost, ':nowIso': iso(now), ':running': 'running' },
+  update:
+    'SET #callsLeft = #callsLeft - :one, #costLeft = #costLeft - :cost, #blockCallsLeft = #blockCallsLeft - :one, #blockCostLeft = #blockCostLeft - :cost, #updatedAt = :nowIso',
+  condition:
+    'attribute_exists(#pk) AND #status = :running AND #callsLeft >= :one AND #costLeft >= :cost AND #blockDay = :day AND #blockExpiresAt > :now AND #blockCallsLeft >= :one AND #blockCostLeft >= :cost',
+  values: { ':one': 1, ':cost': cost, ':nowIso': iso(now), ':running': 'running', ':day': day, ':now': now },
 });
-
-const dayUpdate = ({ claim, cost, day }: Charge, allowance: DailyAllowance | undefined): LedgerTransactItem => {
-  const ttl = Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + TENANT_DAY_RETENTION_SECONDS;
-  const values = { ':one': 1, ':cost': cost, ':entity': 'tenant-day', ':tenant': claim.tenantId, ':day': day, ':ttl': ttl };
-  const update = 'SET #entity = :entity, #tenantId = :tenant, #day = :day, #ttl = if_not_exists(#ttl, :ttl) ADD #callsUsed :one, #costUsed :cost';
-  const key = tenantDayKey(claim.tenantId, day);
-  if (allowance === undefined) return { kind: 'update', key, update, values };
-  return {
-    kind: 'update',
-    key,
-    update,
-    condition: 'attribute_not_exists(#callsUsed) OR (#callsUsed < :callLimit AND #costUsed <= :costCeiling)',
-    values: { ...values, ':callLimit': allowance.modelCalls, ':costCeiling': allowance.costLimit - cost },
-  };
-};
 
 const exhausted = (charge: Charge, limit: 'subtask' | 'run' | 'tenant', calls: number, cost: number, cause: unknown): BudgetExhausted | undefined => {
   const context = claimContext(charge.claim);
@@ -92,49 +92,46 @@ const subtaskRefusal = (charge: Charge, old: StoredSubtaskItem, cause: unknown):
   return exhausted(charge, 'subtask', old.callsLeft, old.costLeft, cause);
 };
 
-const runRefusal = (charge: Charge, image: Record<string, unknown> | undefined, cause: unknown): LedgerError | undefined => {
+/** The run refused: it ended, its budget cannot pay, or (`NEEDS_BLOCK`) its block of the day's allowance cannot. */
+const NEEDS_BLOCK = 'needs-block';
+type RunVerdict = LedgerError | typeof NEEDS_BLOCK | undefined;
+
+const runRefusal = (charge: Charge, image: Record<string, unknown> | undefined, cause: unknown): RunVerdict => {
   const context = claimContext(charge.claim);
   if (image === undefined) return new RunNotFound(context, { cause });
   const run = parseItem(RunItem, image, context);
   if (run.status === 'cancelled') return new RunCancelled(context, { cause });
   if (run.status !== 'running') return new RunEnded({ ...context, status: run.status }, { cause });
-  return exhausted(charge, 'run', run.callsLeft, run.costLeft, cause);
+  const own = exhausted(charge, 'run', run.callsLeft, run.costLeft, cause);
+  if (own !== undefined) return own;
+  return blockPays(blockOf(run), charge.cost, charge.now, charge.day) ? undefined : NEEDS_BLOCK;
 };
 
-const tenantRefusal = (charge: Charge, allowance: DailyAllowance, used: { callsUsed: number; costUsed: number }, cause: unknown): LedgerError | undefined =>
-  exhausted(charge, 'tenant', allowance.modelCalls - used.callsUsed, allowance.costLimit - used.costUsed, cause);
+const tenantRefusal = (charge: Charge, allowance: DailyAllowance, cause: unknown): LedgerError | undefined =>
+  exhausted(charge, 'tenant', allowance.modelCalls, allowance.costLimit, cause);
 
 /**
  * Explains a cancelled reservation, most specific first: the claim's own standing (stale,
- * ended, deadline, lease, tampered estimate), then the subtask allowance, the run, the tenant.
+ * ended, deadline, lease, tampered estimate), then the subtask allowance, then the run (its
+ * status, its budget, and last its block of the tenant's allowance).
  */
-const refusal = (ctx: LedgerContext, charge: Charge, reasons: readonly CancellationReason[], cause: unknown): LedgerError | undefined => {
-  const [subtask, run, day] = reasons;
-  const context = claimContext(charge.claim);
+const refusal = (charge: Charge, reasons: readonly CancellationReason[], cause: unknown): RunVerdict => {
+  const [subtask, run] = reasons;
   const fromSubtask = conditionFailed(subtask) ? subtaskRefusal(charge, oldSubtask(charge.claim, subtask.item), cause) : undefined;
   const fromRun = conditionFailed(run) ? runRefusal(charge, run.item, cause) : undefined;
-  const fromDay =
-    conditionFailed(day) && ctx.dailyAllowance !== undefined
-      ? tenantRefusal(charge, ctx.dailyAllowance, parseItem(TenantDayItem, day.item, context), cause)
-      : undefined;
-  return fromSubtask ?? fromRun ?? fromDay;
+  return fromSubtask ?? fromRun;
 };
 
 /**
  * Explains a cancelled reservation of a hedge copy: its own claim first, then the hedged
- * subtask (race over, deadline, its allowance), the run, the tenant.
+ * subtask (race over, deadline, its allowance), then the run.
  */
-const copyRefusal = (ctx: LedgerContext, charge: Charge, reasons: readonly CancellationReason[], cause: unknown): LedgerError | undefined => {
-  const [copy, hedged, run, day] = reasons;
-  const context = claimContext(charge.claim);
+const copyRefusal = (charge: Charge, reasons: readonly CancellationReason[], cause: unknown): RunVerdict => {
+  const [copy, hedged, run] = reasons;
   const fromCopy = conditionFailed(copy) ? copyClaimRefusal(charge.claim, copy.item, charge.now, cause) : undefined;
   const fromHedged = conditionFailed(hedged) ? (hedgedRefusal(charge.claim, hedged.item, charge.now, cause) ?? hedgedAllowanceRefusal(charge, hedged.item, cause)) : undefined;
   const fromRun = conditionFailed(run) ? runRefusal(charge, run.item, cause) : undefined;
-  const fromDay =
-    conditionFailed(day) && ctx.dailyAllowance !== undefined
-      ? tenantRefusal(charge, ctx.dailyAllowance, parseItem(TenantDayItem, day.item, context), cause)
-      : undefined;
-  return fromCopy ?? fromHedged ?? fromRun ?? fromDay;
+  return fromCopy ?? fromHedged ?? fromRun;
 };
 
 /** The hedged subtask's allowance refused a copy: the cost per call differs, or a counter cannot pay. */
@@ -148,11 +145,13 @@ const hedgedAllowanceRefusal = (charge: Charge, image: Record<string, unknown> |
 
 /**
  * Reserves one model or tool call for the holder of `claim`: one TransactWriteItems that charges
- * the subtask's allowance, the run budget and the tenant's allowance for the current UTC day,
- * and succeeds only if the claim is the current generation, its lease and the deadline are
- * live, the run is running, and every counter can pay. The cost per call comes from the stored
- * assignment. Refusals: `BudgetExhausted` (with `limit` and `counter`), `LeaseLost`,
- * `DeadlinePassed`, `RunCancelled`, `RunEnded`, `AlreadyTerminal`, `HedgeLost`.
+ * the subtask's allowance, the run budget and the run's block of the tenant's allowance for the
+ * current UTC day, and succeeds only if the claim is the current generation, its lease and the
+ * deadline are live, the run is running, and every counter can pay. When only the block cannot
+ * pay, the run leases a new block (`leaseBlock`) and the reservation is tried again. The cost per
+ * call comes from the stored assignment. Refusals: `BudgetExhausted` (with `limit` and
+ * `counter`), `LeaseLost`, `DeadlinePassed`, `RunCancelled`, `RunEnded`, `AlreadyTerminal`,
+ * `HedgeLost`.
  *
  * A hedge copy has no allowance of its own: its claim is checked on its own item and the call
  * is charged to the hedged subtask's counters (`subtask` in `BudgetExhausted`), which must still
@@ -165,37 +164,48 @@ export const reserveBudget = async (ctx: LedgerContext, raw: Claim): Promise<Res
   const allowance = ctx.dailyAllowance;
   if (allowance !== undefined) {
     // No day could ever pay for this call; say so without writing anything.
-    const impossible = tenantRefusal(charge, allowance, { callsUsed: 0, costUsed: 0 }, undefined);
+    const impossible = tenantRefusal(charge, allowance, undefined);
     if (impossible !== undefined) throw impossible;
   }
   const hedgedId = hedgedSubtaskOf(claim.subtask);
   const subtaskItems = hedgedId === undefined ? [subtaskUpdate(charge)] : copyReservationItems({ claim, hedgedId, cost: charge.cost, now });
-  try {
-    await transact(ctx, { operation: 'reserveBudget', ...claimContext(claim) }, [...subtaskItems, runUpdate(charge), dayUpdate(charge, allowance)]);
-    return { modelCalls: 1, estimatedCost: charge.cost, day: charge.day };
-  } catch (error) {
-    const reasons = cancellationReasons(error);
-    const explain = hedgedId === undefined ? refusal : copyRefusal;
-    const explained = reasons === undefined ? undefined : explain(ctx, charge, reasons, error);
-    throw explained ?? error;
+  const explain = hedgedId === undefined ? refusal : copyRefusal;
+  const context = claimContext(claim);
+  for (let attempt = 1; attempt <= RESERVE_ATTEMPTS; attempt += 1) {
+    try {
+      await transact(ctx, { operation: 'reserveBudget', ...context }, [...subtaskItems, runUpdate(charge)]);
+      return { modelCalls: 1, estimatedCost: charge.cost, day: charge.day };
+    } catch (error) {
+      const reasons = cancellationReasons(error);
+      const explained = reasons === undefined ? undefined : explain(charge, reasons, error);
+      if (explained !== NEEDS_BLOCK) throw explained ?? error;
+      await leaseBlock(ctx, { context, cost: charge.cost, now, day: charge.day });
+    }
   }
+  throw new WriteConflict({ ...context, operation: 'reserveBudget', attempts: RESERVE_ATTEMPTS });
 };
 
 /** A tenant's usage on one UTC day, with the allowance it was judged against. */
 export interface TenantUsage {
   readonly day: string;
+  /** Calls actually charged by the tenant's runs on that day (settled and in blocks still held). */
   readonly modelCalls: number;
   readonly estimatedCost: number;
   readonly allowance: DailyAllowance | undefined;
+  /**
+   * Allowance held in blocks that runs have leased but not yet spent: the day cannot grant it to
+   * another run until the holder spends it, returns it, or its lease expires. Zero when none is held.
+   */
+  readonly held: { readonly modelCalls: number; readonly estimatedCost: number };
 }
 
 /**
  * The tenant's usage on a UTC day (today by the ledger's clock when `day` is omitted): the sum
- * of every reservation of every run of that tenant on that day.
+ * of every reservation of every run of that tenant on that day, exact at one instant (see
+ * `dayUsage`).
  */
 export const tenantUsage = async (ctx: LedgerContext, tenantIdRaw: string, dayRaw?: string): Promise<TenantUsage> => {
   const { tenantId, day } = parseInput(TenantDayRef, { tenantId: tenantIdRaw, day: dayRaw ?? utcDay(ctx.now()) }, 'tenantUsage');
-  const item = await getItem(ctx, tenantDayKey(tenantId, day));
-  const used = item === undefined ? { callsUsed: 0, costUsed: 0 } : parseItem(TenantDayItem, item, { tenantId });
-  return { day, modelCalls: used.callsUsed, estimatedCost: used.costUsed, allowance: ctx.dailyAllowance };
+  const usage = await dayUsage(ctx, tenantId, day);
+  return { day, ...usage, allowance: ctx.dailyAllowance };
 };

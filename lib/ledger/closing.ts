@@ -1,6 +1,7 @@
 /**
  * Ending a run: cancellation and the final status with its answer. Both first flip the run item
- * (so every later claim, reservation and outcome is refused by its run condition), then sweep the
+ * (so every later claim, reservation and outcome is refused by its run condition), then give the
+ * unspent rest of the run's block of the tenant's day allowance back to the day, then sweep the
  * run's unfinished subtasks to `cancelled`. Completed outcomes and reserved usage are untouched.
  * Both are idempotent, so a crashed sweep is finished by simply calling again.
  */
@@ -15,6 +16,7 @@ import { runKey, SORT_KEYS } from './keys';
 import { acrossShards, runShards } from './shards';
 import { ANSWER_LIMIT_BYTES, valueSize } from './size';
 import { isTerminal } from './view';
+import { returnBlock } from './leases';
 import { endSummary } from './summary';
 
 /** Subtask updates in flight at once while sweeping a run. */
@@ -99,6 +101,7 @@ export const cancelRun = async (ctx: LedgerContext, tenantIdRaw: string, runIdRa
     const run = parseItem(RunItem, failure.item, context);
     if (run.status !== 'cancelled') return { status: run.status, cancelledSubtaskIds: [], taskTokens: [] };
   }
+  await returnBlock(ctx, tenantId, runId);
   const closed = await closeUnfinished(ctx, tenantId, runId, 'cancel');
   await endSummary(ctx, tenantId, runId, undefined);
   return { status: 'cancelled', ...closed };
@@ -170,6 +173,7 @@ export const finishRun = async (ctx: LedgerContext, raw: FinishRunInput): Promis
     } else if (run.status !== input.status) throw new RunEnded({ ...context, status: run.status }, { cause: refused.cause });
     status = run.status === 'cancelled' ? 'cancelled' : input.status;
   }
+  await returnBlock(ctx, input.tenantId, input.runId);
   const closed = await closeUnfinished(ctx, input.tenantId, input.runId, CLOSED_BY_STATUS[status]);
   await endSummary(ctx, input.tenantId, input.runId, input.answer.coverage.complete);
   return { status, ...closed };

@@ -9,6 +9,7 @@ import {
   GetCommand,
   PutCommand,
   QueryCommand,
+  TransactGetCommand,
   TransactWriteCommand,
   UpdateCommand,
   type DynamoDBDocumentClient,
@@ -94,6 +95,20 @@ export const getItem = async (ctx: LedgerContext, key: LedgerKey): Promise<Recor
   const output = await ctx.client.send(new GetCommand({ TableName: ctx.tableName, Key: key, ConsistentRead: true }));
   return output.Item;
 };
+
+/** Items one TransactGetItems reads at most. */
+export const TRANSACT_GET_LIMIT = 100;
+
+/**
+ * Reads up to {@link TRANSACT_GET_LIMIT} items as one serializable snapshot (TransactGetItems):
+ * no transaction's writes are seen half-applied across them. A read that collides with a
+ * transaction in flight is retried. Missing items come back `undefined`, in key order.
+ */
+export const getItemsAtOnce = (ctx: LedgerContext, op: Operation, keys: readonly LedgerKey[]): Promise<(Record<string, unknown> | undefined)[]> =>
+  retryConflicts(ctx.conflictRetry, op, async () => {
+    const output = await ctx.client.send(new TransactGetCommand({ TransactItems: keys.map((key) => ({ Get: { TableName: ctx.tableName, Key: key } })) }));
+    return keys.map((_, index) => output.Responses?.[index]?.Item);
+  });
 
 /**
  * Conditionally updates one item and returns the item as it is afterwards. A failed condition

@@ -55,6 +55,18 @@ export const RunItem = z.object({
   finishedAt: z.string().optional(),
   answer: Answer.optional(),
   error: z.object({ code: z.string(), message: z.string() }).optional(),
+  /**
+   * The block of the tenant's day allowance this run holds (lib/ledger/leases.ts): absent when it
+   * holds none. Reservations charge `blockCallsLeft`/`blockCostLeft` beside the run counters.
+   */
+  blockId: z.string().optional(),
+  blockDay: z.string().optional(),
+  blockCalls: count.optional(),
+  blockCost: count.optional(),
+  blockCallsLeft: z.int().optional(),
+  blockCostLeft: z.int().optional(),
+  blockGrantedAt: z.number().optional(),
+  blockExpiresAt: z.number().optional(),
 });
 export type RunItem = z.infer<typeof RunItem>;
 
@@ -243,17 +255,48 @@ export const IdempotencyItem = z.object({
 });
 export type IdempotencyItem = z.infer<typeof IdempotencyItem>;
 
-/** A tenant's model usage on one UTC day (`T#<tenant>#DAY#<day>`), counting up. */
+/**
+ * A tenant's allowance account for one UTC day (`T#<tenant>#DAY#<day>`), counting up:
+ * `callsUsed`/`costUsed` are what returned blocks actually charged (settled usage);
+ * `callsCommitted`/`costCommitted` are settled usage plus every block still held, in full, and are
+ * what the allowance condition reads; `grants` counts blocks granted to a run that held none of
+ * this day. A day item written before leased blocks has only the used counters
+ * (`callsCommitted` is then read as `callsUsed`).
+ */
 export const TenantDayItem = z.object({
   ...key,
   entity: z.literal('tenant-day'),
   tenantId: z.string(),
   day: z.string(),
-  callsUsed: count,
-  costUsed: count,
+  callsUsed: count.default(0),
+  costUsed: count.default(0),
+  callsCommitted: count.optional(),
+  costCommitted: count.optional(),
+  grants: count.default(0),
   ttl: z.int(),
 });
 export type TenantDayItem = z.infer<typeof TenantDayItem>;
+
+/**
+ * One run's block of a tenant-day allowance (`T#<tenant>#DAY#<day>` / `BLOCK#<runId>`): present
+ * with a `blockId` while the run holds it, without one once it was returned or reclaimed. The
+ * counters of the block live on the run item; this record says who holds what until when.
+ */
+export const TenantBlockItem = z.object({
+  ...key,
+  entity: z.literal('tenant-block'),
+  tenantId: z.string(),
+  runId: z.string(),
+  day: z.string(),
+  blockId: z.string().optional(),
+  calls: count,
+  cost: count,
+  grantedAt: z.number(),
+  expiresAt: z.number(),
+  returnedAt: z.number().optional(),
+  ttl: z.int(),
+});
+export type TenantBlockItem = z.infer<typeof TenantBlockItem>;
 
 /**
  * Parses a stored item with its schema, turning a mismatch into `CorruptItem`.

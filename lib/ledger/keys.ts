@@ -23,6 +23,8 @@ export const SORT_KEYS = {
   /** The single item of an idempotency-key or tenant-day partition. */
   idempotency: 'IDEM',
   day: 'DAY',
+  /** A run's leased block of a tenant-day allowance, beside the day item (`BLOCK#<runId>`). */
+  blockPrefix: 'BLOCK#',
 } as const;
 
 /** A primary key of the ledger table. */
@@ -194,3 +196,15 @@ export const utcDay = (epochMs: number): string => new Date(epochMs).toISOString
  * tenantDayKey('acme', '2025-06-30').pk // 'T#acme#DAY#2025-06-30'
  */
 export const tenantDayKey = (tenantId: string, day: string): LedgerKey => ({ pk: `T#${part(tenantId)}#DAY#${day}`, sk: SORT_KEYS.day });
+
+/**
+ * The record of one run's leased block of a tenant's allowance for one UTC day, in the day's
+ * partition, so that a holder whose lease expired can be found and its block reclaimed.
+ *
+ * @example
+ * tenantBlockKey('acme', '2025-06-30', 'r-1') // { pk: 'T#acme#DAY#2025-06-30', sk: 'BLOCK#r-1' }
+ */
+export const tenantBlockKey = (tenantId: string, day: string, runId: string): LedgerKey => ({
+  pk: tenantDayKey(tenantId, day).pk,
+  sk: `${SORT_KEYS.blockPrefix}${part(runId)}`,
+});

@@ -91,7 +91,7 @@ export interface Ledger {
    */
   releaseClaim(claim: Claim): Promise<void>;
   /**
-   * Reserves one model/tool call on the subtask, run and tenant-day counters at once.
+   * Reserves one model/tool call on the subtask and run counters and the run's block of the tenant-day allowance at once (leasing a block when it needs one).
    * @example await ledger.reserveBudget(claim); const reply = await model.call(prompt);
    */
   reserveBudget(claim: Claim): Promise<Reservation>;
