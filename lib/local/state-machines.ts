@@ -196,8 +196,9 @@ const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, 
 
 /**
  * Every state machine of the template, its definition resolved from the synthesized template and
- * validated. Task resources must be the template's own functions (directly or through
- * `lambda:invoke`), so nothing can reach a real AWS service. With `validated`, a definition that
+ * validated, a machine that starts others first. Task resources must be the template's own
+ * functions (directly or through `lambda:invoke`) or `startExecution.sync:2` of one of its state
+ * machines, so nothing can reach a real AWS service. With `validated`, a definition that
  * passed validation before is not validated again (lib/local/definition-cache.ts).
  *
  * @example
@@ -206,5 +207,7 @@ const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, 
  */
 export const stateMachinesFromTemplate = (resolver: TemplateResolver, options: { validated?: ValidatedDefinitions } = {}): LocalStateMachine[] => {
   const functionArns = new Set(resolver.entries(RESOURCE_TYPES.function).map((entry) => resolver.physical(entry.logicalId).attributes.Arn as string));
-  return resolver.entries(RESOURCE_TYPES.stateMachine).map((entry) => describeStateMachine(entry, resolver, functionArns, options.validated));
+  const machines = resolver.entries(RESOURCE_TYPES.stateMachine).map((entry) => describeStateMachine(entry, resolver, functionArns, options.validated));
+  // A machine that starts others (the run's, which starts its batches') is the entry point: first.
+  return [...machines.filter((m) => m.startExecutionTasks.size > 0), ...machines.filter((m) => m.startExecutionTasks.size === 0)];
 };
