@@ -163,7 +163,7 @@ const simulate = (request: RunRequestInput, outcomeOf: (subtask: DispatchedSubta
     dispatchedPerRound.push(round.length);
     outcomes.push(...round.map(outcomeOf));
     const next = planNextRound(manifest, outcomes, undefined, undefined, paths);
-    const worstEvents = paths ? roundModes(roundSizes(manifest.subtasks), manifest.policy.maxRounds, paths).events : worstCaseEvents(rounds, manifest.subtasks.length);
+    const worstEvents = paths ? roundModes(roundSizes(manifest.subtasks), plan.request.policy.maxRounds, paths).events : worstCaseEvents(rounds, manifest.subtasks.length);
     if (next.length === 0) return { manifest, outcomes, rounds, dispatchedPerRound, worstEvents };
     manifest = Manifest.parse({ ...manifest, subtasks: [...manifest.subtasks, ...next] });
     round = next;
