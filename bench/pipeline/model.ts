@@ -57,7 +57,7 @@ const parseBody = <T>(schema: z.ZodType<T>, body: Buffer | undefined): T => {
   return schema.parse(text === '' ? {} : JSON.parse(text));
 };
 
-type Sizes = ReadonlyMap<string, number>;
+export type Sizes = ReadonlyMap<string, number>;
 
 /** Marshalled (DynamoDB JSON) item or key → plain values, as `itemSize` measures them. */
 const plain = (raw: Record<string, unknown>): Record<string, unknown> => unmarshall(raw as Parameters<typeof unmarshall>[0]);
@@ -86,38 +86,12 @@ export const finalSizes = async (stack: Stack): Promise<Sizes> => {
 const writeUnits = (bytes: number): number => Math.max(1, Math.ceil(bytes / 1024));
 const readUnits = (bytes: number): number => Math.max(1, Math.ceil(bytes / 4096));
 
-/**
- * Write units of one item: a Put is sized by the item it writes (the ledger only puts new items);
- * an Update, Delete or ConditionCheck by the item's size after the run, an upper bound of "the
- * larger of before and after" because ledger items only grow while a run is live.
- */
-const entryWriteUnits = (entry: z.infer<typeof TransactEntry>, sizes: Sizes): number => {
-  if (entry.Put) return writeUnits(sizeOfRaw(entry.Put.Item));
-  const keyed = entry.Update ?? entry.Delete ?? entry.ConditionCheck;
-  return keyed ? writeUnits(sizes.get(keyId(keyed.Key)) ?? 0) : 0;
-};
-
 export interface Capacity {
   readonly writeUnits: number;
   readonly readUnits: number;
 }
 
-/** DynamoDB's rules: 1 WRU per KB written, 2 per transactional item; 1 RRU per 4 KB strongly consistent, half eventually, 2 per transactional read. */
-const capacityOf = (exchange: Exchange, sizes: Sizes): Capacity => {
-  const request = parseBody(DynamoRequest, exchange.requestBody);
-  switch (exchange.operation) {
-    case 'PutItem':
-      return { writeUnits: writeUnits(sizeOfRaw(request.Item)), readUnits: 0 };
-    case 'UpdateItem':
-    case 'DeleteItem':
-      return { writeUnits: writeUnits(request.Key ? (sizes.get(keyId(request.Key)) ?? 0) : 0), readUnits: 0 };
-    case 'TransactWriteItems':
-      return { writeUnits: (request.TransactItems ?? []).reduce((sum, entry) => sum + 2 * entryWriteUnits(entry, sizes), 0), readUnits: 0 };
-    default:
-      return { writeUnits: 0, readUnits: readCapacity(exchange, request.ConsistentRead === true) };
-  }
-};
-
+/** DynamoDB's read rules: 1 RRU per 4 KB strongly consistent, half eventually, 2 per transactional read. */
 const readCapacity = (exchange: Exchange, consistent: boolean): number => {
   if (exchange.status !== 200) return 0;
   const response = parseBody(DynamoResponse, exchange.responseBody);
@@ -136,7 +110,7 @@ const readCapacity = (exchange: Exchange, consistent: boolean): number => {
 };
 
 export const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
-/** Operations `capacityOf` prices; any other (the ledger makes none today) shows `?` instead of a silent 0. */
+/** Operations the capacity model prices; any other (the ledger makes none today) shows `?` instead of a silent 0. */
 export const PRICED = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'TransactWriteItems', 'GetItem', 'Query', 'Scan', 'TransactGetItems']);
 
 export interface DynamoRow {
@@ -148,20 +122,126 @@ export interface DynamoRow {
   readonly capacity: Capacity;
 }
 
+/** An item an Update, Delete or ConditionCheck touched, with its size as last seen before the call. */
+interface KeyedWrite {
+  readonly key: string;
+  readonly kind: 'write' | 'check';
+  /** The item's size as the latest Put, GetItem or Query before this call saw it; undefined if none did. */
+  readonly before: number | undefined;
+}
+
+/**
+ * One DynamoDB exchange without its bodies: what the capacity model needs from it, parsed at once
+ * (at thousands of subtasks the bodies would fill the very process whose memory is measured).
+ * `puts` are the write units of the items it put; `keyed` the items it updated, deleted or checked.
+ */
+export interface CompactExchange {
+  readonly operation: string;
+  readonly status: number;
+  readonly items: number;
+  readonly consistent: boolean;
+  readonly puts: number;
+  readonly keyed: readonly KeyedWrite[];
+  readonly readUnits: number;
+}
+
+/**
+ * Turns exchanges, in the order they completed, into compact ones, keeping every item's latest
+ * known size (from Puts, GetItem answers and Query answers) so that an Update or ConditionCheck is
+ * sized as its item stood when it was called, not as it stands after the run: the run's `RUN` item,
+ * checked by every outcome's transaction, only takes on its answer (kilobytes that grow with the
+ * run) when the run finishes.
+ */
+export const createCompactor = () => {
+  const known = new Map<string, number>();
+  const see = (raw: Record<string, unknown> | undefined) => {
+    if (raw !== undefined) known.set(keyId(raw), sizeOfRaw(raw));
+  };
+  const keyed = (raw: Record<string, unknown>, kind: KeyedWrite['kind']): KeyedWrite => {
+    const key = keyId(raw);
+    return { key, kind, before: known.get(key) };
+  };
+  return (exchange: Exchange): CompactExchange => {
+    const request = parseBody(DynamoRequest, exchange.requestBody);
+    const base = { operation: exchange.operation, status: exchange.status, items: exchange.items, consistent: request.ConsistentRead === true };
+    switch (exchange.operation) {
+      case 'PutItem':
+        see(request.Item);
+        return { ...base, puts: writeUnits(sizeOfRaw(request.Item)), keyed: [], readUnits: 0 };
+      case 'UpdateItem':
+      case 'DeleteItem':
+        return { ...base, puts: 0, keyed: request.Key ? [keyed(request.Key, 'write')] : [], readUnits: 0 };
+      case 'TransactWriteItems': {
+        let puts = 0;
+        const touched: KeyedWrite[] = [];
+        for (const entry of request.TransactItems ?? []) {
+          if (entry.Put) puts += 2 * writeUnits(sizeOfRaw(entry.Put.Item));
+          else if (entry.ConditionCheck) touched.push(keyed(entry.ConditionCheck.Key, 'check'));
+          else {
+            const write = entry.Update ?? entry.Delete;
+            if (write) touched.push(keyed(write.Key, 'write'));
+          }
+        }
+        // Only a committed transaction changed its items.
+        if (exchange.status === 200) for (const entry of request.TransactItems ?? []) see(entry.Put?.Item);
+        return { ...base, puts, keyed: touched, readUnits: 0 };
+      }
+      default: {
+        const readUnits = readCapacity(exchange, request.ConsistentRead === true);
+        if (exchange.status === 200) {
+          const response = parseBody(DynamoResponse, exchange.responseBody);
+          see(response.Item);
+          for (const item of response.Items ?? []) see(item);
+        }
+        return { ...base, puts: 0, keyed: [], readUnits };
+      }
+    }
+  };
+};
+
+/**
+ * Capacity of compact exchanges: an Update or Delete is billed by the larger of its item's size
+ * before and after; the after-size is known for the last write of an item (its size after the
+ * run), the before-size from the latest read or Put before it. A ConditionCheck reads the item as
+ * it was. An item never seen before its first write falls back to its size after the run (an upper
+ * bound). Transactional items count twice.
+ */
+const compactCapacity = (exchanges: readonly CompactExchange[], sizes: Sizes): Capacity[] => {
+  const lastWrite = new Map<string, number>();
+  exchanges.forEach((exchange, index) => {
+    for (const entry of exchange.keyed) if (entry.kind === 'write') lastWrite.set(entry.key, index);
+  });
+  return exchanges.map((exchange, index) => {
+    const factor = exchange.operation === 'TransactWriteItems' ? 2 : 1;
+    const keyedUnits = exchange.keyed.reduce((sum, entry) => {
+      const after = sizes.get(entry.key) ?? 0;
+      const bytes = entry.before === undefined ? after : entry.kind === 'write' && lastWrite.get(entry.key) === index ? Math.max(entry.before, after) : entry.before;
+      return sum + factor * writeUnits(bytes);
+    }, 0);
+    return { writeUnits: exchange.puts + keyedUnits, readUnits: exchange.readUnits };
+  });
+};
+
 export const dynamoRows = (exchanges: readonly Exchange[], sizes: Sizes): DynamoRow[] => {
+  const compact = createCompactor();
+  return compactDynamoRows(exchanges.map(compact), sizes);
+};
+
+export const compactDynamoRows = (exchanges: readonly CompactExchange[], sizes: Sizes): DynamoRow[] => {
   const rows = new Map<string, DynamoRow>();
-  for (const exchange of exchanges) {
+  const capacities = compactCapacity(exchanges, sizes);
+  exchanges.forEach((exchange, index) => {
     const previous = rows.get(exchange.operation) ?? { operation: exchange.operation, requests: 0, errors: 0, items: 0, consistent: 0, capacity: { writeUnits: 0, readUnits: 0 } };
-    const capacity = capacityOf(exchange, sizes);
+    const capacity = capacities[index] ?? { writeUnits: 0, readUnits: 0 };
     rows.set(exchange.operation, {
       operation: exchange.operation,
       requests: previous.requests + 1,
       errors: previous.errors + (exchange.status === 200 ? 0 : 1),
       items: previous.items + exchange.items,
-      consistent: previous.consistent + (parseBody(DynamoRequest, exchange.requestBody).ConsistentRead === true ? 1 : 0),
+      consistent: previous.consistent + (exchange.consistent ? 1 : 0),
       capacity: { writeUnits: previous.capacity.writeUnits + capacity.writeUnits, readUnits: previous.capacity.readUnits + capacity.readUnits },
     });
-  }
+  });
   return [...rows.values()].sort((a, b) => Number(WRITES.has(b.operation)) - Number(WRITES.has(a.operation)) || b.requests - a.requests);
 };
 

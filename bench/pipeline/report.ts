@@ -6,10 +6,10 @@ import { SUBTASKS, PER_1000, ROLES, type Role, type Measurement } from './setup'
 import { ASSUMED_MS, type Capacity, WRITES, PRICED, type DynamoRow, type SqsSplit, type Usage, type RunCost, total, costOf, type SubtaskItemUnits, iterationUsage, measuredIterations, times, withIterations } from './model';
 
 export const fixed = (value: number, digits = 2): string => value.toFixed(digits);
-const usd = (value: number): string => `$${value.toFixed(4)}`;
+export const usd = (value: number): string => `$${value.toFixed(4)}`;
 
 /** Prints an aligned table: figures right-aligned, the columns named in `text` left-aligned. */
-const table = (header: readonly string[], rows: readonly (readonly string[])[], text: readonly number[] = [0]): void => {
+export const table = (header: readonly string[], rows: readonly (readonly string[])[], text: readonly number[] = [0]): void => {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)));
   const pad = (cell: string, column: number) => (text.includes(column) ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0));
   const line = (cells: readonly string[]) => `  ${cells.map(pad).join('  ')}`.trimEnd();
@@ -35,7 +35,7 @@ export const printDynamo = (rows: readonly DynamoRow[]): void => {
     }),
   );
   console.log('  items: entries of a transaction or batch, items a Query returned; refused: conditional writes DynamoDB turned down (billed all the same)');
-  console.log('  capacity: 1 WRU per started KB written (a Put by its item; an Update or ConditionCheck by the item after the run, an upper bound),');
+  console.log('  capacity: 1 WRU per started KB written (a Put by its item; an Update by the larger of its item before and after, a ConditionCheck by its item then),');
   console.log('  2 per transactional item (ConditionCheck included); 1 RRU per started 4 KB strongly consistent, 0.5 eventually consistent, 2 per TransactGet item');
 };
 
@@ -81,7 +81,7 @@ export const printTransitions = (transitions: number, asl: AslStateMachine, iter
 
 export const printPrices = (): void => {
   console.log('\nPrices used (us-east-1, published; excluded: API Gateway, CloudWatch Logs and metrics, X-Ray, data transfer, free tiers)');
-  for (const price of Object.values(PRICES)) console.log(`  ${price.text}  [${price.source}]`);
+  for (const price of Object.values(PRICES)) console.log(`  ${price.text}  [${price.source}, ${price.page}]`);
 };
 
 const COST_HEADER = ['workload', 'design', 'Step Functions', 'Lambda', 'SQS', 'DynamoDB', 'total', 'vs callback'] as const;

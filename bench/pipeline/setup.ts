@@ -53,6 +53,8 @@ export interface Stack {
   readonly sqs: RequestCounter;
   /** DynamoDB Local itself, for reads the benchmark makes without counting them. */
   readonly dynamodbDirect: string;
+  /** DynamoDB Local's JVM, for its memory. */
+  readonly dynamodbPid: number;
   readonly stop: () => Promise<void>;
 }
 
@@ -79,7 +81,7 @@ export const startStack = async (): Promise<Stack> => {
       functionEnvironment: { POWERTOOLS_LOG_LEVEL: 'ERROR' },
     });
     stops.push(() => cloud.stop());
-    return { cloud, template, dynamodb, sqs, dynamodbDirect: ddb.endpoint, stop };
+    return { cloud, template, dynamodb, sqs, dynamodbDirect: ddb.endpoint, dynamodbPid: ddb.pid, stop };
   } catch (error) {
     await stop();
     throw error;
@@ -107,7 +109,7 @@ export const roleOf = (handler: string): Role => {
 };
 
 /** Lambda invocations by role since `before`, through the template's `tessera:handler` metadata. */
-const invocationsSince = (stack: Stack, before: Readonly<Record<string, { invocations: number }>>): Record<Role, number> => {
+export const invocationsSince = (stack: Stack, before: Readonly<Record<string, { invocations: number }>>): Record<Role, number> => {
   const handlers = functionHandlers(stack.template);
   const after = stack.cloud.lambdaStats();
   const byRole = Object.fromEntries(ROLES.map((role) => [role, 0])) as Record<Role, number>;

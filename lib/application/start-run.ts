@@ -49,7 +49,7 @@ export const startRun =
       const count = validation.problems.length;
       return { started: false, code: 'InvalidRunRequest', message: `the run request has ${count} problem${count === 1 ? '' : 's'}`, problems: validation.problems };
     }
-    const { run, created } = await deps.ledger.createRun({ tenantId: input.tenantId, runId: deps.newRunId(), request: validation.request, ...(key ? { idempotencyKey: key } : {}) });
+    const { run, created } = await deps.ledger.createRun({ tenantId: input.tenantId, runId: deps.newRunId(), request: validation.request, plannedSubtasks: validation.subtasks.length, ...(key ? { idempotencyKey: key } : {}) });
     // Also on a replay: it heals a crash between recording the run and starting it.
     await deps.executions.start({ runId: run.runId, tenantId: input.tenantId });
     const { warnings } = validation;

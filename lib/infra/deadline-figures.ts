@@ -31,18 +31,21 @@ export const HISTORY_EVENTS = {
 /** Step Functions' hard limit on one execution's history. */
 export const HISTORY_EVENT_LIMIT = 25_000;
 
+/** The region whose list prices {@link PRICES} holds. */
+export const PRICES_REGION = 'us-east-1';
+
 /**
- * Published us-east-1 list prices (USD), each with the AWS pricing page that states it (DynamoDB:
+ * Published list prices (USD) in {@link PRICES_REGION}, Lambda on arm64, each with the AWS pricing page that states it (DynamoDB:
  * the on-demand prices since the November 2024 reduction). Free tiers are left out. This is the
  * project's one price table: the deadline figures here and the pipeline benchmark both read it.
  */
 export const PRICES = {
-  stateTransition: { usd: 0.025 / 1000, text: '$0.025 per 1,000 state transitions (Standard workflows)', source: 'AWS Step Functions Pricing' },
-  lambdaRequest: { usd: 0.2 / 1_000_000, text: '$0.20 per 1M requests', source: 'AWS Lambda Pricing' },
-  lambdaGbSecond: { usd: 0.0000133334, text: '$0.0000133334 per GB-second (arm64)', source: 'AWS Lambda Pricing' },
-  sqsRequest: { usd: 0.4 / 1_000_000, text: '$0.40 per 1M requests (standard queue; each 64 KB of payload is one request)', source: 'Amazon SQS Pricing' },
-  writeUnit: { usd: 0.625 / 1_000_000, text: '$0.625 per 1M write request units (on-demand, since November 2024)', source: 'Amazon DynamoDB Pricing for On-Demand Capacity' },
-  readUnit: { usd: 0.125 / 1_000_000, text: '$0.125 per 1M read request units (on-demand, since November 2024)', source: 'Amazon DynamoDB Pricing for On-Demand Capacity' },
+  stateTransition: { usd: 0.025 / 1000, text: '$0.025 per 1,000 state transitions (Standard workflows)', source: 'AWS Step Functions Pricing', page: 'https://aws.amazon.com/step-functions/pricing/' },
+  lambdaRequest: { usd: 0.2 / 1_000_000, text: '$0.20 per 1M requests', source: 'AWS Lambda Pricing', page: 'https://aws.amazon.com/lambda/pricing/' },
+  lambdaGbSecond: { usd: 0.0000133334, text: '$0.0000133334 per GB-second (arm64)', source: 'AWS Lambda Pricing', page: 'https://aws.amazon.com/lambda/pricing/' },
+  sqsRequest: { usd: 0.4 / 1_000_000, text: '$0.40 per 1M requests (standard queue; each 64 KB of payload is one request)', source: 'Amazon SQS Pricing', page: 'https://aws.amazon.com/sqs/pricing/' },
+  writeUnit: { usd: 0.625 / 1_000_000, text: '$0.625 per 1M write request units (on-demand, since November 2024)', source: 'Amazon DynamoDB Pricing for On-Demand Capacity', page: 'https://aws.amazon.com/dynamodb/pricing/on-demand/' },
+  readUnit: { usd: 0.125 / 1_000_000, text: '$0.125 per 1M read request units (on-demand, since November 2024)', source: 'Amazon DynamoDB Pricing for On-Demand Capacity', page: 'https://aws.amazon.com/dynamodb/pricing/on-demand/' },
 } as const;
 
 /** The assumed deadline-function invocation the cost column rests on: the construct's 512 MB default, 50 ms billed. */

@@ -16,6 +16,7 @@ import { Claim, parseInput, TenantDayRef } from './inputs';
 import { getItem, iso, transact, type DailyAllowance, type LedgerContext, type LedgerTransactItem } from './io';
 import { parseItem, RunItem, TenantDayItem, type StoredSubtaskItem } from './items';
 import { runKey, subtaskKey, tenantDayKey, utcDay } from './keys';
+import { withShards } from './shards';
 
 /** Daily counters are kept a week after their day, for usage reports. */
 export const TENANT_DAY_RETENTION_SECONDS = 8 * 24 * 3600;
@@ -38,7 +39,7 @@ interface Charge {
 
 const subtaskUpdate = ({ claim, cost, now }: Charge): LedgerTransactItem => ({
   kind: 'update',
-  key: subtaskKey(claim.tenantId, claim.runId, claim.subtaskId),
+  key: subtaskKey(claim.tenantId, claim.runId, claim.subtaskId, claim.shards),
   update: 'SET #callsLeft = #callsLeft - :one, #costLeft = #costLeft - :cost, #updatedAt = :nowIso',
   // The per-call estimate is compared with the stored one, so a caller cannot under-declare it.
   condition:
@@ -158,7 +159,7 @@ const hedgedAllowanceRefusal = (charge: Charge, image: Record<string, unknown> |
  * be live, so every copy, piece and the original share one allowance.
  */
 export const reserveBudget = async (ctx: LedgerContext, raw: Claim): Promise<Reservation> => {
-  const claim = parseInput(Claim, raw, 'reserveBudget');
+  const claim = await withShards(ctx, parseInput(Claim, raw, 'reserveBudget'));
   const now = ctx.now();
   const charge: Charge = { claim, cost: claim.subtask.budget?.estimatedCostPerCall ?? 0, now, day: utcDay(now) };
   const allowance = ctx.dailyAllowance;

@@ -19,13 +19,15 @@ import { getItem, iso, updateItem, type ExpressionParts, type LedgerContext } fr
 import { parseItem, StoredSubtaskItem, SubtaskItem } from './items';
 import { withParts } from './parts';
 import { subtaskKey } from './keys';
+import { runShards } from './shards';
 import { describeSubtask, sealReason } from './reason';
 import { isTerminal } from './view';
 import { touchRun } from './summary';
 
 type Ref = ReturnType<typeof SubtaskRef.parse>;
 
-const keyOf = (ref: Ref) => subtaskKey(ref.tenantId, ref.runId, ref.subtaskId);
+/** The subtask's key, in its shard (the ref's shard count, or the run's: see `runShards`). */
+const keyOf = async (ctx: LedgerContext, ref: Ref) => subtaskKey(ref.tenantId, ref.runId, ref.subtaskId, await runShards(ctx, ref.tenantId, ref.runId, ref.shards));
 
 const LIVE = '#state IN (:pending, :running)';
 const liveValues = { ':pending': 'pending', ':running': 'running' } as const;
@@ -43,7 +45,7 @@ const updateSubtask = async <T>(
   refused: (old: StoredSubtaskItem, cause: unknown) => T,
 ): Promise<StoredSubtaskItem | { refused: T }> => {
   try {
-    const after = await updateItem(ctx, { operation, ...claimContext(ref) }, keyOf(ref), parts, values);
+    const after = await updateItem(ctx, { operation, ...claimContext(ref) }, await keyOf(ctx, ref), parts, values);
     return parseItem(StoredSubtaskItem, after, claimContext(ref));
   } catch (error) {
     const failure = conditionFailure(error);
@@ -68,7 +70,8 @@ const claimRefusal = (ref: Ref, old: StoredSubtaskItem, now: number, cause: unkn
  * all earlier holders. A claim retried by the SDK after a lost response matches its own claim id.
  */
 export const claimSubtask = async (ctx: LedgerContext, raw: ClaimInput): Promise<Claim> => {
-  const input = parseInput(ClaimInput, raw, 'claimSubtask');
+  const parsed = parseInput(ClaimInput, raw, 'claimSubtask');
+  const input = { ...parsed, shards: await runShards(ctx, parsed.tenantId, parsed.runId, parsed.shards) };
   const now = ctx.now();
   const result = await updateSubtask(
     ctx,
@@ -95,6 +98,8 @@ export const claimSubtask = async (ctx: LedgerContext, raw: ClaimInput): Promise
     leaseExpiresAt: iso(result.leaseExpiresAt ?? now),
     deadline: iso(result.deadlineMs),
     subtask: assignment,
+    // The holder's writes find the item without reading the run again.
+    ...(input.shards > 1 ? { shards: input.shards } : {}),
   };
 };
 
@@ -206,7 +211,7 @@ export const sealTimedOut = async (ctx: LedgerContext, raw: SubtaskRef): Promise
  */
 export const getSubtask = async (ctx: LedgerContext, raw: SubtaskRef): Promise<SubtaskItem | undefined> => {
   const ref = parseInput(SubtaskRef, raw, 'getSubtask');
-  const item = await getItem(ctx, keyOf(ref));
+  const item = await getItem(ctx, await keyOf(ctx, ref));
   return item === undefined ? undefined : parseItem(SubtaskItem, await withParts(ctx, item, claimContext(ref)), claimContext(ref));
 };
 

@@ -11,7 +11,8 @@ import { needsParts, partPuts, partsPrefix, toParts } from './parts';
 import { FinishRunInput, parseInput, RunRef } from './inputs';
 import { iso, mapLimit, queryPartition, transact, updateItem, type LedgerContext } from './io';
 import { parseItem, RunItem, StoredSubtaskItem as SubtaskItem, type ClosedBy } from './items';
-import { runKey, runPartition, SORT_KEYS } from './keys';
+import { runKey, SORT_KEYS } from './keys';
+import { acrossShards, runShards } from './shards';
 import { ANSWER_LIMIT_BYTES, valueSize } from './size';
 import { isTerminal } from './view';
 import { endSummary } from './summary';
@@ -60,7 +61,10 @@ const closeOne = async (ctx: LedgerContext, sweep: Sweep, item: SubtaskItem): Pr
 /** Moves every unfinished subtask of the run to `cancelled`, recording who closed it. */
 const closeUnfinished = async (ctx: LedgerContext, tenantId: string, runId: string, closedBy: ClosedBy): Promise<Omit<ClosedRun, 'status'>> => {
   const context = { tenantId, runId };
-  const items = (await queryPartition(ctx, runPartition(tenantId, runId), SORT_KEYS.subtaskPrefix)).map((item) => parseItem(SubtaskItem, item, context));
+  // Every shard of the run (one partition for a small run), a few Queries at a time.
+  const shards = await runShards(ctx, tenantId, runId);
+  const images = await acrossShards(tenantId, runId, shards, (pk) => queryPartition(ctx, pk, SORT_KEYS.subtaskPrefix));
+  const items = images.map((item) => parseItem(SubtaskItem, item, context));
   const sweep: Sweep = { tenantId, runId, closedBy, nowIso: iso(ctx.now()) };
   const closed = (await mapLimit(items.filter((item) => !isTerminal(item.state)), SWEEP_CONCURRENCY, (item) => closeOne(ctx, sweep, item))).filter(
     (item): item is SubtaskItem => item !== undefined,

@@ -17,6 +17,7 @@ import { parseInput, SubtaskRef, type Claim } from './inputs';
 import { getItem, iso, transact, type LedgerContext, type LedgerTransactItem } from './io';
 import { parseItem, RunItem, StoredSubtaskItem, SubtaskItem, type HedgeWinnerItem, type StoredOutcome } from './items';
 import { runKey, subtaskKey } from './keys';
+import { withShards } from './shards';
 import { partPuts, partsPrefix, spill, withParts, type PartsRef } from './parts';
 import { touchRun } from './summary';
 import { isTerminal } from './view';
@@ -38,7 +39,7 @@ const liveValues = { ':pending': 'pending', ':running': 'running' } as const;
 export const hedgedSubtaskOf = (assignment: DispatchedSubtask): string | undefined => (assignment.lineage?.kind === 'hedge' ? assignment.lineage.of : undefined);
 
 const copyItem = (ref: ReturnType<typeof SubtaskRef.parse>, parent: SubtaskItem, assignment: DispatchedSubtask, nowMs: number): SubtaskItem => ({
-  ...subtaskKey(ref.tenantId, ref.runId, assignment.id),
+  ...subtaskKey(ref.tenantId, ref.runId, assignment.id, ref.shards),
   entity: 'subtask',
   subtaskId: assignment.id,
   round: parent.round,
@@ -60,7 +61,7 @@ const copyItem = (ref: ReturnType<typeof SubtaskRef.parse>, parent: SubtaskItem,
 });
 
 const readSubtask = async (ctx: LedgerContext, ref: ReturnType<typeof SubtaskRef.parse>): Promise<SubtaskItem | undefined> => {
-  const item = await getItem(ctx, subtaskKey(ref.tenantId, ref.runId, ref.subtaskId));
+  const item = await getItem(ctx, subtaskKey(ref.tenantId, ref.runId, ref.subtaskId, ref.shards));
   return item === undefined ? undefined : parseItem(SubtaskItem, await withParts(ctx, item, claimContext(ref)), claimContext(ref));
 };
 
@@ -79,7 +80,7 @@ const runRefusal = (context: ReturnType<typeof claimContext>, image: Record<stri
  * starts nothing (`copies: []`).
  */
 export const startHedge = async (ctx: LedgerContext, raw: SubtaskRef): Promise<StartedHedge> => {
-  const ref = parseInput(SubtaskRef, raw, 'startHedge');
+  const ref = await withShards(ctx, parseInput(SubtaskRef, raw, 'startHedge'));
   const context = claimContext(ref);
   const parent = await readSubtask(ctx, ref);
   if (parent === undefined) throw new SubtaskNotFound(context);
@@ -96,7 +97,7 @@ export const startHedge = async (ctx: LedgerContext, raw: SubtaskRef): Promise<S
     await transact(ctx, { operation: 'startHedge', ...context }, [
       {
         kind: 'update',
-        key: subtaskKey(ref.tenantId, ref.runId, ref.subtaskId),
+        key: subtaskKey(ref.tenantId, ref.runId, ref.subtaskId, ref.shards),
         update: 'SET #hedgeStartedAt = :nowIso, #updatedAt = :nowIso',
         condition: `attribute_exists(#pk) AND ${LIVE} AND #deadlineMs > :now AND attribute_not_exists(#hedgeStartedAt)`,
         values: { ...liveValues, ':nowIso': iso(now), ':now': now },
@@ -134,13 +135,13 @@ interface CopyCharge {
 export const copyReservationItems = ({ claim, hedgedId, cost, now }: CopyCharge): LedgerTransactItem[] => [
   {
     kind: 'check',
-    key: subtaskKey(claim.tenantId, claim.runId, claim.subtaskId),
+    key: subtaskKey(claim.tenantId, claim.runId, claim.subtaskId, claim.shards),
     condition: 'attribute_exists(#pk) AND #generation = :generation AND #state = :running AND #leaseExpiresAt > :now AND #deadlineMs > :now',
     values: { ':generation': claim.generation, ':running': 'running', ':now': now },
   },
   {
     kind: 'update',
-    key: subtaskKey(claim.tenantId, claim.runId, hedgedId),
+    key: subtaskKey(claim.tenantId, claim.runId, hedgedId, claim.shards),
     update: 'SET #callsLeft = #callsLeft - :one, #costLeft = #costLeft - :cost, #updatedAt = :nowIso',
     condition: `attribute_exists(#pk) AND ${LIVE} AND #deadlineMs > :now AND #costPerCall = :cost AND #callsLeft >= :one AND #costLeft >= :cost`,
     values: { ...liveValues, ':one': 1, ':cost': cost, ':nowIso': iso(now), ':now': now },
@@ -192,7 +193,7 @@ interface CopyOutcome {
  * the piece that completes the cover ends it `ok`, won by every piece.
  */
 const hedgedEffect = ({ claim, hedged, state, outcome, parts, now }: CopyOutcome): HedgedEffect => {
-  const key = subtaskKey(claim.tenantId, claim.runId, hedged.subtaskId);
+  const key = subtaskKey(claim.tenantId, claim.runId, hedged.subtaskId, claim.shards);
   const live = `attribute_exists(#pk) AND ${LIVE} AND #deadlineMs > :now`;
   const base = { ...liveValues, ':now': now, ':nowIso': iso(now) };
   if (state !== 'ok') return { item: { kind: 'check', key, condition: live, values: base }, wins: false };
@@ -254,7 +255,7 @@ export const recordCopyOutcome = async (
   const hedgedId = hedgedSubtaskOf(claim.subtask);
   const context = claimContext(claim);
   if (hedgedId === undefined) throw new InvalidLedgerInput({ ...context, operation: 'recordOutcome', issues: ['the claim is not of a hedge copy'] });
-  const hedgedRef = { tenantId: claim.tenantId, runId: claim.runId, subtaskId: hedgedId };
+  const hedgedRef = { tenantId: claim.tenantId, runId: claim.runId, subtaskId: hedgedId, shards: claim.shards };
   const outcomeAttribute = parts === undefined ? '#outcome = :outcome' : '#outcomeParts = :outcomeParts';
   for (let attempt = 1; ; attempt += 1) {
     const hedged = await readSubtask(ctx, hedgedRef);
@@ -265,7 +266,7 @@ export const recordCopyOutcome = async (
       await transact(ctx, { operation: 'recordOutcome', ...context }, [
         {
           kind: 'update',
-          key: subtaskKey(claim.tenantId, claim.runId, claim.subtaskId),
+          key: subtaskKey(claim.tenantId, claim.runId, claim.subtaskId, claim.shards),
           update: `SET #state = :state, ${outcomeAttribute}, #outcomeGeneration = :generation, #finishedAt = :nowIso, #updatedAt = :nowIso`,
           condition: 'attribute_exists(#pk) AND #generation = :generation AND #state = :running AND #deadlineMs > :now',
           values: { ':state': outcome.state, ':outcome': outcome, ':outcomeParts': parts?.ref, ':generation': claim.generation, ':nowIso': iso(now), ':running': 'running', ':now': now },

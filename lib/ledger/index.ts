@@ -13,6 +13,7 @@ export type { SubtaskPageRead, SubtaskPageRequest } from './subtask-pages';
 export { runProgress, toRunResource, toSubtaskViews, toOutcome, toSubtaskView, subtaskUsage, runUsage, isTerminal, type RunRecord } from './view';
 export { hashRequest, IDEMPOTENCY_TTL_SECONDS, type CreatedRun, type ManifestRead } from './runs';
 export { SUBTASKS_PER_TRANSACTION, type AppendedRound } from './rounds';
+export { SHARDING, SUBTASKS_PER_SHARD, shardCount, shardOf } from './keys';
 export { TENANT_DAY_RETENTION_SECONDS, type Reservation, type TenantUsage } from './budget';
 export type { RecordedOutcome } from './outcomes';
 export type { StartedHedge } from './hedges';

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { Answer, DispatchedSubtask, MAX_RUN_SUBTASKS, RunRequest, RunStatus, SubtaskId, TenantId, isWellFormed } from '../contract';
 import { InvalidLedgerInput } from './errors';
+import { SHARDING } from './keys';
 
 // TenantId is the contract's tenant rule: an id the API accepted always makes a valid key.
 /** A run id as the ledger keys it; a path id that breaks this rule names no run. */
@@ -21,6 +22,11 @@ export const CreateRunInput = z.object({
   requestHash: z.string().min(1).max(200).optional(),
   request: RunRequest,
   createdAt: Instant.optional(),
+  /**
+   * Subtasks the plan holds when the run is created: it fixes how many partitions the run's
+   * subtask items are spread over (`shardCount`). Omitted: one partition.
+   */
+  plannedSubtasks: z.int().min(0).optional(),
 });
 export type CreateRunInput = z.input<typeof CreateRunInput>;
 
@@ -43,7 +49,13 @@ export type RunRef = z.input<typeof RunRef>;
 
 export const TenantDayRef = z.object({ tenantId: TenantId, day: z.iso.date() });
 
-export const SubtaskRef = z.object({ tenantId: TenantId, runId: RunId, subtaskId: SubtaskId });
+/**
+ * The run's shard count (`RUN.shards`), when the caller already knows it: claims carry it, so a
+ * holder's writes need no lookup. Omitted: the ledger reads it from the run item once per run.
+ */
+export const Shards = z.int().min(1).max(SHARDING.maxShards);
+
+export const SubtaskRef = z.object({ tenantId: TenantId, runId: RunId, subtaskId: SubtaskId, shards: Shards.optional() });
 export type SubtaskRef = z.input<typeof SubtaskRef>;
 
 export const ClaimInput = SubtaskRef.extend({

@@ -34,6 +34,10 @@ export interface LedgerContext {
   readonly conflictRetry: ConflictRetry;
   /** Fresh unique ids (claim ids, transaction tokens). */
   readonly newId: () => string;
+  /** Planned subtasks per shard of a new run (`SUBTASKS_PER_SHARD` when absent; tests lower it). */
+  readonly subtasksPerShard?: number;
+  /** Shard counts of runs this process has seen (they never change), by tenant and run. */
+  readonly shardCache?: Map<string, number>;
 }
 
 /** The operation a request belongs to, named in errors such as `WriteConflict`. */

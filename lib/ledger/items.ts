@@ -21,6 +21,7 @@ import {
 } from '../contract';
 import { CorruptItem, type LedgerErrorContext } from './errors';
 import { PartsRef } from './parts';
+import { SHARDING } from './keys';
 
 const key = { pk: z.string(), sk: z.string() };
 const count = z.int().min(0);
@@ -41,6 +42,11 @@ export const RunItem = z.object({
   costLimit: count,
   callsLeft: z.int(),
   costLeft: z.int(),
+  /**
+   * Partitions holding the run's subtask-level items (docs/ledger.md, "Write-sharded runs"); fixed
+   * at creation from the planned subtask count. Absent on a run of one shard.
+   */
+  shards: z.int().min(2).max(SHARDING.maxShards).optional(),
   /** Highest committed round (0 before the first dispatch). */
   round: count,
   /** `roundSizes[r - 1]` is the number of subtasks committed in round r. */

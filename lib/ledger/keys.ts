@@ -66,9 +66,93 @@ export const runListPartition = (tenantId: string, status: string): string => `T
  */
 export const runListSort = (createdAt: string, runId: string): string => `${createdAt}#${runId}`;
 
-/** @example subtaskKey('acme', 'r-1', 'B').sk // 'SUB#B' */
-export const subtaskKey = (tenantId: string, runId: string, subtaskId: string): LedgerKey => ({
-  pk: runPartition(tenantId, runId),
+/**
+ * Write sharding of a run's subtask-level items (docs/ledger.md, "Write-sharded runs"). A run
+ * planned with more than {@link SUBTASKS_PER_SHARD} subtasks keeps its `SUB#`, `LATE#` and their
+ * `PART#` items in `shards` partitions `T#<tenant>#R#<runId>#S<k>` (k = 0 … shards − 1) instead of
+ * the run's own partition, which then holds only `RUN`, `META`, `SUMMARY` and their parts. A run of
+ * one shard (every run up to {@link SUBTASKS_PER_SHARD} subtasks) keeps every item in the run
+ * partition, exactly as before sharding existed.
+ */
+export const SHARDING = {
+  /** Planned subtasks per shard: a run gets ⌈planned / this⌉ shards. */
+  subtasksPerShard: 500,
+  /** At most this many shards per run (20 cover a 10,000-subtask plan at 500 each). */
+  maxShards: 32,
+  /** The attribute of the `RUN` item that stores the shard count (absent: one shard). */
+  attribute: 'shards',
+} as const;
+/** Planned subtasks per shard, see {@link SHARDING}. */
+export const SUBTASKS_PER_SHARD = SHARDING.subtasksPerShard;
+
+/**
+ * The shard count of a run planned with `plannedSubtasks` subtasks: ⌈planned / per shard⌉,
+ * at least 1 and at most {@link SHARDING}.maxShards. Fixed when the run is created.
+ *
+ * @example
+ * shardCount(500) // 1
+ * shardCount(501) // 2
+ * shardCount(10_000) // 20
+ */
+export const shardCount = (plannedSubtasks: number, subtasksPerShard: number = SUBTASKS_PER_SHARD): number =>
+  Math.min(SHARDING.maxShards, Math.max(1, Math.ceil(plannedSubtasks / Math.max(1, subtasksPerShard))));
+
+/** A hedge copy's suffix (`<id>.h<n>`): a copy lives in the shard of the subtask it races. */
+const HEDGE_SUFFIX = /(\.h\d+)+$/;
+
+/**
+ * The shard of a subtask: FNV-1a (32-bit) of its id's bytes, modulo the run's shard count. A
+ * hedge copy (`<id>.h<n>`) is hashed by the id it races, so the original and its copies share a
+ * partition; a follow-up (`<id>.r<n>`, `<id>.g<n>`) is a subtask of its own and hashed as it is.
+ * Pure and stable: every writer finds an item without a lookup, across deployments.
+ *
+ * @example
+ * shardOf('B', 1) // 0
+ * shardOf('C.h2', 8) === shardOf('C', 8) // true
+ */
+export const shardOf = (subtaskId: string, shards: number): number => {
+  if (shards <= 1) return 0;
+  const base = subtaskId.replace(HEDGE_SUFFIX, '');
+  let hash = 0x811c9dc5;
+  for (const byte of new TextEncoder().encode(base)) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+};
+
+/**
+ * Partition key of shard `k` of a run: the run partition itself when the run has one shard,
+ * `T#<tenant>#R#<runId>#S<k>` otherwise (a run id's `#` is percent-encoded, so no run's own
+ * partition can look like another run's shard).
+ *
+ * @example
+ * shardPartition('acme', 'r-1', 0, 1) // 'T#acme#R#r-1'
+ * shardPartition('acme', 'r-1', 3, 20) // 'T#acme#R#r-1#S3'
+ */
+export const shardPartition = (tenantId: string, runId: string, shard: number, shards: number): string =>
+  shards <= 1 ? runPartition(tenantId, runId) : `${runPartition(tenantId, runId)}#S${shard}`;
+
+/**
+ * Every partition that holds a run's subtask-level items, in shard order.
+ *
+ * @example
+ * shardPartitions('acme', 'r-1', 2) // ['T#acme#R#r-1#S0', 'T#acme#R#r-1#S1']
+ */
+export const shardPartitions = (tenantId: string, runId: string, shards: number): string[] =>
+  Array.from({ length: Math.max(1, shards) }, (_, shard) => shardPartition(tenantId, runId, shard, shards));
+
+/** The partition of one subtask's items (`SUB#`, `LATE#`, their parts). */
+export const subtaskPartition = (tenantId: string, runId: string, subtaskId: string, shards: number): string =>
+  shardPartition(tenantId, runId, shardOf(subtaskId, shards), shards);
+
+/**
+ * @example
+ * subtaskKey('acme', 'r-1', 'B') // { pk: 'T#acme#R#r-1', sk: 'SUB#B' }
+ * subtaskKey('acme', 'r-1', 'B', 4).pk // 'T#acme#R#r-1#S<shardOf("B", 4)>'
+ */
+export const subtaskKey = (tenantId: string, runId: string, subtaskId: string, shards = 1): LedgerKey => ({
+  pk: subtaskPartition(tenantId, runId, subtaskId, shards),
   sk: `${SORT_KEYS.subtaskPrefix}${subtaskId}`,
 });
 
@@ -79,8 +163,8 @@ export const subtaskKey = (tenantId: string, runId: string, subtaskId: string): 
  * @example
  * lateKey('acme', 'r-1', 'B', 2).sk // 'LATE#B#000002'
  */
-export const lateKey = (tenantId: string, runId: string, subtaskId: string, generation: number): LedgerKey => ({
-  pk: runPartition(tenantId, runId),
+export const lateKey = (tenantId: string, runId: string, subtaskId: string, generation: number, shards = 1): LedgerKey => ({
+  pk: subtaskPartition(tenantId, runId, subtaskId, shards),
   sk: `${SORT_KEYS.latePrefix}${subtaskId}#${String(generation).padStart(6, '0')}`,
 });
 

@@ -13,6 +13,7 @@ import { LedgerConfigurationError } from './errors';
 import { DEFAULT_CONFLICT_RETRY, type ConflictRetry } from './failures';
 import type { AppendRoundInput, Claim, ClaimInput, CreateRunInput, DeliveryFailureInput, FinishRunInput, SubtaskRef, WaiterInput } from './inputs';
 import { RunRef, parseInput } from './inputs';
+import { SUBTASKS_PER_SHARD } from './keys';
 import { contextDefaults, type DailyAllowance, type LedgerContext } from './io';
 import type { SubtaskItem } from './items';
 import { startHedge, type StartedHedge } from './hedges';
@@ -43,6 +44,12 @@ export interface LedgerOptions {
    * @default DEFAULT_CONFLICT_RETRY (8 attempts, full jitter from 20 ms, 1 s cap)
    */
   readonly conflictRetry?: ConflictRetry;
+  /**
+   * Planned subtasks per partition of a new run's subtask items: a run planned with more gets
+   * ⌈planned / this⌉ partitions (docs/ledger.md, "Write-sharded runs"). Tests lower it to shard small runs.
+   * @default SUBTASKS_PER_SHARD (500)
+   */
+  readonly subtasksPerShard?: number;
 }
 
 /** The ledger's operations. Every refusal is a `LedgerError` subclass (see errors.ts). */
@@ -182,6 +189,8 @@ export const createLedger = (options: LedgerOptions): Ledger => {
     dailyAllowance: options.dailyAllowance,
     conflictRetry: options.conflictRetry ?? DEFAULT_CONFLICT_RETRY,
     newId: contextDefaults.newId,
+    subtasksPerShard: options.subtasksPerShard ?? SUBTASKS_PER_SHARD,
+    shardCache: new Map(),
   };
   /** A read of one run whose ids are validated first, as `operation`. */
   const ofRun =

@@ -17,6 +17,7 @@ import { getItem, iso, putNew, transact, type LedgerContext } from './io';
 import { touchRun } from './summary';
 import { parseItem, RunItem, toStoredOutcome, type StoredSubtaskItem as SubtaskItem, type LateItem } from './items';
 import { lateKey, runKey, subtaskKey } from './keys';
+import { withShards } from './shards';
 import { boundOutcome } from './size';
 import { needsParts, partPuts, partsPrefix, spill, toParts } from './parts';
 import { isTerminal, subtaskUsage } from './view';
@@ -67,7 +68,7 @@ const lateRefusal = (claim: Claim, sub: SubtaskItem | undefined, run: RunItem | 
 /** Keeps a refused result as late evidence, once per generation (a repeat is a no-op). */
 const keepLate = async (ctx: LedgerContext, claim: Claim, outcome: Outcome, because: LateReason, usageFrom: SubtaskItem): Promise<void> => {
   const item: LateItem = {
-    ...lateKey(claim.tenantId, claim.runId, claim.subtaskId, claim.generation),
+    ...lateKey(claim.tenantId, claim.runId, claim.subtaskId, claim.generation, claim.shards),
     entity: 'late',
     subtaskId: claim.subtaskId,
     receivedAt: iso(ctx.now()),
@@ -85,7 +86,7 @@ const keepLate = async (ctx: LedgerContext, claim: Claim, outcome: Outcome, beca
 };
 
 const currentSubtask = async (ctx: LedgerContext, claim: Claim): Promise<SubtaskItem> => {
-  const item = await getItem(ctx, subtaskKey(claim.tenantId, claim.runId, claim.subtaskId));
+  const item = await getItem(ctx, subtaskKey(claim.tenantId, claim.runId, claim.subtaskId, claim.shards));
   return oldSubtask(claim, item);
 };
 
@@ -118,11 +119,11 @@ const refusedOutcome = async (ctx: LedgerContext, claim: Claim, outcome: Outcome
  * `recordCopyOutcome` (hedges.ts), which may end the hedged subtask in the same transaction.
  */
 export const recordOutcome = async (ctx: LedgerContext, rawClaim: Claim, rawOutcome: OutcomeInput): Promise<RecordedOutcome> => {
-  const claim = parseInput(Claim, rawClaim, 'recordOutcome');
+  const claim = await withShards(ctx, parseInput(Claim, rawClaim, 'recordOutcome'));
   const outcome = parseOutcome(claim, rawOutcome);
   const now = ctx.now();
   const nowIso = iso(now);
-  const key = subtaskKey(claim.tenantId, claim.runId, claim.subtaskId);
+  const key = subtaskKey(claim.tenantId, claim.runId, claim.subtaskId, claim.shards);
   // A large outcome (tens of thousands of observed ids) goes to parts of this generation,
   // written in the same transaction as the state change.
   const stored = toStoredOutcome(outcome);

@@ -15,6 +15,7 @@ import { touchRun } from './summary';
 import { parseItem, RunItem, StoredSubtaskItem, type SubtaskItem } from './items';
 import { partPuts, partsPrefix, spill, type Spilled } from './parts';
 import { runKey, subtaskKey } from './keys';
+import { runShards } from './shards';
 import { loadRun } from './runs';
 import { itemSize } from './size';
 
@@ -61,11 +62,11 @@ const fixAssignments = (input: ParsedInput, dispatchedMs: number): DispatchedSub
   return fixed;
 };
 
-const subtaskItem = (input: ParsedInput, assignment: DispatchedSubtask, position: number, dispatchedMs: number, nowIso: string): SubtaskItem => {
+const subtaskItem = (input: ParsedInput, shards: number, assignment: DispatchedSubtask, position: number, dispatchedMs: number, nowIso: string): SubtaskItem => {
   const calls = assignment.budget?.modelCalls ?? 0;
   const perCall = assignment.budget?.estimatedCostPerCall ?? 0;
   return {
-    ...subtaskKey(input.tenantId, input.runId, assignment.id),
+    ...subtaskKey(input.tenantId, input.runId, assignment.id, shards),
     entity: 'subtask',
     subtaskId: assignment.id,
     round: input.round,
@@ -236,7 +237,9 @@ export const appendRound = async (ctx: LedgerContext, raw: AppendRoundInput): Pr
   const dispatchedMs = input.dispatchedAt === undefined ? ctx.now() : Date.parse(input.dispatchedAt);
   const assignments = fixAssignments(input, dispatchedMs);
   const nowIso = iso(ctx.now());
-  const items = assignments.map((assignment, position) => subtaskItem(input, assignment, position, dispatchedMs, nowIso));
+  // Each subtask goes to its shard (docs/ledger.md); a run that is not there counts as one shard and is refused by the run check.
+  const shards = await runShards(ctx, input.tenantId, input.runId);
+  const items = assignments.map((assignment, position) => subtaskItem(input, shards, assignment, position, dispatchedMs, nowIso));
   let written = 0;
   let alreadyPresent = 0;
   for (const part of chunk(items.map(toEntry))) {

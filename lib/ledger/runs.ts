@@ -9,10 +9,11 @@ import { IdempotencyConflict, ImmutableAssignment, ManifestIncomplete, RequestTo
 import { completeParts, partPuts, partsPrefix, spill, unspill, type Spilled } from './parts';
 import { MAX_RUN_REQUEST_BYTES, requestSize } from './size';
 import { CreateRunInput, parseInput } from './inputs';
-import { getItem, iso, queryPartition, transact, type LedgerContext, type LedgerTransactItem } from './io';
+import { getItem, iso, mapLimit, queryPartition, transact, type LedgerContext, type LedgerTransactItem } from './io';
 import { IdempotencyItem, LateItem, MetaItem, parseItem, RunItem, SubtaskItem } from './items';
 import { cancellationReasons, conditionFailed, type CancellationReason } from './failures';
-import { idempotencyKey, metaKey, runKey, runPartition, SORT_KEYS } from './keys';
+import { idempotencyKey, metaKey, runKey, runPartition, shardCount, shardPartitions, SORT_KEYS } from './keys';
+import { rememberShards, SHARD_READS } from './shards';
 import { dispatchedSubtasks, isTerminal, toOutcome, type RunRecord } from './view';
 import { summaryItem } from './summary';
 
@@ -37,6 +38,7 @@ export interface CreatedRun {
 const newRunItems = (ctx: LedgerContext, input: ReturnType<typeof CreateRunInput.parse>, requestHash: string): { run: RunItem; meta: MetaItem } => {
   const { tenantId, runId, request } = input;
   const createdAt = input.createdAt === undefined ? iso(ctx.now()) : iso(Date.parse(input.createdAt));
+  const shards = shardCount(input.plannedSubtasks ?? 0, ctx.subtasksPerShard);
   const run: RunItem = {
     ...runKey(tenantId, runId),
     entity: 'run',
@@ -51,6 +53,7 @@ const newRunItems = (ctx: LedgerContext, input: ReturnType<typeof CreateRunInput
     costLimit: request.budget.costLimit,
     callsLeft: request.budget.modelCalls,
     costLeft: request.budget.costLimit,
+    ...(shards > 1 ? { shards } : {}),
     round: 0,
     roundSizes: [],
   };
@@ -125,6 +128,7 @@ export const createRun = async (ctx: LedgerContext, raw: CreateRunInput): Promis
   const context = { tenantId: input.tenantId, runId: input.runId };
   try {
     await transact(ctx, { operation: 'createRun', ...context }, items);
+    rememberShards(ctx, input.tenantId, input.runId, run.shards ?? 1);
     return { run, created: true };
   } catch (error) {
     const reasons = cancellationReasons(error);
@@ -167,22 +171,33 @@ const existingRun = async (ctx: LedgerContext, attempt: Attempt, reasons: readon
 
 const byDispatchOrder = (a: SubtaskItem, b: SubtaskItem): number => a.round - b.round || a.position - b.position;
 
+const isPart = (item: Record<string, unknown>): boolean => String(item.sk).startsWith(SORT_KEYS.partPrefix);
+
+/** A partition's items and every part they refer to (see `completeParts`). */
+const readPartition = async (ctx: LedgerContext, pk: string, read?: Record<string, unknown>[]): Promise<{ items: Record<string, unknown>[]; parts: Record<string, unknown>[] }> => {
+  const items = read ?? (await queryPartition(ctx, pk));
+  return { items, parts: await completeParts(ctx, pk, items, items.filter(isPart)) };
+};
+
 /**
  * Everything stored about a run, or `undefined` when this tenant has no such run. One strongly
- * consistent Query of the run's partition; subtasks of a round that is not committed yet are
- * returned apart (`uncommitted`) and never mixed into the manifest.
+ * consistent Query of the run's partition, and of each of its shards when it has more than one
+ * (at most `SHARD_READS` at a time); subtasks of a round that is not committed yet are returned
+ * apart (`uncommitted`) and never mixed into the manifest.
  */
 export const loadRun = async (ctx: LedgerContext, tenantId: string, runId: string): Promise<RunRecord | undefined> => {
   const context = { tenantId, runId };
-  const items = await queryPartition(ctx, runPartition(tenantId, runId));
-  const runImage = items.find((item) => item.sk === SORT_KEYS.run);
+  const own = await queryPartition(ctx, runPartition(tenantId, runId));
+  const runImage = own.find((item) => item.sk === SORT_KEYS.run);
   if (runImage === undefined) return undefined;
-  const parts = await completeParts(
-    ctx,
-    runPartition(tenantId, runId),
-    items,
-    items.filter((item) => String(item.sk).startsWith(SORT_KEYS.partPrefix)),
-  );
+  const shards = parseItem(RunItem.pick({ shards: true }), runImage, context).shards ?? 1;
+  rememberShards(ctx, tenantId, runId, shards);
+  const partitions = [
+    await readPartition(ctx, runPartition(tenantId, runId), own),
+    ...(shards > 1 ? await mapLimit(shardPartitions(tenantId, runId, shards), SHARD_READS, (pk) => readPartition(ctx, pk)) : []),
+  ];
+  const items = partitions.flatMap((partition) => partition.items);
+  const parts = partitions.flatMap((partition) => partition.parts);
   const run = parseItem(RunItem, unspill(runImage, parts, context), context);
   const meta = metaFromStored(items.find((item) => item.sk === SORT_KEYS.meta), parts, context);
   const { subtasks: all, copies } = splitCopies(

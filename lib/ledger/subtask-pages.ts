@@ -1,7 +1,9 @@
 /**
  * A page of a run's subtasks without reading the whole run: one GetItem of the run item (is
- * there such a run, and which round is committed), one Query of the `SUB#` key range with
- * `Limit`, one Query of the page's `LATE#` key range, and the parts of any spilled item.
+ * there such a run, which round is committed, how many shards), Queries of the `SUB#` key range
+ * with `Limit` (one for a small run; a few small ones per shard of a large run, merged by id), one
+ * Query of the page's `LATE#` key range per shard that holds a subtask of the page, and the parts
+ * of any spilled item.
  *
  * Pages follow the sort key, `SUB#<subtaskId>`, so subtasks come in id order (DynamoDB compares
  * the UTF-8 bytes; subtask ids are ASCII, so this is also JavaScript's string order), not in
@@ -11,7 +13,8 @@
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { expressions, getItem, mapLimit, queryPartition, type LedgerContext } from './io';
 import { LateItem, parseItem, RunItem, SubtaskItem } from './items';
-import { runKey, runPartition, SORT_KEYS } from './keys';
+import { runKey, shardPartitions, SORT_KEYS } from './keys';
+import { SHARD_READS } from './shards';
 import { withParts } from './parts';
 import type { LedgerErrorContext } from './errors';
 
@@ -56,11 +59,19 @@ const PART_READS = 8;
  * written yet: they are not part of the run). `Limit` keeps each Query to the page, so a page
  * costs its own items only; it follows `LastEvaluatedKey` only when skipped items left it short.
  */
-const querySubtasks = async (ctx: LedgerContext, context: LedgerErrorContext, pk: string, from: string | undefined, wanted: number, committed: number): Promise<SubtaskItem[]> => {
+const querySubtasks = async (
+  ctx: LedgerContext,
+  context: LedgerErrorContext,
+  pk: string,
+  from: string | undefined,
+  wanted: number,
+  committed: number,
+  resume?: Record<string, unknown>,
+): Promise<{ found: SubtaskItem[]; start: Record<string, unknown> | undefined }> => {
   const keyCondition = from === undefined ? '#pk = :pk AND begins_with(#sk, :prefix)' : '#pk = :pk AND #sk BETWEEN :from AND :to';
   const values = { ':pk': pk, ':prefix': SORT_KEYS.subtaskPrefix, ':from': from, ':to': rangeEnd(SORT_KEYS.subtaskPrefix) };
   const found: SubtaskItem[] = [];
-  let start: Record<string, unknown> | undefined;
+  let start: Record<string, unknown> | undefined = resume;
   do {
     const page = await ctx.client.send(
       new QueryCommand({ TableName: ctx.tableName, ConsistentRead: true, Limit: wanted - found.length, ExclusiveStartKey: start, ...expressions({ keyCondition }, values) }),
@@ -70,7 +81,43 @@ const querySubtasks = async (ctx: LedgerContext, context: LedgerErrorContext, pk
     found.push(...items.filter((item) => item.round <= committed && item.hedgeOf === undefined));
     start = page.LastEvaluatedKey;
   } while (start !== undefined && found.length < wanted);
-  return found;
+  return { found, start };
+};
+
+/** What has been read of one shard's subtask range: its items so far, and where to go on (`undefined`: the range is exhausted). */
+interface ShardRead {
+  readonly pk: string;
+  readonly found: SubtaskItem[];
+  start: Record<string, unknown> | undefined;
+  exhausted: boolean;
+}
+
+const byKey = <T extends { readonly sk: string }>(a: T, b: T): number => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0);
+
+/**
+ * The `need` smallest committed subtasks at or after `from` across the run's shards: a lazy merge.
+ * Each shard is read `⌈need / shards⌉ + 1` items at a time, and read again only while the last key
+ * it read lies below the `need`-th smallest key found so far (an item it has not read could still
+ * be in the page); an exhausted shard is never read again. A fair hash spreads the page evenly, so
+ * a page reads about `need + 2 × shards` items instead of `shards × need`. One shard: one read of
+ * `need` items, as an unsharded run always did.
+ */
+const mergeShards = async (ctx: LedgerContext, context: LedgerErrorContext, pks: readonly string[], from: string | undefined, need: number, committed: number): Promise<SubtaskItem[]> => {
+  const batch = pks.length === 1 ? need : Math.ceil(need / pks.length) + 1;
+  const reads: ShardRead[] = pks.map((pk) => ({ pk, found: [], start: undefined, exhausted: false }));
+  let pending = reads;
+  while (pending.length > 0) {
+    await mapLimit(pending, SHARD_READS, async (read) => {
+      const more = await querySubtasks(ctx, context, read.pk, from, batch, committed, read.start);
+      read.found.push(...more.found);
+      read.start = more.start;
+      read.exhausted = more.start === undefined;
+    });
+    const merged = reads.flatMap((read) => read.found).sort(byKey);
+    const threshold = merged.length >= need ? merged[need - 1]?.sk : undefined;
+    pending = reads.filter((read) => !read.exhausted && (threshold === undefined || String(read.start?.sk) < threshold));
+  }
+  return reads.flatMap((read) => read.found).sort(byKey).slice(0, need);
 };
 
 /** The late evidence of the subtasks from `first` to `last` (ids in key order): one Query of that `LATE#` range. */
@@ -94,10 +141,11 @@ const queryLate = async (ctx: LedgerContext, context: LedgerErrorContext, pk: st
  * race has started (copies are written once, with `hedgeStartedAt`), keeping the items whose
  * `hedgeOf` names it (another subtask's id may begin the same way).
  */
-const queryCopies = async (ctx: LedgerContext, context: LedgerErrorContext, pk: string, subtasks: readonly SubtaskItem[]): Promise<SubtaskItem[]> => {
+const queryCopies = async (ctx: LedgerContext, context: LedgerErrorContext, subtasks: readonly SubtaskItem[]): Promise<SubtaskItem[]> => {
   const hedged = subtasks.filter((item) => item.hedgeStartedAt !== undefined);
   const found = await mapLimit(hedged, PART_READS, async (item) => {
-    const images = await queryPartition(ctx, pk, `${SORT_KEYS.subtaskPrefix}${item.subtaskId}.h`);
+    // Copies live in the partition of the subtask they race (`shardOf` hashes `<id>.h<n>` as `<id>`).
+    const images = await queryPartition(ctx, item.pk, `${SORT_KEYS.subtaskPrefix}${item.subtaskId}.h`);
     const copies = await mapLimit(images, PART_READS, async (image) => parseItem(SubtaskItem, await withParts(ctx, image, context), context));
     return copies.filter((copy) => copy.hedgeOf === item.subtaskId);
   });
@@ -108,28 +156,39 @@ const queryCopies = async (ctx: LedgerContext, context: LedgerErrorContext, pk: 
  * One page of a run's committed subtasks in id order, with their late evidence and the copies of
  * any hedged subtask among them.
  *
- * With `after`, the Query starts *at* that subtask's key (one item more than the page), so the
- * same request proves that the position is a committed subtask of this run, which a forged
- * position is not. One item more again tells whether another page follows.
+ * With `after`, the Query of that subtask's shard starts *at* its key (one item more than the
+ * page), so the same request proves that the position is a committed subtask of this run, which a
+ * forged position is not. One item more again tells whether another page follows. A sharded run's
+ * shards are read from the position on and merged by id (`mergeShards`); the cursor's own item is
+ * in its shard, so the same proof holds.
  *
  * @example
  * const read = await readSubtaskPage(ctx, { tenantId: 'acme', runId: 'r-1', limit: 100, after: 'B' });
  */
 export const readSubtaskPage = async (ctx: LedgerContext, request: SubtaskPageRequest): Promise<SubtaskPageRead> => {
   const { tenantId, runId, limit, after } = request;
-  const pk = runPartition(tenantId, runId);
   const context = { tenantId, runId };
   const image = await getItem(ctx, runKey(tenantId, runId));
   if (image === undefined) return { kind: 'not_found' };
-  const { round: committed } = parseItem(RunItem.pick({ round: true }), image, context);
+  const { round: committed, shards = 1 } = parseItem(RunItem.pick({ round: true, shards: true }), image, context);
   const from = after === undefined ? undefined : `${SORT_KEYS.subtaskPrefix}${after}`;
-  const read = await querySubtasks(ctx, context, pk, from, limit + 1 + (after === undefined ? 0 : 1), committed);
+  const read = await mergeShards(ctx, context, shardPartitions(tenantId, runId, shards), from, limit + 1 + (after === undefined ? 0 : 1), committed);
   if (after !== undefined && read[0]?.subtaskId !== after) return { kind: 'unknown_position' };
   const rest = after === undefined ? read : read.slice(1);
   const subtasks = rest.slice(0, limit);
-  const first = subtasks[0];
-  const last = subtasks.at(-1);
-  const late = first === undefined || last === undefined ? [] : await queryLate(ctx, context, pk, first.subtaskId, last.subtaskId, new Set(subtasks.map((item) => item.subtaskId)));
-  const copies = await queryCopies(ctx, context, pk, subtasks);
+  const late = await pageLate(ctx, context, subtasks);
+  const copies = await queryCopies(ctx, context, subtasks);
   return { kind: 'page', subtasks, late, copies, more: rest.length > limit };
+};
+
+/** The late evidence of a page's subtasks: one `LATE#` range Query per partition that holds some of them, in key order. */
+const pageLate = async (ctx: LedgerContext, context: LedgerErrorContext, subtasks: readonly SubtaskItem[]): Promise<LateItem[]> => {
+  const byPartition = new Map<string, SubtaskItem[]>();
+  for (const item of subtasks) byPartition.set(item.pk, [...(byPartition.get(item.pk) ?? []), item]);
+  const found = await mapLimit([...byPartition], SHARD_READS, ([pk, items]) => {
+    const first = items[0] as SubtaskItem;
+    const last = items.at(-1) as SubtaskItem;
+    return queryLate(ctx, context, pk, first.subtaskId, last.subtaskId, new Set(items.map((item) => item.subtaskId)));
+  });
+  return found.flat().sort((a, b) => (a.sk < b.sk ? -1 : a.sk > b.sk ? 1 : 0));
 };

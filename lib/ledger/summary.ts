@@ -12,8 +12,9 @@ import { GetCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { RunStatus as RunStatuses, SubtaskState as SubtaskStates, type RunProgress, type RunStatus, type RunSummary } from '../contract';
 import { expressions, getItem, mapLimit, queryPartition, type LedgerContext } from './io';
-import { parseItem, SummaryItem, type RunItem } from './items';
-import { runKey, runListPartition, runListSort, runPartition, SORT_KEYS, summaryKey } from './keys';
+import { parseItem, RunItem, SummaryItem } from './items';
+import { runKey, runListPartition, runListSort, SORT_KEYS, summaryKey } from './keys';
+import { acrossShards } from './shards';
 import { RUN_LIST_INDEX } from './table';
 import { runProgress } from './view';
 
@@ -89,7 +90,8 @@ const liveProgress = async (ctx: LedgerContext, tenantId: string, runId: string)
   const run = await getItem(ctx, runKey(tenantId, runId));
   if (run === undefined) return undefined;
   const committed = Number(run.round);
-  const subtasks = await queryPartition(ctx, runPartition(tenantId, runId), SORT_KEYS.subtaskPrefix, '#round, #state, #hedgeOf');
+  const shards = parseItem(RunItem.pick({ shards: true }), run, { tenantId, runId }).shards ?? 1;
+  const subtasks = await acrossShards(tenantId, runId, shards, (pk) => queryPartition(ctx, pk, SORT_KEYS.subtaskPrefix, '#round, #state, #hedgeOf'));
   const context = { tenantId, runId };
   // Hedge copies race a subtask; they are not subtasks of a round (docs/hedging.md).
   const states = subtasks.map((item) => parseItem(SubtaskState, item, context)).filter((item) => item.round <= committed && item.hedgeOf === undefined);

@@ -191,12 +191,12 @@ const failureOf = (error: unknown): { status: ExecutionStatus; error: string; ca
  */
 export const createExecutionService = (options: {
   stateMachines: readonly LocalStateMachine[];
-  /** Invokes the Lambda of a callback Task (the other Tasks reach the Lambda endpoint through the SDK). */
+  /** Invokes the Lambda of every Task, callback or not: one client for the whole service. */
   lambda: LambdaInvoker;
   /**
-   * URL of the local Lambda endpoint. aws-local-stepfunctions invokes Lambda with a default SDK
-   * client, which only the process environment can point somewhere; every start checks that it
-   * points here, so no execution can ever invoke real AWS Lambda.
+   * URL of the local Lambda endpoint. Every Task runs through `lambda`, but aws-local-stepfunctions
+   * would invoke Lambda with a default SDK client, which only the process environment can point
+   * somewhere; every start checks that it points here, so no execution can ever invoke real AWS Lambda.
    */
   lambdaEndpoint: string;
   region: string;
@@ -295,6 +295,33 @@ export const createExecutionService = (options: {
       })(),
     );
 
+  /**
+   * The local handler of a plain Lambda Task (a function ARN, or `lambda:invoke`, which the Lambda
+   * endpoint unwraps): the same Invoke request the library would send, through the service's one
+   * Lambda client. The library builds a new SDK client for every Task it runs itself, and each
+   * opens a connection of its own that the endpoint keeps: two file descriptors per Map
+   * iteration, which a run of thousands of subtasks turns into thousands (`EMFILE`). Failures
+   * are reported as the library reports them: the error named by the function's `errorType`,
+   * `errorType: errorMessage` as its message, the error document as its cause.
+   */
+  const lambdaTaskHandler = (stateName: string, resource: string) => (input: unknown) =>
+    observed(
+      (async () => {
+        let outcome;
+        try {
+          outcome = await options.lambda.invoke(resource, input);
+        } catch (error) {
+          const code = (error as Error).cause instanceof Error ? ((error as Error).cause as Error).name : 'ServiceException';
+          throw new TaskFailure(`Lambda.${code}`, (error as Error).message);
+        }
+        if (!outcome.ok) {
+          log({ level: 'debug', component: 'states', message: `${stateName}: its Lambda failed with ${outcome.error.errorType}` });
+          throw new TaskFailure(outcome.error.errorType, `${outcome.error.errorType}: ${outcome.error.errorMessage}`, { cause: outcome.error });
+        }
+        return outcome.payload as JsonValue;
+      })(),
+    );
+
   /** A listener that throws (a progress printer, say) must not break the execution's bookkeeping. */
   const notify = (execution: ExecutionRecord, event: ExecutionEvent): void => {
     for (const listener of listeners) {
@@ -345,6 +372,7 @@ export const createExecutionService = (options: {
       Task: { Token: placeholder },
     };
     const taskResourceLocalHandlers = Object.fromEntries([
+      ...[...machine.lambdaTasks].map(([stateName, resource]) => [stateName, lambdaTaskHandler(stateName, resource)] as const),
       ...[...machine.callbackTasks].map(([stateName, task]) => [stateName, callbackHandler(execution, stateName, task, context)] as const),
       ...[...machine.startExecutionTasks.keys()].map((stateName) => [stateName, startExecutionHandler(execution, stateName)] as const),
     ]);

@@ -63,6 +63,8 @@ export interface LocalStateMachine {
   readonly callbackTasks: ReadonlyMap<string, CallbackTask>;
   /** `startExecution.sync:2` Tasks by state name: the local cloud starts the child and waits for it. */
   readonly startExecutionTasks: ReadonlyMap<string, StartExecutionTask>;
+  /** The other Lambda Tasks: their `Resource` (a function ARN or `lambda:invoke`) by state name. */
+  readonly lambdaTasks: ReadonlyMap<string, string>;
   /** The validated machine; `run()` may be called once per execution. */
   readonly machine: StateMachine;
 }
@@ -87,6 +89,7 @@ interface Walk {
   readonly functionArns: ReadonlySet<string>;
   readonly callbacks: Map<string, CallbackTask>;
   readonly starts: Map<string, StartExecutionTask>;
+  readonly lambdaTasks: Map<string, string>;
   readonly seen: Set<string>;
 }
 
@@ -109,7 +112,10 @@ const checkTask = (name: string, state: Record<string, unknown>, walk: Walk): vo
     walk.starts.set(name, task.data);
     return;
   }
-  if (typeof resource === 'string' && (resource === LAMBDA_INVOKE || walk.functionArns.has(resource))) return;
+  if (typeof resource === 'string' && (resource === LAMBDA_INVOKE || walk.functionArns.has(resource))) {
+    walk.lambdaTasks.set(name, resource);
+    return;
+  }
   throw new UnsupportedFeatureError(
     where,
     `Task resource ${String(resource)} (local Tasks may invoke the template's functions, directly or through lambda:invoke[.waitForTaskToken], or start a template state machine through ${START_EXECUTION_SYNC})`,
@@ -180,7 +186,8 @@ const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, 
   const definition = parseDefinition(definitionText(props, path), definitionPath);
   const callbacks = new Map<string, CallbackTask>();
   const starts = new Map<string, StartExecutionTask>();
-  walkStates(definition, { path: definitionPath, functionArns, callbacks, starts, seen: new Set() });
+  const lambdaTasks = new Map<string, string>();
+  walkStates(definition, { path: definitionPath, functionArns, callbacks, starts, lambdaTasks, seen: new Set() });
   const physical = resolver.physical(entry.logicalId);
   return {
     logicalId: entry.logicalId,
@@ -190,6 +197,7 @@ const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, 
     definition: definition as StateMachineDefinition,
     callbackTasks: callbacks,
     startExecutionTasks: starts,
+    lambdaTasks,
     machine: validatedMachine(definition as StateMachineDefinition, definitionPath, validated),
   };
 };

@@ -29,5 +29,15 @@ export const overlapText = (o: OverlapMark): string => `Overlap ${o.where}: read
 /** The whole picture in one sentence, the accessible name of the drawing. */
 export const pictureSummary = (p: Picture): string => {
   const gaps = p.gaps.length === 0 ? 'no gaps' : `${p.gaps.length} gap${p.gaps.length === 1 ? '' : 's'} (${p.gaps.map((g) => `${g.where}: ${g.label}`).join('; ')})`;
-  return `Coverage of ${p.universeText} by ${p.subtasks.length} subtask${p.subtasks.length === 1 ? '' : 's'}, run ${p.status}: ${gaps}.`;
+  return `Coverage of ${p.universeText} by ${count(p.subtaskTotal)}, run ${p.status}: ${gaps}.${p.subtaskTotal > p.subtasks.length ? ` ${lanesNote(p)}` : ''}`;
 };
+
+const count = (n: number): string => `${n.toLocaleString('en-GB')} subtask${n === 1 ? '' : 's'}`;
+
+/**
+ * Said under the lanes of a large run whose resource carried only its first page of subtasks.
+ *
+ * @example
+ * lanesNote(p) // 'Lanes drawn for the first 100 of 1,500 subtasks, in id order.'
+ */
+export const lanesNote = (p: Picture): string => `Lanes drawn for the first ${p.subtasks.length.toLocaleString('en-GB')} of ${count(p.subtaskTotal)}, in id order.`;

@@ -104,6 +104,12 @@ export interface Picture {
   readonly sections: readonly Section[];
   readonly ticks: readonly Tick[];
   readonly subtasks: readonly SubtaskMark[];
+  /**
+   * The run's subtasks in all. More than `subtasks.length` when the run resource carried only the
+   * first page of a large run (`subtasksPage`): the picture then draws that page's lanes, while the
+   * answer's coverage, gaps and overlaps always cover every subtask.
+   */
+  readonly subtaskTotal: number;
   readonly gaps: readonly GapMark[];
   readonly overlaps: readonly OverlapMark[];
   /** `true`/`false` once the run has ended, `null` while it runs. */
@@ -353,6 +359,7 @@ export const pictureOf = (run: RunResource): Picture => {
     sections: axis.sections,
     ticks: axis.ticks,
     subtasks: run.subtasks.map((s) => subtaskMark(axis, s)),
+    subtaskTotal: run.subtasksPage?.total ?? run.subtasks.length,
     gaps: (coverage?.gaps ?? []).map((gap) => {
       const category = gapCategory(gap);
       return {

@@ -23,7 +23,7 @@ export {
   type SubtaskMark,
   type Tick,
 } from './geometry';
-export { gapText, overlapText, pictureSummary, subtaskText } from './describe';
+export { gapText, lanesNote, overlapText, pictureSummary, subtaskText } from './describe';
 /** The contract's types the component reads (type-only: nothing of the contract ships to browsers). */
 export type { CoverageGap, RunResource, SubtaskView, Universe } from '../contract';
 

@@ -1,5 +1,5 @@
 import { GAP_LABELS, type GapCategory, type Picture, type Span } from './geometry';
-import { gapText, overlapText, pictureSummary, subtaskText } from './describe';
+import { gapText, lanesNote, overlapText, pictureSummary, subtaskText } from './describe';
 
 /**
  * Draws a picture as SVG and HTML elements. Everything is built with DOM calls and text nodes, so
@@ -169,6 +169,10 @@ export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
     shapes.push(el(doc, 'text', { x: LAYOUT.label + AXIS + 8, y: y + LAYOUT.bar - 3, class: `state-${s.state}`, 'data-state-label': '' }, state));
     shapes.push(el(doc, 'rect', { class: 'focus-ring', x: -2, y: y - 3, width: LAYOUT.width + 4, height: LAYOUT.bar + 6 }));
     parts.push(mark(doc, subtaskText(s), { 'data-subtask': s.id, 'data-state': s.state, 'data-late': s.late > 0 ? String(s.late) : undefined }, ...shapes));
+    y += LAYOUT.row;
+  }
+  if (p.subtaskTotal > p.subtasks.length) {
+    parts.push(el(doc, 'text', { x: LAYOUT.label, y: y + LAYOUT.bar - 3, class: 'muted', 'data-lanes-note': '' }, lanesNote(p)));
     y += LAYOUT.row;
   }
 

@@ -12,11 +12,11 @@ const p = pipeline('fn-api-size');
 /** `count` ids of the news source, 20 characters each (`news:acct-` and 10 digits). */
 const newsIds = (count: number): string[] => Array.from({ length: count }, (_, i) => `news:acct-${String(i).padStart(10, '0')}`);
 
-const request = (ids: readonly string[]): RunRequestInput => ({
+const request = (ids: readonly string[], parts = 2): RunRequestInput => ({
   goal: 'What does the news say about each of our accounts?',
   universe: { dimension: 'ids', ids: [...ids] },
-  split: { worker: 'scout-news', parts: 2, deadlineSeconds: 60, budget: { modelCalls: 1, estimatedCostPerCall: 1 } },
-  budget: { modelCalls: 2, costLimit: 2 },
+  split: { worker: 'scout-news', parts, deadlineSeconds: 60, budget: { modelCalls: 1, estimatedCostPerCall: 1 } },
+  budget: { modelCalls: parts, costLimit: parts },
 });
 
 describe('POST /runs with a very large universe', () => {
@@ -37,5 +37,20 @@ describe('POST /runs with a very large universe', () => {
     const tenant = uniqueName('tenant');
     const answer = answerOf(await p.get().api(apiEvent({ routeKey: 'POST /runs', tenant, body: JSON.stringify(request(newsIds(90_000))) })));
     expect(answer.statusCode).toBe(202);
+  });
+});
+
+describe('POST /runs with a large plan', () => {
+  it('stores a run of 501 planned subtasks with ⌈501 / 500⌉ = 2 write shards, and one of 500 with the one-partition layout', async () => {
+    const ids = newsIds(501);
+    const shardsOf = async (parts: number): Promise<number | undefined> => {
+      const tenant = uniqueName('tenant');
+      const answer = answerOf(await p.get().api(apiEvent({ routeKey: 'POST /runs', tenant, body: JSON.stringify(request(ids, parts)) })));
+      expect(answer.statusCode).toBe(202);
+      const { runId } = answer.body as { runId: string };
+      return (await p.get().ledger.getRun(tenant, runId))?.run.shards;
+    };
+    expect(await shardsOf(501)).toBe(2);
+    expect(await shardsOf(500)).toBeUndefined();
   });
 });

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import type { Answer, DispatchedSubtask, RunRequestInput } from '../../lib/contract';
 import { IdempotencyConflict, RequestTooLarge, toRunResource, type Ledger } from '../../lib/ledger';
 import { documentClient, dynamoClient, uniqueName } from '../support/aws';
-import { ledgerFor, ledgerTestTable, settle } from './support';
+import { shardPartitions } from '../../lib/ledger/keys';
+import { ledgerFor, ledgerTestTable, settle, TEST_SHARDS } from './support';
 
 const suite = ledgerTestTable('ledger-parts');
 const { clock } = suite;
@@ -34,25 +35,23 @@ const half = (ids: readonly string[], id: 'A' | 'B'): DispatchedSubtask => ({
   budget: { modelCalls: 2, estimatedCostPerCall: 1 },
 });
 
-/** Every item of a run's partition, read page by page, with how many pages it took. */
+/** Every item of a run's partition (and of its shards when the suite shards runs), read page by page, with how many pages it took. */
 const partition = async (tenantId: string, runId: string): Promise<{ items: Record<string, unknown>[]; pages: number }> => {
   const client = documentClient();
   const items: Record<string, unknown>[] = [];
   let pages = 0;
-  let start: Record<string, unknown> | undefined;
-  do {
-    const page = await client.send(
-      new QueryCommand({
-        TableName: suite.tableName,
-        KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': `T#${encodeURIComponent(tenantId)}#R#${encodeURIComponent(runId)}` },
-        ExclusiveStartKey: start,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    pages += 1;
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
+  const partitions = [`T#${encodeURIComponent(tenantId)}#R#${encodeURIComponent(runId)}`, ...(TEST_SHARDS > 1 ? shardPartitions(tenantId, runId, TEST_SHARDS) : [])];
+  for (const pk of partitions) {
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await client.send(
+        new QueryCommand({ TableName: suite.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start }),
+      );
+      items.push(...(page.Items ?? []));
+      pages += 1;
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+  }
   return { items, pages };
 };
 
@@ -204,23 +203,26 @@ const interleaving = (limit: number, from: string, to: string, between: () => Pr
     },
     { step: 'initialize', name: 'interleave' },
   );
-  return ledgerFor({ tableName: suite.tableName, clock, client: documentClient(base) });
+  return ledgerFor({ tableName: suite.tableName, clock, client: documentClient(base), shards: 1 });
 };
 
 describe('reading a run while its large outcome is written', () => {
   it('finds the parts of an outcome committed between two pages of the partition read', async () => {
+    // One partition whatever the suite's shard count: the page boundary this needs lies between
+    // A's outcome parts and A's item, where only B's parts can sit when both share a partition.
+    const unsharded = ledgerFor({ tableName: suite.tableName, clock, shards: 1 });
     const tenantId = uniqueName('tenant');
     const runId = uniqueName('run');
     // 10,000 ids: each half (80 KB) and its outcome go to parts.
     const ids = accountIds(10_000, 'pages');
-    await suite.ledger.createRun({ tenantId, runId, request: idsRequest(ids) });
-    await suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks: [half(ids, 'A'), half(ids, 'B')] });
-    const claim = await suite.ledger.claimSubtask({ tenantId, runId, subtaskId: 'A', workerId: 'w-1', leaseMs: 30_000 });
+    await unsharded.createRun({ tenantId, runId, request: idsRequest(ids) });
+    await unsharded.appendRound({ tenantId, runId, round: 1, subtasks: [half(ids, 'A'), half(ids, 'B')] });
+    const claim = await unsharded.claimSubtask({ tenantId, runId, subtaskId: 'A', workerId: 'w-1', leaseMs: 30_000 });
     const observed = [...ids.slice(0, 5_000)].sort();
     // Parts sort before the items owning them: the outcome lands after the read has passed where
     // its parts go (`PART#SUB#A#outcome#…`) and before it reaches `SUB#A`.
     const reader = interleaving(2, 'PART#SUB#A#outcome#', 'SUB#A', async () => {
-      await suite.ledger.recordOutcome(claim, { subtaskId: 'A', state: 'ok', observed: { ids: observed, recordCount: 5_000 }, sources: ['chaos'], sourcesReached: 1 });
+      await unsharded.recordOutcome(claim, { subtaskId: 'A', state: 'ok', observed: { ids: observed, recordCount: 5_000 }, sources: ['chaos'], sourcesReached: 1 });
     });
     const record = (await reader.getRun(tenantId, runId))!;
     expect(record.subtasks[0]).toMatchObject({ subtaskId: 'A', state: 'ok', outcome: { observed: { ids: observed, recordCount: 5_000 } } });

@@ -51,7 +51,19 @@ export interface LedgerSetup {
   readonly clock: TestClock;
   readonly dailyAllowance?: DailyAllowance;
   readonly client?: DynamoDBDocumentClient;
+  /**
+   * Write shards of every run this ledger creates (docs/ledger.md, "Write-sharded runs"): the
+   * ledger is built with one planned subtask per shard and each `createRun` plans `shards`
+   * subtasks unless it says otherwise. Default: {@link TEST_SHARDS}.
+   */
+  readonly shards?: number;
 }
+
+/**
+ * The shard count ledger test files run with: `LEDGER_TEST_SHARDS=4 npx vitest run test/ledger`
+ * runs every ledger test against runs spread over four partitions. Default 1 (today's layout).
+ */
+export const TEST_SHARDS = Number(process.env.LEDGER_TEST_SHARDS ?? 1);
 
 /** Where every test clock starts. */
 export const T0 = '2040-06-01T12:00:00.000Z';
@@ -63,7 +75,7 @@ export interface LedgerTestTable {
   readonly ledger: Ledger;
 }
 
-export const ledgerTestTable = (prefix: string, options: { dailyAllowance?: DailyAllowance } = {}): LedgerTestTable => {
+export const ledgerTestTable = (prefix: string, options: { dailyAllowance?: DailyAllowance; shards?: number } = {}): LedgerTestTable => {
   const clock = testClock(T0);
   const state = { tableName: '', ledger: undefined as Ledger | undefined };
   beforeAll(async () => {
@@ -83,13 +95,18 @@ export const ledgerTestTable = (prefix: string, options: { dailyAllowance?: Dail
   };
 };
 
-export const ledgerFor = (setup: LedgerSetup): Ledger =>
-  createLedger({
+export const ledgerFor = (setup: LedgerSetup): Ledger => {
+  const shards = setup.shards ?? TEST_SHARDS;
+  const ledger = createLedger({
     client: setup.client ?? documentClient(),
     tableName: setup.tableName,
     now: setup.clock.now,
     ...(setup.dailyAllowance === undefined ? {} : { dailyAllowance: setup.dailyAllowance }),
+    ...(shards > 1 ? { subtasksPerShard: 1 } : {}),
   });
+  if (shards <= 1) return ledger;
+  return { ...ledger, createRun: (input) => ledger.createRun({ plannedSubtasks: shards, ...input }) };
+};
 
 /** The tax-year request of the tax example, quarters A–D, each 4 calls at 7 per call; run budget 40 calls / 500. */
 const QUARTER_STARTS = ['2025-01-01', '2025-04-01', '2025-07-01', '2025-10-01', '2026-01-01'] as const;

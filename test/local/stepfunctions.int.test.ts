@@ -10,6 +10,7 @@ import {
   type SFNClient,
 } from '@aws-sdk/client-sfn';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
+import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalCloud } from '../../lib/local/cloud';
 import { stateTransitions } from '../../lib/local/sfn-executions';
@@ -24,6 +25,7 @@ describe('local Step Functions running the synthesized definitions', () => {
   const arnOf = (logicalId: string): string => cloud.resources.stateMachines.find((machine) => machine.logicalId === logicalId)?.arn as string;
   const start = (logicalId: string, input: unknown, name?: string) =>
     sfn.send(new StartExecutionCommand({ stateMachineArn: arnOf(logicalId), input: JSON.stringify(input), ...(name ? { name } : {}) }));
+  const runDirect = async (n: number) => outputOf(await finishedExecution(sfn, (await start('Direct', { n })).executionArn as string));
   const runFlow = async (items: Item[], name?: string) => finishedExecution(sfn, (await start('Flow', { items }, name)).executionArn as string);
   const recordedToken = async (id: string): Promise<string> => {
     const tableName = cloud.resources.tables[0]?.tableName as string;
@@ -87,6 +89,16 @@ describe('local Step Functions running the synthesized definitions', () => {
     expect(outputOf(plain)).toMatchObject({ n: 1, echo: { greeting: 'hello from Echo', event: { n: 1 } } });
     const failing = await finishedExecution(sfn, (await start('Direct', { fail: true })).executionArn as string);
     expect(outputOf(failing)).toEqual({ caught: 'EchoFailed' });
+  });
+
+  it('runs plain Lambda Tasks on one client: a hundred executions leave no connection behind each', async () => {
+    // Each Task the library ran itself built a new SDK client with a connection of its own, which
+    // the Lambda endpoint keeps open: two file descriptors of this process per Task.
+    const openFiles = () => readdirSync('/proc/self/fd').length;
+    await runDirect(1);
+    const before = openFiles();
+    for (let n = 0; n < 100; n += 1) await runDirect(n);
+    expect(openFiles() - before).toBeLessThan(20);
   });
 
   it('records the event log: one Map, then Arm and Await in the single iteration, is three state transitions', async () => {

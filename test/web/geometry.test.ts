@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { gapText, overlapText, subtaskText } from '../../lib/web/describe';
+import { gapText, overlapText, pictureSummary, subtaskText } from '../../lib/web/describe';
 import { gapCategory, mergeSpans, pictureOf } from '../../lib/web/geometry';
 import { scoutRun, taxRun } from './fixtures';
 
@@ -112,5 +112,26 @@ describe('gap categories and spans', () => {
     expect(picture.subtasks[0]?.observed).toEqual([{ from: 0, to: 0.25 }]);
     expect(picture.gaps[0]?.spans).toEqual([{ from: 0.25, to: 0.5 }]);
     expect(picture.gaps[0]?.where).toBe('a.ts:51-100');
+  });
+});
+
+describe('a large run whose resource carries only its first page of subtasks', () => {
+  // The tax run has 5 subtasks; as a page, its resource carries the first 2 of a run of 1,500.
+  const full = taxRun();
+  const paged = { ...full, subtasks: full.subtasks.slice(0, 2), subtasksPage: { returned: 2, total: 1500, next: '/runs/r/subtasks?cursor=c' } };
+
+  it('draws the lanes it has and counts the run by its total', () => {
+    const picture = pictureOf(paged);
+    expect(picture.subtasks.map((s) => s.id)).toEqual(full.subtasks.slice(0, 2).map((s) => s.id));
+    expect(picture.subtaskTotal).toBe(1500);
+    expect(pictureSummary(picture)).toContain('by 1,500 subtasks, run succeeded');
+    expect(pictureSummary(picture)).toContain('Lanes drawn for the first 2 of 1,500 subtasks, in id order.');
+  });
+
+  it('says nothing about lanes when every subtask is drawn', () => {
+    const picture = pictureOf(full);
+    expect(picture.subtaskTotal).toBe(5);
+    expect(pictureSummary(picture)).toContain('by 5 subtasks, run succeeded');
+    expect(pictureSummary(picture)).not.toContain('Lanes drawn');
   });
 });
