@@ -17,7 +17,7 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
     executions: executionsFor(config.STATE_MACHINE_ARN),
     catalog: deployedCatalog(registry.catalog(), config.WORKER_KINDS, allowedModelIds(parseModelConfig(env))),
     maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
-    capacity: config.WORKER_CAPACITY,
+    capacity: config.WORKER_CAPACITY, paths: config.ROUND_PATHS,
     tenantClaim: config.TENANT_CLAIM,
     newRunId: randomUUID,
     logger: createLogger('api', env),

@@ -16,6 +16,7 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
     catalog: registry.catalog(),
     sources: registry.sources(),
     maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
+    paths: config.ROUND_PATHS,
     now: Date.now,
     logger: createLogger('dispatch', env),
   };

@@ -14,6 +14,7 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
     ledger: ledgerFor(config.TABLE_NAME),
     registry,
     sources: registry.sources(),
+    paths: config.ROUND_PATHS,
     logger: createLogger('reconcile', env),
     metrics: createMetrics(env),
   };

@@ -21,6 +21,11 @@ export const ChaosInput = z.strictObject({
    *   `timed_out` at its deadline with its claim named in the reason.
    */
   fault: z.enum(['none', 'ignore-deadline', 'transient', 'malformed', 'crash']).default('none'),
+  /**
+   * `all`: every attempt has the fault; `first`: only the subtask as planned, while its retries
+   * (lineage `retry`) run clean, so a follow-up round can succeed where the first round timed out.
+   */
+  faultAttempts: z.enum(['all', 'first']).default('all'),
   /** Milliseconds of work after reading, for `ignore-deadline`. */
   delayMs: z.int().min(0).max(60_000).default(0),
   /** For `transient`: the instant from which deliveries succeed (absent: never). */
@@ -77,7 +82,8 @@ export const chaosKind = defineWorker({
     ...(all.some((f) => f.records !== undefined) ? { records: all.reduce((sum, f) => sum + (f.records ?? f.touched.length), 0) } : {}),
   }),
   run: async (ctx) => {
-    const { fault, delayMs, recoversAt, modelCalls, report, slowOriginalSeconds } = ctx.assignment.input;
+    const { delayMs, recoversAt, modelCalls, report, slowOriginalSeconds, faultAttempts } = ctx.assignment.input;
+    const fault = faultAttempts === 'first' && ctx.assignment.lineage?.kind === 'retry' ? 'none' : ctx.assignment.input.fault;
     if (fault === 'transient' && (recoversAt === undefined || Date.now() < Date.parse(recoversAt))) {
       throw new TransientFailure('chaos', 'the source answered 503 (injected)');
     }

@@ -135,11 +135,11 @@ export const reconcileRun =
     }
     // A subtask won by its subdivide pieces is judged by the pieces' observations.
     const reconciliation = reconcile(manifest, read.outcomes, read.pieces);
-    if (task.mode === 'reconcile' && read.run.status === 'running' && planNextRound(manifest, read.outcomes, reconciliation).length > 0) {
+    if (task.mode === 'reconcile' && read.run.status === 'running' && planNextRound(manifest, read.outcomes, reconciliation, undefined, deps.paths).length > 0) {
       return { next: 'dispatch', ...ref, round: round + 1 };
     }
     // A running run that reconciled its last round closes because no follow-up fits: say which.
-    const coverage = buildCoverage(manifest, read.outcomes, reconciliation, { closing: task.mode === 'reconcile' && read.run.status === 'running' });
+    const coverage = buildCoverage(manifest, read.outcomes, reconciliation, { closing: task.mode === 'reconcile' && read.run.status === 'running', ...(deps.paths ? { paths: deps.paths } : {}) });
     const decision = decideStatus(manifest, coverage, reconciliation);
     const status = finalStatus(read.run.status, task, decision);
     const error = closingError(task, status, decision);

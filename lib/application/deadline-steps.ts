@@ -24,11 +24,13 @@ export const DeadlineStep = z.discriminatedUnion('action', [
   }),
   z.object({ action: z.literal('hedge'), ...key, deadline: instant }),
   z.object({ action: z.literal('seal'), ...key }),
+  // LoadBatch, the first state of a batch's child execution: the batch's subtasks from the ledger.
+  z.object({ action: z.literal('batch'), runId: z.string().min(1), tenantId: z.string().min(1), round: z.int().min(1), batch: z.int().min(0) }),
 ]);
 export type DeadlineStep = z.infer<typeof DeadlineStep>;
 
 /** One subtask of one run. */
-type DeadlineRef = Pick<DeadlineStep, 'runId' | 'tenantId' | 'subtaskId'>;
+type DeadlineRef = Pick<Step<'arm'>, 'runId' | 'tenantId' | 'subtaskId'>;
 
 type Step<A extends DeadlineStep['action']> = Extract<DeadlineStep, { action: A }>;
 
@@ -104,6 +106,18 @@ const seal = async (deps: DeadlineDeps, task: Step<'seal'>) => {
   return { subtaskId: task.subtaskId, sealed: result.sealed, state: result.state };
 };
 
+/** The items of a batch's per-subtask Map: the same shape as the inline Map's items. */
+export interface LoadedBatch {
+  readonly items: { runId: string; tenantId: string; subtaskId: string; deadline: string }[];
+}
+
+/** LoadBatch: the subtasks (with their absolute deadlines) dispatch wrote for this batch of this round. */
+const loadBatch = async (deps: DeadlineDeps, task: Step<'batch'>): Promise<LoadedBatch> => {
+  const entries = await deps.ledger.readBatch(task);
+  deps.logger.info('batch loaded', { round: task.round, batch: task.batch, subtasks: entries.length });
+  return { items: entries.map((e) => ({ runId: task.runId, tenantId: task.tenantId, subtaskId: e.subtaskId, deadline: e.deadline })) };
+};
+
 /**
  * One step of a subtask's deadline: arm, await, hedge or seal, against the absolute deadline the
  * subtask was dispatched with.
@@ -112,6 +126,10 @@ const seal = async (deps: DeadlineDeps, task: Step<'seal'>) => {
  * await deadlineStep(deps)({ action: 'arm', runId, tenantId, subtaskId: 'A', deadline });
  */
 export const deadlineStep = (deps: DeadlineDeps) => async (task: DeadlineStep) => {
+  if (task.action === 'batch') {
+    startInvocation(deps.logger, { runId: task.runId, tenantId: task.tenantId, action: task.action });
+    return loadBatch(deps, task);
+  }
   startInvocation(deps.logger, { runId: task.runId, tenantId: task.tenantId, subtaskId: task.subtaskId, action: task.action });
   switch (task.action) {
     case 'arm':

@@ -5,7 +5,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SourceLabel } from '../contract';
-import type { WorkerCatalog } from '../domain';
+import type { RoundPaths, WorkerCatalog } from '../domain';
 import type { Ledger } from '../ledger';
 import type { RunExecutions } from '../orchestration/run-execution';
 import type { Redelivery } from '../queue/redelivery';
@@ -22,6 +22,8 @@ export interface ApiDeps {
   readonly maxDeadlineSeconds: number;
   /** Subtasks each kind runs at once (`maxConcurrency × batchSize`); capacity warnings need it. */
   readonly capacity?: Readonly<Record<string, number>> | undefined;
+  /** How the deployment runs rounds (inline, or in batches of child executions); every round inline without it. */
+  readonly paths?: RoundPaths | undefined;
   /** The JWT claim that holds the caller's tenant. */
   readonly tenantClaim: string;
   readonly newRunId: () => string;
@@ -37,6 +39,8 @@ export interface DispatchDeps {
   readonly catalog: WorkerCatalog;
   readonly sources: Record<string, SourceLabel>;
   readonly maxDeadlineSeconds: number;
+  /** How the deployment runs rounds (inline, or in batches of child executions); every round inline without it. */
+  readonly paths?: RoundPaths | undefined;
   readonly now: () => number;
   readonly logger: Logger;
 }
@@ -70,6 +74,8 @@ export interface ReconcileDeps {
   readonly ledger: Ledger;
   readonly registry: WorkerRegistry;
   readonly sources: Record<string, SourceLabel>;
+  /** How the deployment runs rounds (inline, or in batches of child executions); every round inline without it. */
+  readonly paths?: RoundPaths | undefined;
   readonly logger: Logger;
   readonly metrics: Metrics;
 }

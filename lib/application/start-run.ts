@@ -36,7 +36,7 @@ const parseJson = (text: string): { ok: true; value: unknown } | { ok: false } =
  * const result = await startRun(deps)({ tenantId: 'acme', body: '{"universe":…}', idempotencyKey: 'k-1' });
  */
 export const startRun =
-  (deps: Pick<ApiDeps, 'ledger' | 'executions' | 'catalog' | 'maxDeadlineSeconds' | 'capacity' | 'newRunId' | 'logger'>) =>
+  (deps: Pick<ApiDeps, 'ledger' | 'executions' | 'catalog' | 'maxDeadlineSeconds' | 'capacity' | 'paths' | 'newRunId' | 'logger'>) =>
   async (input: StartRunInput): Promise<StartRunResult> => {
     const body = parseJson(input.body);
     if (!body.ok) return { started: false, code: 'InvalidJson', message: 'the request body is not valid JSON' };
@@ -44,7 +44,7 @@ export const startRun =
     if (key !== undefined && !IdempotencyKey.safeParse(key).success) {
       return { started: false, code: 'InvalidIdempotencyKey', message: 'Idempotency-Key must be 1-255 printable ASCII characters without spaces' };
     }
-    const validation = validateRunRequest(body.value, deps.catalog, { maxDeadlineSeconds: deps.maxDeadlineSeconds, ...(deps.capacity ? { capacity: deps.capacity } : {}) });
+    const validation = validateRunRequest(body.value, deps.catalog, { maxDeadlineSeconds: deps.maxDeadlineSeconds, ...(deps.capacity ? { capacity: deps.capacity } : {}), ...(deps.paths ? { paths: deps.paths } : {}) });
     if (!validation.ok) {
       const count = validation.problems.length;
       return { started: false, code: 'InvalidRunRequest', message: `the run request has ${count} problem${count === 1 ? '' : 's'}`, problems: validation.problems };

@@ -14,6 +14,13 @@ export const QuestionId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, 
 export const WorkerKind = z.string().regex(/^[a-z][a-z0-9-]{0,62}$/, 'must be lower-case letters, digits and "-"');
 
 /**
+ * The most subtasks one run request may make, written or split (the planner's `MAX_SUBTASKS`).
+ * Rounds larger than one execution's history run in batches of child executions
+ * (docs/deadlines.md, "Runs past one execution's history").
+ */
+export const MAX_RUN_SUBTASKS = 10_000;
+
+/**
  * Bounds of every budget figure. The ledger keeps allowances as exact integers and multiplies
  * a subtask's calls by its cost per call; with these bounds every figure and that product stay
  * below `Number.MAX_SAFE_INTEGER` (2^53 - 1), so nothing is refused or rounded after planning.
@@ -133,7 +140,7 @@ export type SubtaskSpec = z.infer<typeof SubtaskSpec>;
 export const SplitSpec = z
   .object({
     ...delegationFields,
-    parts: z.int().min(1).max(1000).optional(),
+    parts: z.int().min(1).max(MAX_RUN_SUBTASKS).optional(),
     by: z.enum(['day', 'week', 'month', 'quarter', 'year']).optional(),
     boundaries: z.array(TimePoint).min(1).optional(),
     chunkSize: z.int().min(1).optional(),
@@ -175,7 +182,7 @@ export const RunRequest = z
   .object({
     goal: PlainText.trim().min(1).max(2000),
     universe: Universe,
-    subtasks: z.array(SubtaskSpec).min(1).max(1000).optional(),
+    subtasks: z.array(SubtaskSpec).min(1).max(MAX_RUN_SUBTASKS).optional(),
     split: SplitSpec.optional(),
     questions: z.array(Question).max(200).optional(),
     policy: Policy.default({ retry: { timed_out: 1, invalid: 1, empty: 0 }, onRequiredGap: 'fail', onOptionalGap: 'degrade', maxRounds: 2 }),

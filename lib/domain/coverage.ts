@@ -2,7 +2,7 @@ import { UnreadReason, type Coverage, type CoverageGap, type CoverageOverlap, ty
 import { algebraFor, hasRegion, regionOf } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
 import { followUpsLeftByBound, type FollowUpsLeft } from './follow-up';
-import type { RunHistory } from './history';
+import type { RoundPaths, RunHistory } from './history';
 import { recheckId, reportedState, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 import { renderStatement, type StatementFacts, type UncoveredWork } from './statement';
@@ -180,6 +180,8 @@ export interface CoverageOptions {
   readonly closing?: boolean;
   /** The history arithmetic the run's rounds were planned with; the callback design's by default. */
   readonly history?: RunHistory;
+  /** How the deployment ran the run's rounds (inline or batched); every round inline by default. */
+  readonly paths?: RoundPaths;
 }
 
 /**
@@ -206,7 +208,7 @@ export const buildCoverage = (
   const { problems, chains } = reconciliation;
   // The replay of earlier rounds' planning judges a subtask won by its pieces by them, as the rounds did.
   const wonPieces = new Map([...reconciliation.pieces].map(([id, won]) => [id, won.map((p) => p.outcome)]));
-  const left = followUpsLeftByBound(manifest, outcomes, options.closing ?? false, options.history, wonPieces);
+  const left = followUpsLeftByBound(manifest, outcomes, options.closing ?? false, options.history, wonPieces, options.paths);
   const resolved = resolveGaps(reconciliation, left);
   const missingQuestions = missingQuestionsOf(manifest, reconciliation);
   const degradedReason = degradedReasonsOf(reconciliation, resolved);

@@ -1,5 +1,5 @@
 import { Policy, type DispatchedSubtask, type Manifest, type Outcome } from '../contract';
-import { RUN_HISTORY, followUpRoom, type RunHistory } from './history';
+import { RUN_HISTORY, nextRoundRoom, type RoundPaths, type RoundSize, type RunHistory } from './history';
 import { recheckId, retryId, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 
@@ -78,7 +78,22 @@ const wantedFollowUps = (manifest: Manifest, policy: Policy, reconciliation: Rec
 };
 
 /** How many of `subtasks` declare a hedge: each costs the run's history more (`worstHedgedSubtask`). */
-const hedgedCount = (subtasks: readonly DispatchedSubtask[]): number => subtasks.filter((s) => s.hedge !== undefined).length;
+/**
+ * The size of each round `subtasks` dispatched, rounds 1…n in order, as the history bound counts them.
+ *
+ * @example
+ * roundSizes(manifest.subtasks) // [{ subtasks: 1000, hedged: 0 }, { subtasks: 600, hedged: 0 }]
+ */
+export const roundSizes = (subtasks: readonly DispatchedSubtask[]): RoundSize[] => {
+  const last = subtasks.reduce((max, s) => Math.max(max, s.round), 0);
+  const sizes = Array.from({ length: last }, () => ({ subtasks: 0, hedged: 0 }));
+  for (const s of subtasks) {
+    const size = sizes[s.round - 1]!;
+    size.subtasks += 1;
+    if (s.hedge !== undefined) size.hedged += 1;
+  }
+  return sizes;
+};
 
 /** The first `room` follow-ups, required work first, kept in the order they were planned. */
 const withinRoom = (wanted: DispatchedSubtask[], room: number): DispatchedSubtask[] => {
@@ -113,12 +128,13 @@ export const planNextRound = (
   outcomes: readonly Outcome[],
   reconciliation: Reconciliation = reconcile(manifest, outcomes),
   history: RunHistory = RUN_HISTORY,
+  paths?: RoundPaths,
 ): DispatchedSubtask[] => {
   const policy = policyOf(manifest);
   const finished = currentRound(manifest);
   if (finished >= policy.maxRounds) return [];
   const wanted = wantedFollowUps(manifest, policy, reconciliation, finished + 1);
-  return withinRoom(wanted, followUpRoom(finished, manifest.subtasks.length, history, hedgedCount(manifest.subtasks)));
+  return withinRoom(wanted, nextRoundRoom(roundSizes(manifest.subtasks), policy.maxRounds, paths, history));
 };
 
 /** Follow-ups the policy allowed that the history bound kept from being dispatched. */
@@ -148,6 +164,7 @@ export const followUpsLeftByBound = (
   closing: boolean,
   history: RunHistory = RUN_HISTORY,
   pieces: ReadonlyMap<string, readonly Outcome[]> = new Map(),
+  paths?: RoundPaths,
 ): FollowUpsLeft => {
   const policy = policyOf(manifest);
   const last = currentRound(manifest);
@@ -158,7 +175,7 @@ export const followUpsLeftByBound = (
     const before = { ...manifest, subtasks };
     const wonBefore = new Map([...pieces].filter(([id]) => ids.has(id)));
     const wanted = wantedFollowUps(before, policy, reconcile(before, outcomes.filter((o) => ids.has(o.subtaskId)), wonBefore), round + 1);
-    const room = followUpRoom(round, subtasks.length, history, hedgedCount(subtasks));
+    const room = nextRoundRoom(roundSizes(subtasks), policy.maxRounds, paths, history);
     if (wanted.length <= room) continue;
     const kept = new Set(withinRoom(wanted, room));
     for (const subtask of wanted) if (!kept.has(subtask)) cut.set(subtask.id, subtask);

@@ -1,9 +1,9 @@
-import { RunRequest, type DispatchedSubtask, type PlanWarning, type Problem, type ProblemCode, type RunBudget, type Scope, type SplitSpec, type SubtaskBudget, type SubtaskSpec, type Universe } from '../contract';
+import { MAX_RUN_SUBTASKS, RunRequest, type DispatchedSubtask, type PlanWarning, type Problem, type ProblemCode, type RunBudget, type Scope, type SplitSpec, type SubtaskBudget, type SubtaskSpec, type Universe } from '../contract';
 import { boundaryProblems, splitByCalendar, splitAtBoundaries } from './calendar-split';
 import { capacityWarnings } from './capacity';
 import type { WorkerCatalog } from './catalog';
 import { ScopeError, SplitError } from './errors';
-import { RUN_HISTORY, firstRoundBound, firstRoundFits, worstCaseEvents, type RunHistory } from './history';
+import { BATCH_HISTORY, RUN_HISTORY, firstRoundCapacity, firstRoundFits, roundEvents, roundModes, worstCaseEvents, type BatchHistory, type RoundPaths, type RunHistory } from './history';
 import { chunkBySize, chunkEvenly, indexIds } from './ids';
 import { hedgeProblem } from './hedge';
 import { RESERVED_ID_SUFFIX } from './lineage';
@@ -14,18 +14,27 @@ import { readTimeRange, timeAlgebra } from './time';
 export const DEFAULT_MAX_DEADLINE_SECONDS = 900;
 
 /**
- * The most subtasks one plan may dispatch in its first round. The history bound of one
- * execution ({@link firstRoundBound}: 1,038 to 1,040 with the callback design, by `maxRounds`)
- * is checked as well; today this cap is the lower of the two, unless subtasks declare a hedge,
- * which costs the history more ({@link firstRoundFits}: at most 594 all hedged, maxRounds 2).
+ * The most subtasks one plan may dispatch in its first round (the contract's `MAX_RUN_SUBTASKS`).
+ * The history bound of the run's execution is checked as well: on the inline path alone
+ * ({@link firstRoundCapacity} without paths: 1,037 to 1,040 by `maxRounds`, at most 594 all
+ * hedged), and with batched rounds ({@link firstRoundCapacity} with the deployment's paths:
+ * 1,559,500 in batches of 500 with maxRounds 2), so with batching this cap is the lower one.
  */
-export const MAX_SUBTASKS = 1000;
+export const MAX_SUBTASKS = MAX_RUN_SUBTASKS;
 
 export interface PlanOptions {
   /** Longest `deadlineSeconds` a subtask may ask for. */
   readonly maxDeadlineSeconds: number;
   /** The history arithmetic of the execution that runs the plan; the callback design's by default. */
   readonly history?: RunHistory;
+  /**
+   * How the deployment runs rounds (inline up to a size, else in batches of child executions;
+   * `DEFAULT_ROUND_PATHS`). Without it every round is inline and one execution's history holds
+   * the whole run.
+   */
+  readonly paths?: RoundPaths;
+  /** The batched path's history arithmetic; `BATCH_HISTORY` by default. */
+  readonly batchHistory?: BatchHistory;
   /**
    * Subtasks each worker kind runs at once (the deployment's `maxConcurrency × batchSize`), by
    * kind. With it, a kind that declares `typicalSeconds` is warned about when its subtasks cannot
@@ -201,14 +210,33 @@ const idProblems = (subtasks: readonly SubtaskSpec[]): RequestProblem[] => {
 };
 
 /**
- * A first round larger than one execution's history can hold across every round the policy
- * allows, each subtask counted at its costliest path (lib/domain/history.ts).
+ * A first round larger than the run's execution can hold across every round the policy allows,
+ * each subtask counted at its costliest path (lib/domain/history.ts): inline, one execution's
+ * history; with `paths`, the batches of the run's execution.
  */
-const historyProblems = (request: RunRequest, drafts: readonly Draft[], history: RunHistory): RequestProblem[] => {
+const historyProblems = (request: RunRequest, drafts: readonly Draft[], options: PlanOptions): RequestProblem[] => {
+  const history = options.history ?? RUN_HISTORY;
+  const batch = options.batchHistory ?? BATCH_HISTORY;
   const { maxRounds } = request.policy;
   const hedged = drafts.filter((d) => d.delegation.hedge !== undefined).length;
+  const path = request.split ? 'split' : 'subtasks';
+  if (options.paths) {
+    const size = { subtasks: drafts.length, hedged };
+    const [mode] = roundModes([size], maxRounds, options.paths, history, batch).modes;
+    if (history.perRun + maxRounds * history.perRound + roundEvents(size, mode!, options.paths, history, batch) <= history.limit) return [];
+    const bound = firstRoundCapacity(maxRounds, options.paths, history, batch);
+    return [
+      {
+        code: 'plan_too_large',
+        path,
+        message:
+          `the plan makes ${drafts.length} subtasks; one run's execution history (${history.limit.toLocaleString('en-US')} events) holds ` +
+          `at most ${bound} subtasks in batches of ${options.paths.batchSubtasks} with maxRounds ${maxRounds}, counting ${batch.perBatch} events per batch and ${history.perRound} per round`,
+      },
+    ];
+  }
   if (firstRoundFits(maxRounds, drafts.length, hedged, history)) return [];
-  const bound = firstRoundBound(maxRounds, history);
+  const bound = firstRoundCapacity(maxRounds, undefined, history);
   const hedges =
     hedged === 0
       ? ''
@@ -217,7 +245,7 @@ const historyProblems = (request: RunRequest, drafts: readonly Draft[], history:
   return [
     {
       code: 'plan_too_large',
-      path: request.split ? 'split' : 'subtasks',
+      path,
       message:
         `the plan makes ${drafts.length} subtasks; one run's execution history (${history.limit.toLocaleString('en-US')} events) holds ` +
         `at most ${bound} subtasks with maxRounds ${maxRounds}, counting ${history.worstSubtask} events per subtask and ${history.perRound} per round${hedges}`,
@@ -300,7 +328,7 @@ export const planRun = (request: RunRequest, catalog: WorkerCatalog, options: Pl
     ...(drafts.length > 0 ? tilingProblems(universe, drafts) : []),
     ...questionProblems(request, drafts),
     ...hedgeProblems(drafts),
-    ...historyProblems(request, drafts, options.history ?? RUN_HISTORY),
+    ...historyProblems(request, drafts, options),
   ];
   if (problems.length > 0) return { ok: false, problems };
   const demands = drafts.map((d) => ({

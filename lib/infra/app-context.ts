@@ -18,6 +18,10 @@ export const CONTEXT_KEYS = {
   bedrockModelId: 'tessera:bedrockModelId',
   faultInjection: 'tessera:faultInjection',
   emulator: 'tessera:emulator',
+  /** `TesseraFanOut`'s `batchSubtasks`: subtasks per batch of a batched round. */
+  batchSubtasks: 'tessera:batchSubtasks',
+  /** `TesseraFanOut`'s `inlineSubtasks`: the largest round on the run's own inline Map. */
+  inlineSubtasks: 'tessera:inlineSubtasks',
 } as const;
 
 const booleanText = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
@@ -36,6 +40,8 @@ export const AppContext = z.object({
   bedrockModelId: z.string().min(1).optional(),
   faultInjection: booleanText.default(false),
   emulator: booleanText.default(false),
+  batchSubtasks: z.coerce.number().int().optional(),
+  inlineSubtasks: z.coerce.number().int().optional(),
 });
 export type AppContext = z.infer<typeof AppContext>;
 
@@ -78,6 +84,8 @@ export const stackPropsFromContext = (node: Node): { stackName: string; faultInj
         deletionProtection: ctx.deletionProtection ?? !destroy,
         corsAllowedOrigins: ctx.corsOrigins,
         model: ctx.model === 'bedrock' && ctx.bedrockModelId ? { provider: 'bedrock', modelId: ctx.bedrockModelId } : { provider: 'offline' },
+        ...(ctx.batchSubtasks === undefined ? {} : { batchSubtasks: ctx.batchSubtasks }),
+        ...(ctx.inlineSubtasks === undefined ? {} : { inlineSubtasks: ctx.inlineSubtasks }),
       },
     },
   };

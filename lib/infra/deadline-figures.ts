@@ -1,4 +1,4 @@
-import type { RunHistory } from '../domain/history';
+import type { BatchHistory, RunHistory } from '../domain/history';
 import type { AslState, AslStateMachine } from './asl';
 import { InfraError } from './errors';
 import { STATE_NAMES } from './run-state-machine';
@@ -67,7 +67,8 @@ export type ChoiceDecider = (choiceName: string, priorVisits: number) => string;
 const eventsOf = (state: AslState): number => {
   switch (state.Type) {
     case 'Task':
-      return state.Resource?.endsWith('.waitForTaskToken') ? HISTORY_EVENTS.callbackTask : HISTORY_EVENTS.task;
+      // A task that waits (a callback, or a child execution with `.sync`) records TaskSubmitted too.
+      return state.Resource?.endsWith('.waitForTaskToken') || state.Resource?.includes(':states:startExecution.sync') ? HISTORY_EVENTS.callbackTask : HISTORY_EVENTS.task;
     case 'Choice':
       return HISTORY_EVENTS.choice;
     case 'Wait':
@@ -171,7 +172,7 @@ export const pollSubtaskCost = (iteration: AslStateMachine, durationSeconds: num
 /** Events of one single-round run outside its subtask iterations (execution, Dispatch, Map, Reconcile, end). */
 export const runOverheadEvents = (machine: AslStateMachine): number =>
   HISTORY_EVENTS.execution +
-  walkPath(machine, (choice) => (choice === STATE_NAMES.nextRound ? STATE_NAMES.runEnded : fail(choice))).historyEvents;
+  walkPath(machine, (choice) => (choice === STATE_NAMES.nextRound ? STATE_NAMES.runEnded : choice === STATE_NAMES.isBatched ? STATE_NAMES.awaitSubtasks : fail(choice))).historyEvents;
 
 /** Every state a state can hand over to: `Next`, each Choice branch and `Default`, each Catch target. */
 const successors = (state: AslState): string[] => [
@@ -244,10 +245,13 @@ export const hedgedIterationUnrolled = (iteration: AslStateMachine): AslStateMac
  * @example
  * runHistoryOf(asl).worstSubtask // 24
  */
-export const runHistoryOf = (machine: AslStateMachine): RunHistory => {
+export const runHistoryOf = (machine: AslStateMachine, roundPath: 'inline' | 'batched' = 'inline'): RunHistory => {
   const iteration = subtaskIteration(machine);
+  const mapOfRound = roundPath === 'inline' ? STATE_NAMES.awaitSubtasks : STATE_NAMES.awaitBatches;
   const rounds = (n: number) =>
-    walkPath(machine, (choice, prior) => (choice !== STATE_NAMES.nextRound ? fail(choice) : prior + 1 < n ? STATE_NAMES.dispatch : STATE_NAMES.runEnded));
+    walkPath(machine, (choice, prior) =>
+      choice === STATE_NAMES.isBatched ? mapOfRound : choice !== STATE_NAMES.nextRound ? fail(choice) : prior + 1 < n ? STATE_NAMES.dispatch : STATE_NAMES.runEnded,
+    );
   const oneRound = rounds(1).historyEvents;
   const perRound = rounds(2).historyEvents - oneRound;
   // After NextRound?: RunEnded or RunFailed; after any caught failure: Finalize, then RunFailed or FinalizeFailed.
@@ -261,6 +265,29 @@ export const runHistoryOf = (machine: AslStateMachine): RunHistory => {
     worstSubtask: worstPathEvents(unhedgedIteration(iteration)) + HISTORY_EVENTS.mapIteration,
     worstHedgedSubtask: worstPathEvents(hedgedIterationUnrolled(iteration)) + HISTORY_EVENTS.mapIteration,
   };
+};
+
+/**
+ * The batched path's arithmetic counted on the synthesized definitions: what `BATCH_HISTORY`
+ * (lib/domain/history.ts) must equal. `run` is the run's machine, `batch` the batch's child.
+ *
+ * @example
+ * batchHistoryOf(runAsl, batchAsl) // { perBatch: 8, perChild: 13 }
+ */
+export const batchHistoryOf = (run: AslStateMachine, batch: AslStateMachine): BatchHistory => {
+  const processor = run.States[STATE_NAMES.awaitBatches]?.ItemProcessor;
+  if (!processor) throw new InfraError(`${STATE_NAMES.awaitBatches} has no ItemProcessor`);
+  return {
+    perBatch: worstPathEvents(processor) + HISTORY_EVENTS.mapIteration,
+    perChild: HISTORY_EVENTS.execution + walkPath(batch, fail).historyEvents,
+  };
+};
+
+/** The per-subtask iteration of the batch machine's Map. */
+export const batchSubtaskIteration = (batch: AslStateMachine): AslStateMachine => {
+  const processor = batch.States[STATE_NAMES.awaitBatchSubtasks]?.ItemProcessor;
+  if (!processor) throw new InfraError(`${STATE_NAMES.awaitBatchSubtasks} has no ItemProcessor`);
+  return processor;
 };
 
 const fail = (choice: string): never => {

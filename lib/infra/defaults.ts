@@ -2,6 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import { Policy } from '../contract';
 import { InfraError } from './errors';
 import { WORKER_BATCH_SIZE } from '../runtime/capacity';
+import { BATCH_SUBTASKS, INLINE_SUBTASKS } from '../domain/history';
 
 /**
  * Settings of one worker kind, in the construct's `kinds` map keyed by kind name.
@@ -52,6 +53,8 @@ export const FAN_OUT_DEFAULTS = {
   workerTimeout: Duration.minutes(2),
   maxDeadline: Duration.minutes(15),
   mapMaxConcurrency: 40,
+  batchSubtasks: BATCH_SUBTASKS,
+  inlineSubtasks: INLINE_SUBTASKS,
   throttle: { rateLimit: 20, burstLimit: 40 },
   tenantDailyAllowance: { modelCalls: 2000, costLimit: 200_000 },
   degradedRunRateThreshold: 0.05,

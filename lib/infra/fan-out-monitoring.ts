@@ -11,6 +11,8 @@ export interface FanOutMonitoringProps {
   /** The `service` dimension Powertools Metrics puts on every run metric. */
   readonly serviceName: string;
   readonly stateMachine: sfn.StateMachine;
+  /** The state machine of a batched round's batches; its unfinished executions count in the same alarm. @default - none */
+  readonly batchStateMachine?: sfn.StateMachine;
   readonly deadLetterQueue: sqs.IQueue;
   /** Where closings of unfinished executions go when they cannot be delivered or keep failing. */
   readonly runClosureDeadLetterQueue: sqs.IQueue;
@@ -62,7 +64,7 @@ export class FanOutMonitoring extends Construct {
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
-    this.executionsUnfinished = this.unfinishedExpression(props.stateMachine).createAlarm(this, 'ExecutionsUnfinished', {
+    this.executionsUnfinished = this.unfinishedExpression(props.stateMachine, props.batchStateMachine).createAlarm(this, 'ExecutionsUnfinished', {
       alarmDescription:
         'A run execution failed, timed out or was aborted: a step failed after its retries (the run was recorded failed), Finalize failed, or the execution ended past every Catch (the history limit, the execution timeout, StopExecution), and the run was closed from the execution status change. A run that fails its policy does not fail its execution.',
       threshold: 0,
@@ -118,12 +120,17 @@ export class FanOutMonitoring extends Construct {
    * past every Catch (the 25,000-event history limit, a States.Runtime error). Counted from the
    * service's own metrics, so the alarm fires even when the run-closure function cannot run.
    */
-  private unfinishedExpression(stateMachine: sfn.StateMachine): cloudwatch.MathExpression {
+  /** Unfinished executions of the run machine, plus those of the batch machine (a batch's child) when there is one. */
+  private unfinishedExpression(stateMachine: sfn.StateMachine, batchStateMachine?: sfn.StateMachine): cloudwatch.MathExpression {
     const options = { period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM };
+    const run: Record<string, cloudwatch.IMetric> = { failed: stateMachine.metricFailed(options), timedOut: stateMachine.metricTimedOut(options), aborted: stateMachine.metricAborted(options) };
+    const batch: Record<string, cloudwatch.IMetric> = batchStateMachine
+      ? { batchFailed: batchStateMachine.metricFailed(options), batchTimedOut: batchStateMachine.metricTimedOut(options), batchAborted: batchStateMachine.metricAborted(options) }
+      : {};
     return new cloudwatch.MathExpression({
       label: 'Executions that failed, timed out or were aborted',
-      expression: 'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0)',
-      usingMetrics: { failed: stateMachine.metricFailed(options), timedOut: stateMachine.metricTimedOut(options), aborted: stateMachine.metricAborted(options) },
+      expression: Object.keys({ ...run, ...batch }).map((name) => `FILL(${name}, 0)`).join(' + '),
+      usingMetrics: { ...run, ...batch },
       period: options.period,
     });
   }

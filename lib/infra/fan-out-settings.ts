@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { WorkerKind } from '../contract';
+import { MAX_RUN_SUBTASKS, WorkerKind } from '../contract';
+import { BATCH_SUBTASKS, INLINE_SUBTASKS, batchBound } from '../domain/history';
 import { DEFAULT_KIND_CONCURRENCY } from './defaults';
 import { InvalidConstructProps } from './errors';
 
@@ -35,6 +36,9 @@ export const FanOutSettings = z.object({
   maxDeadlineSeconds: z.int().min(1).max(12 * 3600),
   // An inline Map runs at most 40 iterations at once whatever it is told; beyond that is Distributed Map.
   mapMaxConcurrency: z.int().min(1).max(40),
+  // A batch's child execution must hold the batch with every subtask hedged on its costliest path.
+  batchSubtasks: z.int().min(1).max(batchBound(), `must fit one child execution's history with every subtask hedged (at most ${batchBound()})`).default(BATCH_SUBTASKS),
+  inlineSubtasks: z.int().min(0).max(MAX_RUN_SUBTASKS).default(INLINE_SUBTASKS),
   tenantDailyAllowance: z.object({ modelCalls: z.int().min(1), costLimit: z.int().min(1) }),
   degradedRunRateThreshold: z.number().gt(0).lte(1),
   serviceName: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/),

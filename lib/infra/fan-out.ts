@@ -71,6 +71,17 @@ export interface TesseraFanOutProps {
   readonly maxDeadline?: Duration;
   /** Subtasks waited on at once by the inline Map (1–40). @default 40 */
   readonly mapMaxConcurrency?: number;
+  /**
+   * Subtasks per batch of a batched round, each batch run by a child execution of its own
+   * (docs/deadlines.md, "Runs past one execution's history"); at most 594, so a child's history
+   * holds its batch with every subtask hedged. @default 500 (`BATCH_SUBTASKS`)
+   */
+  readonly batchSubtasks?: number;
+  /**
+   * The largest round that runs on the run's own inline Map (when its worst case also fits the
+   * run's history); a larger round is batched. @default 1000 (`INLINE_SUBTASKS`)
+   */
+  readonly inlineSubtasks?: number;
   /** Per-tenant daily model allowance. @default { modelCalls: 2000, costLimit: 200000 } */
   readonly tenantDailyAllowance?: TenantDailyAllowance;
   /** Model adapter. @default { provider: 'offline' } */
@@ -125,6 +136,8 @@ export class TesseraFanOut extends Construct {
   readonly api: RunsApi;
   readonly table: dynamodb.Table;
   readonly stateMachine: sfn.StateMachine;
+  /** The state machine of one batch of a batched round, started by the run's StartBatch. */
+  readonly batchStateMachine: sfn.StateMachine;
   /** Queue of each worker kind, by kind name. */
   readonly queues: Readonly<Record<string, sqs.Queue>>;
   /** JSON object from worker kind to queue URL (a token until deploy), for outputs and tooling. */
@@ -170,10 +183,13 @@ export class TesseraFanOut extends Construct {
       mapMaxConcurrency: this.settings.mapMaxConcurrency,
       // Every round may wait out a full deadline; one more span covers dispatch and synthesis.
       timeout: Duration.seconds(this.settings.maxDeadlineSeconds * (MAX_ROUNDS + 1)),
+      // A batch holds one round: its longest deadline, and as long again to arm and seal the rest.
+      batchTimeout: Duration.seconds(this.settings.maxDeadlineSeconds * 2),
       logRetention,
       logRemovalPolicy: removalPolicy,
     });
     this.stateMachine = runs.stateMachine;
+    this.batchStateMachine = runs.batchStateMachine;
     this.grantRunAccess();
     // A run whose execution ends without recording it (Finalize failed, aborted, timed out) is
     // closed by the reconcile function's abort path, from the execution's status change.
@@ -190,6 +206,7 @@ export class TesseraFanOut extends Construct {
     this.monitoring = new FanOutMonitoring(this, 'Monitoring', {
       serviceName: this.settings.serviceName,
       stateMachine: this.stateMachine,
+      batchStateMachine: this.batchStateMachine,
       deadLetterQueue: this.deadLetterQueue,
       runClosureDeadLetterQueue: this.runClosure.deadLetterQueue,
       functions: Object.fromEntries(Object.entries(this.functions).map(([name, fn]) => [name, fn.function])),
@@ -240,6 +257,8 @@ export class TesseraFanOut extends Construct {
       });
     };
     const maxDeadline = { [ENV.maxDeadlineSeconds]: String(settings.maxDeadlineSeconds) };
+    // Planning (api), dispatch and reconcile's replay of the bound must agree on how rounds run.
+    const roundPaths = { [ENV.roundPaths]: JSON.stringify({ batchSubtasks: settings.batchSubtasks, inlineSubtasks: settings.inlineSubtasks }) };
     const functions: FanOutFunctions = {
       api: make('ApiFunction', 'api', true, {
         description: 'validates, authorizes and starts runs; reads and cancels them',
@@ -251,6 +270,7 @@ export class TesseraFanOut extends Construct {
           // The same model variables as the workers, so planning refuses a model they would refuse.
           ...modelEnv,
           ...maxDeadline,
+          ...roundPaths,
           [ENV.tenantClaim]: settings.auth.tenantClaim,
           [ENV.workerKinds]: JSON.stringify(Object.keys(settings.kinds)),
           [ENV.workerCapacity]: JSON.stringify(Object.fromEntries(Object.entries(settings.kinds).map(([kind, k]) => [kind, kindCapacity(k.maxConcurrency)]))),
@@ -260,7 +280,7 @@ export class TesseraFanOut extends Construct {
         description: 'plans a round, writes its manifest and enqueues its subtasks',
         timeout: Duration.minutes(1),
         memorySize: 1024,
-        environment: maxDeadline,
+        environment: { ...maxDeadline, ...roundPaths },
       }),
       deadline: make('DeadlineFunction', 'deadline', false, {
         description: 'arms, awaits, hedges and seals each subtask against its absolute deadline',
@@ -282,6 +302,7 @@ export class TesseraFanOut extends Construct {
         description: 'reconciles outcomes with the manifest, plans follow-ups, writes the answer',
         timeout: Duration.minutes(2),
         memorySize: 1024,
+        environment: roundPaths,
       }),
     };
     // Only the worker calls a model; the api reads the model variables to plan, never to invoke.
@@ -315,6 +336,8 @@ export class TesseraFanOut extends Construct {
       fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...LEDGER_READ_WRITE_ACTIONS], resources: [this.table.tableArn] }));
     }
     this.stateMachine.grantTaskResponse(worker);
+    // A batched round's subtasks wait in the batch machine's executions: their tokens are its.
+    this.batchStateMachine.grantTaskResponse(worker);
 
     // Reads of the table's items; run creation (idempotency record, run and manifest items) and
     // cancellation, no deletes; and Query of the run list index only: no Scan, no other index.
@@ -338,6 +361,7 @@ export class TesseraFanOut extends Construct {
     );
     this.stateMachine.grantStartExecution(api);
     this.stateMachine.grantTaskResponse(api);
+    this.batchStateMachine.grantTaskResponse(api);
     api.function.addEnvironment(ENV.stateMachineArn, this.stateMachine.stateMachineArn);
 
     // The state machine invokes the deadline function, so granting through the function's default
@@ -345,7 +369,7 @@ export class TesseraFanOut extends Construct {
     // A standalone policy attached to the role carries the same statement without that edge.
     new iam.Policy(this, 'DeadlineTaskResponse', {
       roles: [deadline.role],
-      statements: [new iam.PolicyStatement({ actions: TASK_RESPONSE_ACTIONS, resources: [this.stateMachine.stateMachineArn] })],
+      statements: [new iam.PolicyStatement({ actions: TASK_RESPONSE_ACTIONS, resources: [this.stateMachine.stateMachineArn, this.batchStateMachine.stateMachineArn] })],
     });
   }
 }
@@ -416,6 +440,8 @@ const settingsInput = (constructPath: string, props: TesseraFanOutProps, registe
   workerBatchingWindowSeconds: (props.workerBatchingWindow ?? FAN_OUT_DEFAULTS.workerBatchingWindow).toSeconds({ integral: false }),
   maxDeadlineSeconds: (props.maxDeadline ?? FAN_OUT_DEFAULTS.maxDeadline).toSeconds(),
   mapMaxConcurrency: props.mapMaxConcurrency ?? FAN_OUT_DEFAULTS.mapMaxConcurrency,
+  batchSubtasks: props.batchSubtasks ?? FAN_OUT_DEFAULTS.batchSubtasks,
+  inlineSubtasks: props.inlineSubtasks ?? FAN_OUT_DEFAULTS.inlineSubtasks,
   tenantDailyAllowance: props.tenantDailyAllowance ?? FAN_OUT_DEFAULTS.tenantDailyAllowance,
   degradedRunRateThreshold: props.degradedRunRateThreshold ?? FAN_OUT_DEFAULTS.degradedRunRateThreshold,
   serviceName: props.serviceName ?? FAN_OUT_DEFAULTS.serviceName,

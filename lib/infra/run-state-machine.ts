@@ -33,6 +33,18 @@ export const STATE_NAMES = {
   runFailed: 'RunFailed',
   finalize: 'Finalize',
   finalizeFailed: 'FinalizeFailed',
+  /** The Choice after Dispatch: the round's inline Map or its batches. */
+  isBatched: 'IsBatched?',
+  /** The run's Map over a batched round's batch descriptors. */
+  awaitBatches: 'AwaitBatches',
+  /** One batch: start its child execution and wait for it (`states:startExecution.sync:2`). */
+  startBatch: 'StartBatch',
+  /** The child's first state: its batch's subtasks from the ledger. */
+  loadBatch: 'LoadBatch',
+  /** The child's Map over its batch's subtasks: today's per-subtask iteration. */
+  awaitBatchSubtasks: 'AwaitBatchSubtasks',
+  /** The child's end: its output is the batch number only. */
+  batchDone: 'BatchDone',
 } as const;
 
 /** Errors a task retries; defined beside the errors themselves (see `transient-errors.ts`). */
@@ -57,13 +69,50 @@ export interface RunStateMachineProps {
   readonly mapMaxConcurrency: number;
   /** Overall execution timeout: a backstop, never the normal way a run ends. */
   readonly timeout: Duration;
+  /**
+   * How long one batch's child execution may run (its own timeout, and StartBatch's): a round
+   * waits at most the longest deadline, so this is that plus room to seal. An explicit timeout on
+   * StartBatch also keeps the local interpreter from its 60-second Task default.
+   * @default - the run's `timeout`
+   */
+  readonly batchTimeout?: Duration;
   readonly logRetention: logs.RetentionDays;
   readonly logRemovalPolicy: RemovalPolicy;
 }
 
+/**
+ * Batches whose child executions run at once: an inline Map's own ceiling. Each child waits on up
+ * to `mapMaxConcurrency` subtasks, so 40 batches keep 1,600 subtask waits open at once.
+ */
+export const BATCH_MAP_CONCURRENCY = 40;
+
+/** cdk-nag findings both state machines' roles share, each with its reason. */
+const LAMBDA_AND_LOG_SUPPRESSIONS = [
+  {
+    id: 'AwsSolutions-IAM5',
+    reason: "CDK grants lambda:InvokeFunction on each function and its versions (ARN:*) so a qualified invoke works; the functions are this construct's own.",
+    appliesTo: [{ regex: '/^Resource::<.*\\.Arn>:\\*$/g' }],
+  },
+  {
+    id: 'AwsSolutions-IAM5',
+    reason: 'Log delivery (logs:CreateLogDelivery and the like) and X-Ray (xray:PutTraceSegments and the like) support no resource-level permissions.',
+    appliesTo: ['Resource::*'],
+  },
+];
+
 type RetryProfile = (typeof RETRY_PROFILES)[keyof typeof RETRY_PROFILES];
 
 type InvokeOptions = Omit<tasks.LambdaInvokeProps, 'lambdaFunction' | 'payload' | 'retryOnServiceExceptions'>;
+
+/**
+ * A Lambda task on the optimized integration with the transient-error retry of `profile`
+ * (CDK's own service-exception retry is off, so each task carries exactly one retrier).
+ */
+const invoke = (scope: Construct, name: string, fn: lambda.IFunction, payload: sfn.TaskInput, profile: RetryProfile, options: InvokeOptions = {}): tasks.LambdaInvoke => {
+  const task = new tasks.LambdaInvoke(scope, name, { ...options, lambdaFunction: fn, payload, retryOnServiceExceptions: false });
+  task.addRetry({ errors: [...TRANSIENT_ERRORS], jitterStrategy: sfn.JitterType.FULL, ...profile });
+  return task;
+};
 
 /** `runId`, `tenantId` and `subtaskId` read from `base`: `$` for a Map item, `$.Payload` after Arm. */
 const subtaskKey = (base: string) => ({
@@ -71,6 +120,103 @@ const subtaskKey = (base: string) => ({
   tenantId: sfn.JsonPath.stringAt(`${base}.tenantId`),
   subtaskId: sfn.JsonPath.stringAt(`${base}.subtaskId`),
 });
+
+/**
+ * One subtask, against its absolute deadline: the iteration of the run's inline Map and of each
+ * batch's child Map, built by this one function so the two cannot drift. Arm reads the ledger and answers from the same
+ * instant whenever the iteration starts: already terminal, already expired, or the seconds
+ * left. Await registers a task token and waits at most those seconds for the worker's answer.
+ * A subtask with a hedge pending waits in AwaitHedge until the hedge is due, is hedged, and
+ * goes back to Arm (docs/hedging.md).
+ */
+const subtaskIteration = (scope: Construct, deadline: lambda.IFunction): sfn.IChainable => {
+  const seal = invoke(
+    scope,
+    STATE_NAMES.seal,
+    deadline,
+    sfn.TaskInput.fromObject({ action: 'seal', ...subtaskKey('$.Payload') }),
+    RETRY_PROFILES.subtask,
+  ).next(new sfn.Succeed(scope, STATE_NAMES.subtaskSealed));
+
+  const subtaskDone = new sfn.Succeed(scope, STATE_NAMES.subtaskDone);
+  const waitForDeadline = new sfn.Wait(scope, STATE_NAMES.waitForDeadline, {
+    time: sfn.WaitTime.timestampPath('$.Payload.deadline'),
+  }).next(seal);
+
+  /** A callback wait for the worker's answer, ending at the whole seconds at `secondsPath`. */
+  const callbackWait = (name: string, field: 'timeoutSeconds' | 'hedgeSeconds') =>
+    invoke(
+    scope,
+      name,
+      deadline,
+      sfn.TaskInput.fromObject({
+        action: 'await',
+        taskToken: sfn.JsonPath.taskToken,
+        ...subtaskKey('$.Payload'),
+        deadline: sfn.JsonPath.stringAt('$.Payload.deadline'),
+        // Repeated here so `$.Payload.<field>` exists in the effective input as well as in the
+        // raw state input: AWS resolves TimeoutSecondsPath against the state input, the local
+        // emulator against the input after Parameters. The same path then means the same value.
+        [field]: sfn.JsonPath.numberAt(`$.Payload.${field}`),
+      }),
+      RETRY_PROFILES.subtask,
+      {
+        integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+        taskTimeout: sfn.Timeout.at(`$.Payload.${field}`),
+        resultPath: '$.callback',
+      },
+    );
+
+  const awaitOutcome = callbackWait(STATE_NAMES.await, 'timeoutSeconds')
+    // Catch keeps `$.Payload` (resultPath below it), so Seal still knows which subtask.
+    .addCatch(seal, { errors: [sfn.Errors.TIMEOUT], resultPath: '$.awaitError' })
+    // Any other failure must not seal early: wait out the original instant, then seal.
+    .addCatch(waitForDeadline, { errors: [sfn.Errors.ALL], resultPath: '$.awaitError' })
+    .next(subtaskDone);
+
+  const arm = invoke(
+    scope,
+    STATE_NAMES.arm,
+    deadline,
+    sfn.TaskInput.fromObject({ action: 'arm', ...subtaskKey('$'), deadline: sfn.JsonPath.stringAt('$.deadline') }),
+    RETRY_PROFILES.subtask,
+    { resultSelector: { 'Payload.$': '$.Payload' } },
+  );
+
+  // Hedge: start the race and enqueue the copies, then Arm again (which no longer answers
+  // `hedgeSeconds`, so the iteration waits for the deadline as without a hedge). Its payload is
+  // the Map item again, so Arm reads it as it reads the first. A hedge that cannot be started is
+  // no reason to seal early: like a failed Await, it waits out the instant, then seals.
+  const hedge = invoke(
+    scope,
+    STATE_NAMES.hedge,
+    deadline,
+    sfn.TaskInput.fromObject({ action: 'hedge', ...subtaskKey('$.Payload'), deadline: sfn.JsonPath.stringAt('$.Payload.deadline') }),
+    RETRY_PROFILES.subtask,
+    { outputPath: '$.Payload' },
+  )
+    .addCatch(waitForDeadline, { errors: [sfn.Errors.ALL], resultPath: '$.hedgeError' })
+    .next(arm);
+
+  // Arm answers `hedgeSeconds` only while a hedge is due before the deadline, so this wait ends
+  // at min(hedge, deadline); its timeout is the hedge coming due, never the deadline.
+  const awaitHedge = callbackWait(STATE_NAMES.awaitHedge, 'hedgeSeconds')
+    .addCatch(hedge, { errors: [sfn.Errors.TIMEOUT], resultPath: '$.awaitError' })
+    .addCatch(waitForDeadline, { errors: [sfn.Errors.ALL], resultPath: '$.awaitError' })
+    .next(subtaskDone);
+
+  const hedgeSeconds = '$.Payload.hedgeSeconds';
+  return arm.next(
+    new sfn.Choice(scope, STATE_NAMES.isSubtaskOpen)
+      .when(sfn.Condition.stringEquals('$.Payload.status', 'terminal'), subtaskDone)
+      .when(sfn.Condition.stringEquals('$.Payload.status', 'expired'), seal)
+      // A Choice on an absent path is a runtime error, so presence is tested first. A hedge due
+      // now (0 s) cannot be waited for: TimeoutSecondsPath must be at least 1.
+      .when(sfn.Condition.and(sfn.Condition.isPresent(hedgeSeconds), sfn.Condition.numberEquals(hedgeSeconds, 0)), hedge)
+      .when(sfn.Condition.isPresent(hedgeSeconds), awaitHedge)
+      .otherwise(awaitOutcome),
+  );
+};
 
 /**
  * The Standard state machine of one run: Dispatch a round, wait for each subtask until its
@@ -87,6 +233,13 @@ const subtaskKey = (base: string) => ({
  */
 export class RunStateMachine extends Construct {
   readonly stateMachine: sfn.StateMachine;
+  /**
+   * The state machine of one batch of a batched round (docs/deadlines.md, "Runs past one
+   * execution's history"): LoadBatch reads the batch's subtasks from the ledger, then the same
+   * per-subtask iteration as the run's inline Map waits for each until its absolute deadline.
+   * The run's StartBatch starts one execution per batch and waits for it.
+   */
+  readonly batchStateMachine: sfn.StateMachine;
   readonly logGroup: logs.LogGroup;
 
   constructor(scope: Construct, id: string, props: RunStateMachineProps) {
@@ -98,6 +251,13 @@ export class RunStateMachine extends Construct {
       retention: props.logRetention,
       removalPolicy: props.logRemovalPolicy,
     });
+    this.batchStateMachine = new sfn.StateMachine(this, 'BatchStateMachine', {
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      definitionBody: sfn.DefinitionBody.fromChainable(this.batchDefinition(props)),
+      timeout: props.batchTimeout ?? props.timeout,
+      tracingEnabled: true,
+      logs: { destination: this.logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
+    });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineType: sfn.StateMachineType.STANDARD,
       definitionBody: sfn.DefinitionBody.fromChainable(this.definition(props)),
@@ -107,40 +267,24 @@ export class RunStateMachine extends Construct {
       // bearer credentials for the waiting state, and logs never carry payloads or secrets.
       logs: { destination: this.logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
     });
+    NagSuppressions.addResourceSuppressions(this.batchStateMachine, LAMBDA_AND_LOG_SUPPRESSIONS, true);
     NagSuppressions.addResourceSuppressions(
       this.stateMachine,
       [
+        ...LAMBDA_AND_LOG_SUPPRESSIONS,
         {
           id: 'AwsSolutions-IAM5',
           reason:
-            'CDK grants lambda:InvokeFunction on each function and its versions (ARN:*) so a qualified invoke works; the functions are this construct\'s own.',
-          appliesTo: [{ regex: '/^Resource::<.*\\.Arn>:\\*$/g' }],
-        },
-        {
-          id: 'AwsSolutions-IAM5',
-          reason:
-            'Log delivery (logs:CreateLogDelivery and the like) and X-Ray (xray:PutTraceSegments and the like) support no resource-level permissions.',
-          appliesTo: ['Resource::*'],
+            'StartBatch waits for its child (startExecution.sync:2): Step Functions needs DescribeExecution and StopExecution on the batch machine\'s executions (execution:<batch machine name>:*, whose execution names are made at run time); CDK scopes them to that one machine.',
+          appliesTo: [{ regex: '/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:.*BatchStateMachine.*\\*$/g' }],
         },
       ],
       true,
     );
   }
 
-  /**
-   * A Lambda task on the optimized integration with the transient-error retry of `profile`
-   * (CDK's own service-exception retry is off, so each task carries exactly one retrier).
-   */
-  private invoke(
-    name: string,
-    fn: lambda.IFunction,
-    payload: sfn.TaskInput,
-    profile: RetryProfile,
-    options: InvokeOptions = {},
-  ): tasks.LambdaInvoke {
-    const task = new tasks.LambdaInvoke(this, name, { ...options, lambdaFunction: fn, payload, retryOnServiceExceptions: false });
-    task.addRetry({ errors: [...TRANSIENT_ERRORS], jitterStrategy: sfn.JitterType.FULL, ...profile });
-    return task;
+  private invoke(name: string, fn: lambda.IFunction, payload: sfn.TaskInput, profile: RetryProfile, options: InvokeOptions = {}): tasks.LambdaInvoke {
+    return invoke(this, name, fn, payload, profile, options);
   }
 
   private definition(props: RunStateMachineProps): sfn.IChainable {
@@ -160,7 +304,7 @@ export class RunStateMachine extends Construct {
       maxConcurrency: props.mapMaxConcurrency,
       resultPath: sfn.JsonPath.DISCARD,
     })
-      .itemProcessor(this.subtaskIteration(props.deadline))
+      .itemProcessor(subtaskIteration(this, props.deadline))
       .addCatch(finalize, catchToFinalize);
 
     const reconcile = this.invoke(
@@ -184,99 +328,72 @@ export class RunStateMachine extends Construct {
       .when(sfn.Condition.stringEquals('$.next', 'dispatch'), dispatch)
       .otherwise(new sfn.Succeed(this, STATE_NAMES.runEnded));
 
-    return dispatch.next(awaitSubtasks).next(reconcile).next(nextRound);
+    // A batched round: one iteration per batch descriptor, each starting the batch's child
+    // execution and waiting for it. Only the child's status comes back, so the run's state stays
+    // a few dozen bytes per batch; a child that fails, times out or is aborted fails StartBatch,
+    // and the Catch closes the run through Finalize with its coverage.
+    const startBatch = new tasks.StepFunctionsStartExecution(this, STATE_NAMES.startBatch, {
+      stateMachine: this.batchStateMachine,
+      integrationPattern: sfn.IntegrationPattern.RUN_JOB,
+      input: sfn.TaskInput.fromObject({
+        runId: sfn.JsonPath.stringAt('$.runId'),
+        tenantId: sfn.JsonPath.stringAt('$.tenantId'),
+        round: sfn.JsonPath.numberAt('$.round'),
+        batch: sfn.JsonPath.numberAt('$.batch'),
+      }),
+      // One name per batch of a round: a repeated start of the same batch is the same execution.
+      name: sfn.JsonPath.format('{}-{}-{}', sfn.JsonPath.stringAt('$.runId'), sfn.JsonPath.stringAt('$.round'), sfn.JsonPath.stringAt('$.batch')),
+      associateWithParent: true,
+      taskTimeout: sfn.Timeout.duration(props.batchTimeout ?? props.timeout),
+      resultSelector: { 'status.$': '$.Status' },
+    });
+    const awaitBatches = new sfn.Map(this, STATE_NAMES.awaitBatches, {
+      itemsPath: '$.batches',
+      maxConcurrency: BATCH_MAP_CONCURRENCY,
+      itemSelector: {
+        runId: sfn.JsonPath.stringAt('$.runId'),
+        tenantId: sfn.JsonPath.stringAt('$.tenantId'),
+        round: sfn.JsonPath.numberAt('$$.Map.Item.Value.round'),
+        batch: sfn.JsonPath.numberAt('$$.Map.Item.Value.batch'),
+      },
+      resultPath: sfn.JsonPath.DISCARD,
+    })
+      .itemProcessor(startBatch)
+      .addCatch(finalize, catchToFinalize);
+
+    awaitSubtasks.next(reconcile);
+    awaitBatches.next(reconcile);
+    reconcile.next(nextRound);
+    const isBatched = new sfn.Choice(this, STATE_NAMES.isBatched)
+      .when(sfn.Condition.and(sfn.Condition.isPresent('$.path'), sfn.Condition.stringEquals('$.path', 'batched')), awaitBatches)
+      .otherwise(awaitSubtasks);
+    return dispatch.next(isBatched);
   }
 
-  /**
-   * One subtask, against its absolute deadline. Arm reads the ledger and answers from the same
-   * instant whenever the iteration starts: already terminal, already expired, or the seconds
-   * left. Await registers a task token and waits at most those seconds for the worker's answer.
-   * A subtask with a hedge pending waits in AwaitHedge until the hedge is due, is hedged, and
-   * goes back to Arm (docs/hedging.md).
-   */
-  private subtaskIteration(deadline: lambda.IFunction): sfn.IChainable {
-    const seal = this.invoke(
-      STATE_NAMES.seal,
-      deadline,
-      sfn.TaskInput.fromObject({ action: 'seal', ...subtaskKey('$.Payload') }),
-      RETRY_PROFILES.subtask,
-    ).next(new sfn.Succeed(this, STATE_NAMES.subtaskSealed));
-
-    const subtaskDone = new sfn.Succeed(this, STATE_NAMES.subtaskDone);
-    const waitForDeadline = new sfn.Wait(this, STATE_NAMES.waitForDeadline, {
-      time: sfn.WaitTime.timestampPath('$.Payload.deadline'),
-    }).next(seal);
-
-    /** A callback wait for the worker's answer, ending at the whole seconds at `secondsPath`. */
-    const callbackWait = (name: string, field: 'timeoutSeconds' | 'hedgeSeconds') =>
-      this.invoke(
-        name,
-        deadline,
-        sfn.TaskInput.fromObject({
-          action: 'await',
-          taskToken: sfn.JsonPath.taskToken,
-          ...subtaskKey('$.Payload'),
-          deadline: sfn.JsonPath.stringAt('$.Payload.deadline'),
-          // Repeated here so `$.Payload.<field>` exists in the effective input as well as in the
-          // raw state input: AWS resolves TimeoutSecondsPath against the state input, the local
-          // emulator against the input after Parameters. The same path then means the same value.
-          [field]: sfn.JsonPath.numberAt(`$.Payload.${field}`),
-        }),
-        RETRY_PROFILES.subtask,
-        {
-          integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
-          taskTimeout: sfn.Timeout.at(`$.Payload.${field}`),
-          resultPath: '$.callback',
-        },
-      );
-
-    const awaitOutcome = callbackWait(STATE_NAMES.await, 'timeoutSeconds')
-      // Catch keeps `$.Payload` (resultPath below it), so Seal still knows which subtask.
-      .addCatch(seal, { errors: [sfn.Errors.TIMEOUT], resultPath: '$.awaitError' })
-      // Any other failure must not seal early: wait out the original instant, then seal.
-      .addCatch(waitForDeadline, { errors: [sfn.Errors.ALL], resultPath: '$.awaitError' })
-      .next(subtaskDone);
-
-    const arm = this.invoke(
-      STATE_NAMES.arm,
-      deadline,
-      sfn.TaskInput.fromObject({ action: 'arm', ...subtaskKey('$'), deadline: sfn.JsonPath.stringAt('$.deadline') }),
-      RETRY_PROFILES.subtask,
-      { resultSelector: { 'Payload.$': '$.Payload' } },
+  /** One batch: LoadBatch, then today's per-subtask iteration over its subtasks, then BatchDone. */
+  private batchDefinition(props: RunStateMachineProps): sfn.IChainable {
+    // Its own scope: the iteration's states have the same names as in the run's machine.
+    const scope = new Construct(this, 'Batch');
+    const loadBatch = invoke(
+      scope,
+      STATE_NAMES.loadBatch,
+      props.deadline,
+      sfn.TaskInput.fromObject({
+        action: 'batch',
+        runId: sfn.JsonPath.stringAt('$.runId'),
+        tenantId: sfn.JsonPath.stringAt('$.tenantId'),
+        round: sfn.JsonPath.numberAt('$.round'),
+        batch: sfn.JsonPath.numberAt('$.batch'),
+      }),
+      RETRY_PROFILES.run,
+      { resultSelector: { 'items.$': '$.Payload.items' }, resultPath: '$.loaded' },
     );
-
-    // Hedge: start the race and enqueue the copies, then Arm again (which no longer answers
-    // `hedgeSeconds`, so the iteration waits for the deadline as without a hedge). Its payload is
-    // the Map item again, so Arm reads it as it reads the first. A hedge that cannot be started is
-    // no reason to seal early: like a failed Await, it waits out the instant, then seals.
-    const hedge = this.invoke(
-      STATE_NAMES.hedge,
-      deadline,
-      sfn.TaskInput.fromObject({ action: 'hedge', ...subtaskKey('$.Payload'), deadline: sfn.JsonPath.stringAt('$.Payload.deadline') }),
-      RETRY_PROFILES.subtask,
-      { outputPath: '$.Payload' },
-    )
-      .addCatch(waitForDeadline, { errors: [sfn.Errors.ALL], resultPath: '$.hedgeError' })
-      .next(arm);
-
-    // Arm answers `hedgeSeconds` only while a hedge is due before the deadline, so this wait ends
-    // at min(hedge, deadline); its timeout is the hedge coming due, never the deadline.
-    const awaitHedge = callbackWait(STATE_NAMES.awaitHedge, 'hedgeSeconds')
-      .addCatch(hedge, { errors: [sfn.Errors.TIMEOUT], resultPath: '$.awaitError' })
-      .addCatch(waitForDeadline, { errors: [sfn.Errors.ALL], resultPath: '$.awaitError' })
-      .next(subtaskDone);
-
-    const hedgeSeconds = '$.Payload.hedgeSeconds';
-    return arm.next(
-      new sfn.Choice(this, STATE_NAMES.isSubtaskOpen)
-        .when(sfn.Condition.stringEquals('$.Payload.status', 'terminal'), subtaskDone)
-        .when(sfn.Condition.stringEquals('$.Payload.status', 'expired'), seal)
-        // A Choice on an absent path is a runtime error, so presence is tested first. A hedge due
-        // now (0 s) cannot be waited for: TimeoutSecondsPath must be at least 1.
-        .when(sfn.Condition.and(sfn.Condition.isPresent(hedgeSeconds), sfn.Condition.numberEquals(hedgeSeconds, 0)), hedge)
-        .when(sfn.Condition.isPresent(hedgeSeconds), awaitHedge)
-        .otherwise(awaitOutcome),
-    );
+    const awaitBatchSubtasks = new sfn.Map(scope, STATE_NAMES.awaitBatchSubtasks, {
+      itemsPath: '$.loaded.items',
+      maxConcurrency: props.mapMaxConcurrency,
+      resultPath: sfn.JsonPath.DISCARD,
+    }).itemProcessor(subtaskIteration(scope, props.deadline));
+    return loadBatch.next(awaitBatchSubtasks).next(new sfn.Succeed(scope, STATE_NAMES.batchDone, { outputPath: '$.batch' }));
   }
 
   /** The one way a run ends after a failure: recorded failed, with coverage, then RunFailed. */

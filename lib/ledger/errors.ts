@@ -306,6 +306,22 @@ export class SubtaskNotFound extends LedgerError {
 }
 
 /**
+ * No batch was written under this key: the batch's child execution was started for a round or
+ * batch that dispatch never wrote.
+ *
+ * @example
+ * new BatchNotFound({ runId: 'r1', round: 2, batch: 7 })
+ */
+export class BatchNotFound extends LedgerError {
+  override readonly name = 'BatchNotFound';
+  declare readonly round: number;
+  declare readonly batch: number;
+  constructor(details: LedgerErrorContext & Pick<BatchNotFound, 'round' | 'batch'>, options?: ErrorOptions) {
+    super(`batch ${details.batch} of round ${details.round} not found`, details, options);
+  }
+}
+
+/**
  * A ledger call's input failed validation. `issues` lists each problem with its field path.
  *
  * @example

@@ -22,3 +22,4 @@ export type { ClosedRun } from './closing';
 export { boundOutcome, itemSize, FINDINGS_LIMIT_BYTES, OUTCOME_LIMIT_BYTES, ANSWER_LIMIT_BYTES } from './size';
 export { DEFAULT_CONFLICT_RETRY, type ConflictRetry } from './failures';
 export { sealReason, closeReason } from './reason';
+export { BatchEntry, BatchRef, batchKey, type WriteBatchesInput } from './batches';

@@ -4,7 +4,7 @@
  * HTTP, and a malformed id must not become a malformed key.
  */
 import { z } from 'zod';
-import { Answer, DispatchedSubtask, RunRequest, RunStatus, SubtaskId, TenantId, isWellFormed } from '../contract';
+import { Answer, DispatchedSubtask, MAX_RUN_SUBTASKS, RunRequest, RunStatus, SubtaskId, TenantId, isWellFormed } from '../contract';
 import { InvalidLedgerInput } from './errors';
 import { SHARDING } from './keys';
 
@@ -35,7 +35,7 @@ export const AppendRoundInput = z.object({
   runId: RunId,
   round: z.int().min(1),
   /** Each needs an absolute `deadline`, or a `deadlineSeconds` counted from `dispatchedAt`. */
-  subtasks: z.array(DispatchedSubtask).min(1).max(5000),
+  subtasks: z.array(DispatchedSubtask).min(1).max(MAX_RUN_SUBTASKS),
   /**
    * The instant the round was dispatched. Pass a stable one (such as the Step Functions state's
    * entered time) so a retried dispatch computes the same deadlines; defaults to now.

@@ -5,6 +5,7 @@
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { OutcomeInput } from '../contract';
 import { appendRound, type AppendedRound } from './rounds';
+import { readBatch, writeBatches, type BatchEntry, type BatchRef, type WriteBatchesInput } from './batches';
 import { reserveBudget, tenantUsage, type Reservation, type TenantUsage } from './budget';
 import { claimSubtask, getSubtask, recordDeliveryFailure, registerWaiter, releaseClaim, sealTimedOut, type SealResult, type WaiterRegistration } from './claims';
 import { cancelRun, finishRun, type ClosedRun } from './closing';
@@ -74,6 +75,16 @@ export interface Ledger {
    * @example await ledger.appendRound({ tenantId, runId, round: 1, subtasks, dispatchedAt });
    */
   appendRound(input: AppendRoundInput): Promise<AppendedRound>;
+  /**
+   * Writes a batched round's batches (which subtasks each batch holds); idempotent. Returns how many.
+   * @example await ledger.writeBatches({ tenantId, runId, round: 1, batches: [[{ subtaskId: 'A', deadline }]] });
+   */
+  writeBatches(input: WriteBatchesInput): Promise<number>;
+  /**
+   * The subtasks of one batch, in order; `BatchNotFound` when dispatch never wrote it.
+   * @example const entries = await ledger.readBatch({ tenantId, runId, round: 1, batch: 0 });
+   */
+  readBatch(ref: BatchRef): Promise<BatchEntry[]>;
   /**
    * One page of a run's committed subtasks in id order, read by key range (never the whole run);
    * `not_found` also for another tenant's run.
@@ -197,6 +208,8 @@ export const createLedger = (options: LedgerOptions): Ledger => {
       return readSubtaskPage(ctx, { ...request, ...valid });
     },
     appendRound: (input) => appendRound(ctx, input),
+    writeBatches: (input) => writeBatches(ctx, input),
+    readBatch: (ref) => readBatch(ctx, ref),
     claimSubtask: (input) => claimSubtask(ctx, input),
     releaseClaim: (claim) => releaseClaim(ctx, claim),
     reserveBudget: (claim) => reserveBudget(ctx, claim),

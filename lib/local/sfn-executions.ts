@@ -152,6 +152,12 @@ const CallbackParameters = z.looseObject({
   InvocationType: z.enum(['RequestResponse', 'Event']).optional(),
 });
 
+const StartExecutionParameters = z.looseObject({
+  StateMachineArn: z.string().min(1),
+  Input: z.unknown().optional(),
+  Name: z.string().optional(),
+});
+
 /** A running execution: how to abort it, when it is fully done, and why it was stopped. */
 interface RunningExecution {
   readonly abort: () => void;
@@ -252,6 +258,43 @@ export const createExecutionService = (options: {
       })(),
     );
 
+  /** Running children by the execution that started them: a parent that ends stops its children, as `.sync` does on AWS. */
+  const children = new Map<string, Set<string>>();
+
+  /**
+   * The local handler of one `startExecution.sync:2` Task: start the child state machine in
+   * process, wait for it, and answer what Step Functions answers (DescribeExecution, `Output` as
+   * JSON); a child that does not succeed fails the Task with `States.TaskFailed`, as on AWS.
+   */
+  const startExecutionHandler = (parent: ExecutionRecord, stateName: string) => (input: unknown) =>
+    observed(
+      (async () => {
+        const parameters = StartExecutionParameters.safeParse(input);
+        if (!parameters.success) throw new TaskFailure('States.Runtime', `startExecution parameters are invalid: ${z.prettifyError(parameters.error)}`);
+        const { StateMachineArn, Input, Name } = parameters.data;
+        const child = start({ stateMachineArn: StateMachineArn, ...(Name === undefined ? {} : { name: Name }), input: JSON.stringify(Input ?? {}) });
+        const siblings = children.get(parent.executionArn) ?? new Set<string>();
+        siblings.add(child.executionArn);
+        children.set(parent.executionArn, siblings);
+        log({ level: 'debug', component: 'states', message: `${stateName} started ${child.name}`, data: { executionArn: child.executionArn } });
+        const ended = await settled(child.executionArn);
+        siblings.delete(child.executionArn);
+        const described = {
+          ExecutionArn: ended.executionArn,
+          StateMachineArn: ended.stateMachineArn,
+          Name: ended.name,
+          Status: ended.status,
+          StartDate: ended.startDate.getTime(),
+          StopDate: ended.stopDate?.getTime(),
+          Input: JSON.parse(ended.input) as JsonValue,
+        };
+        if (ended.status !== 'SUCCEEDED') {
+          throw new TaskFailure('States.TaskFailed', JSON.stringify({ ...described, Error: ended.error, Cause: ended.cause }));
+        }
+        return { ...described, Output: (ended.output === undefined ? null : JSON.parse(ended.output)) as JsonValue };
+      })(),
+    );
+
   /**
    * The local handler of a plain Lambda Task (a function ARN, or `lambda:invoke`, which the Lambda
    * endpoint unwraps): the same Invoke request the library would send, through the service's one
@@ -316,6 +359,8 @@ export const createExecutionService = (options: {
     if (result.error) execution.error = result.error;
     if (result.cause) execution.cause = result.cause;
     tokens.closeExecution(execution.executionArn);
+    for (const child of children.get(execution.executionArn) ?? []) stop({ executionArn: child, error: 'States.Aborted', cause: `its parent ${execution.name} ended ${result.status}` });
+    children.delete(execution.executionArn);
     log({ level: 'info', component: 'states', message: `${execution.name} ${result.status}`, data: { executionArn: execution.executionArn, error: result.error } });
     notifyStatus(execution);
   };
@@ -327,8 +372,9 @@ export const createExecutionService = (options: {
       Task: { Token: placeholder },
     };
     const taskResourceLocalHandlers = Object.fromEntries([
-      ...[...machine.lambdaTasks].map(([stateName, resource]) => [stateName, lambdaTaskHandler(stateName, resource)]),
-      ...[...machine.callbackTasks].map(([stateName, task]) => [stateName, callbackHandler(execution, stateName, task, context)]),
+      ...[...machine.lambdaTasks].map(([stateName, resource]) => [stateName, lambdaTaskHandler(stateName, resource)] as const),
+      ...[...machine.callbackTasks].map(([stateName, task]) => [stateName, callbackHandler(execution, stateName, task, context)] as const),
+      ...[...machine.startExecutionTasks.keys()].map((stateName) => [stateName, startExecutionHandler(execution, stateName)] as const),
     ]);
     const started = machine.machine.run(parseInput(execution.input), { overrides: { taskResourceLocalHandlers }, context });
     const entry: RunningExecution = { abort: started.abort, done: Promise.resolve() };
@@ -370,6 +416,12 @@ export const createExecutionService = (options: {
     return execution;
   };
 
+  const settled: ExecutionService['settled'] = async (executionArn) => {
+    const execution = record(executionArn);
+    await running.get(executionArn)?.done;
+    return execution;
+  };
+
   const stop: ExecutionService['stop'] = (request) => {
     const execution = record(request.executionArn);
     const active = running.get(request.executionArn);
@@ -402,11 +454,7 @@ export const createExecutionService = (options: {
       statusListeners.add(listener);
       return () => statusListeners.delete(listener);
     },
-    settled: async (executionArn) => {
-      const execution = record(executionArn);
-      await running.get(executionArn)?.done;
-      return execution;
-    },
+    settled,
     shutdown: async () => {
       const active = [...running.values()];
       for (const entry of active) entry.abort();

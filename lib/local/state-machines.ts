@@ -21,6 +21,24 @@ export const LAMBDA_INVOKE_CALLBACK = 'arn:aws:states:::lambda:invoke.waitForTas
 const LAMBDA_INVOKE = 'arn:aws:states:::lambda:invoke';
 
 /**
+ * Starting a child execution and waiting for it, JSON output (`.sync:2`): the one Step Functions
+ * integration the local cloud answers itself, by starting the template's child state machine in
+ * process (a batched round's StartBatch, docs/deadlines.md).
+ */
+export const START_EXECUTION_SYNC = 'arn:aws:states:::states:startExecution.sync:2';
+
+/**
+ * The fields of a StartBatch-like Task the local cloud reads. `TimeoutSeconds` is required: the
+ * local interpreter's default is 60 s, AWS has none, and a child may run for a whole deadline.
+ */
+export const StartExecutionTask = z.looseObject({
+  Type: z.literal('Task'),
+  Resource: z.literal(START_EXECUTION_SYNC),
+  TimeoutSeconds: z.number().int().min(1),
+});
+export type StartExecutionTask = z.infer<typeof StartExecutionTask>;
+
+/**
  * The fields of a Task state the callback emulation reads.
  *
  * @example
@@ -43,6 +61,8 @@ export interface LocalStateMachine {
   readonly definition: StateMachineDefinition;
   /** Callback Tasks by state name (names are unique across the whole machine, nested ones included). */
   readonly callbackTasks: ReadonlyMap<string, CallbackTask>;
+  /** `startExecution.sync:2` Tasks by state name: the local cloud starts the child and waits for it. */
+  readonly startExecutionTasks: ReadonlyMap<string, StartExecutionTask>;
   /** The other Lambda Tasks: their `Resource` (a function ARN or `lambda:invoke`) by state name. */
   readonly lambdaTasks: ReadonlyMap<string, string>;
   /** The validated machine; `run()` may be called once per execution. */
@@ -68,6 +88,7 @@ interface Walk {
   readonly path: string;
   readonly functionArns: ReadonlySet<string>;
   readonly callbacks: Map<string, CallbackTask>;
+  readonly starts: Map<string, StartExecutionTask>;
   readonly lambdaTasks: Map<string, string>;
   readonly seen: Set<string>;
 }
@@ -85,11 +106,20 @@ const checkTask = (name: string, state: Record<string, unknown>, walk: Walk): vo
     walk.callbacks.set(name, CallbackTask.parse(state));
     return;
   }
+  if (resource === START_EXECUTION_SYNC) {
+    const task = StartExecutionTask.safeParse(state);
+    if (!task.success) throw new UnsupportedFeatureError(where, `${START_EXECUTION_SYNC} without an explicit TimeoutSeconds (the local default is 60 s)`);
+    walk.starts.set(name, task.data);
+    return;
+  }
   if (typeof resource === 'string' && (resource === LAMBDA_INVOKE || walk.functionArns.has(resource))) {
     walk.lambdaTasks.set(name, resource);
     return;
   }
-  throw new UnsupportedFeatureError(where, `Task resource ${String(resource)} (local Tasks may invoke the template's functions, directly or through lambda:invoke[.waitForTaskToken])`);
+  throw new UnsupportedFeatureError(
+    where,
+    `Task resource ${String(resource)} (local Tasks may invoke the template's functions, directly or through lambda:invoke[.waitForTaskToken], or start a template state machine through ${START_EXECUTION_SYNC})`,
+  );
 };
 
 const checkState = (name: string, state: Record<string, unknown>, walk: Walk): void => {
@@ -155,8 +185,9 @@ const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, 
   const definitionPath = propertyPath(entry.logicalId, props.DefinitionString === undefined ? 'Definition' : 'DefinitionString');
   const definition = parseDefinition(definitionText(props, path), definitionPath);
   const callbacks = new Map<string, CallbackTask>();
+  const starts = new Map<string, StartExecutionTask>();
   const lambdaTasks = new Map<string, string>();
-  walkStates(definition, { path: definitionPath, functionArns, callbacks, lambdaTasks, seen: new Set() });
+  walkStates(definition, { path: definitionPath, functionArns, callbacks, starts, lambdaTasks, seen: new Set() });
   const physical = resolver.physical(entry.logicalId);
   return {
     logicalId: entry.logicalId,
@@ -165,6 +196,7 @@ const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, 
     type: props.StateMachineType,
     definition: definition as StateMachineDefinition,
     callbackTasks: callbacks,
+    startExecutionTasks: starts,
     lambdaTasks,
     machine: validatedMachine(definition as StateMachineDefinition, definitionPath, validated),
   };
@@ -172,8 +204,9 @@ const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, 
 
 /**
  * Every state machine of the template, its definition resolved from the synthesized template and
- * validated. Task resources must be the template's own functions (directly or through
- * `lambda:invoke`), so nothing can reach a real AWS service. With `validated`, a definition that
+ * validated, a machine that starts others first. Task resources must be the template's own
+ * functions (directly or through `lambda:invoke`) or `startExecution.sync:2` of one of its state
+ * machines, so nothing can reach a real AWS service. With `validated`, a definition that
  * passed validation before is not validated again (lib/local/definition-cache.ts).
  *
  * @example
@@ -182,5 +215,7 @@ const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, 
  */
 export const stateMachinesFromTemplate = (resolver: TemplateResolver, options: { validated?: ValidatedDefinitions } = {}): LocalStateMachine[] => {
   const functionArns = new Set(resolver.entries(RESOURCE_TYPES.function).map((entry) => resolver.physical(entry.logicalId).attributes.Arn as string));
-  return resolver.entries(RESOURCE_TYPES.stateMachine).map((entry) => describeStateMachine(entry, resolver, functionArns, options.validated));
+  const machines = resolver.entries(RESOURCE_TYPES.stateMachine).map((entry) => describeStateMachine(entry, resolver, functionArns, options.validated));
+  // A machine that starts others (the run's, which starts its batches') is the entry point: first.
+  return [...machines.filter((m) => m.startExecutionTasks.size > 0), ...machines.filter((m) => m.startExecutionTasks.size === 0)];
 };

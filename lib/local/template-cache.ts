@@ -25,6 +25,8 @@ export interface TemplateInputs {
   readonly packageRoot: string;
   readonly workers: WorkerModuleInputs;
   readonly region: string;
+  /** The fan-out's round settings, when the cloud was given any (`TesseraCloudOptions.roundPaths`). */
+  readonly roundPaths?: { readonly batchSubtasks?: number; readonly inlineSubtasks?: number };
   /** Packages whose code runs during synthesis, by name: their installed versions. */
   readonly packageVersions: Readonly<Record<string, string>>;
   /** Environment variables the CDK reads (`CDK_*`), by name. */
@@ -79,6 +81,7 @@ export const templateCacheKey = (inputs: TemplateInputs): string => {
   field('cdk.json', cdkJson);
   field('workers', JSON.stringify(inputs.workers));
   field('region', inputs.region);
+  if (inputs.roundPaths !== undefined) field('round paths', JSON.stringify(inputs.roundPaths));
   field('packages', JSON.stringify(Object.entries(inputs.packageVersions).sort()));
   field('cdk environment', JSON.stringify(Object.entries(inputs.cdkEnvironment).sort()));
   return hash.digest('hex');

@@ -34,6 +34,11 @@ export interface TesseraCloudOptions {
    * cloud owns it from here. @default - launched here
    */
   readonly dynamodb?: Promise<LaunchingDynamoDbLocal>;
+  /**
+   * The fan-out's `batchSubtasks` and `inlineSubtasks`, as a deployment sets them: a test cloud
+   * with small batches runs the batched path with a few dozen subtasks. @default - the construct's defaults
+   */
+  readonly roundPaths?: { readonly batchSubtasks?: number; readonly inlineSubtasks?: number };
 }
 
 /**
@@ -41,7 +46,7 @@ export interface TesseraCloudOptions {
  * (lib/local/template-cache.ts) when nothing synthesis reads has changed, else synthesized now
  * (the only time aws-cdk-lib is imported) and cached.
  */
-const prepare = async (workers: string): Promise<{ registry: WorkerRegistry; template: unknown }> => {
+const prepare = async (workers: string, roundPaths: NonNullable<TesseraCloudOptions['roundPaths']> = {}): Promise<{ registry: WorkerRegistry; template: unknown }> => {
   const registry = await tracePhase('workers.load-registry', () => loadWorkerRegistry(workers));
   const path = resolveWorkerModule(workers);
   // Already imported by loadWorkerRegistry: this only finds which export holds the registry.
@@ -51,6 +56,7 @@ const prepare = async (workers: string): Promise<{ registry: WorkerRegistry; tem
       packageRoot: PACKAGE_ROOT,
       workers: { path, exportName, kinds: registry.kinds() },
       region: REGION,
+      ...(Object.keys(roundPaths).length > 0 ? { roundPaths } : {}),
       packageVersions: packageVersions(PACKAGE_ROOT, SYNTH_PACKAGES),
       cdkEnvironment: cdkEnvironment(process.env),
     }),
@@ -61,7 +67,7 @@ const prepare = async (workers: string): Promise<{ registry: WorkerRegistry; tem
     key,
     synthesize: async () => {
       const { synthesizeLocalTemplate } = await tracePhase('cdk.import', () => import('./local-template'));
-      return tracePhase('cdk.synth', () => synthesizeLocalTemplate(path, REGION));
+      return tracePhase('cdk.synth', () => synthesizeLocalTemplate(path, REGION, roundPaths));
     },
   });
   recordPhase(source === 'cache' ? 'template.from-cache' : 'template.synthesized-and-cached', started);
@@ -94,7 +100,7 @@ export const startTesseraCloud = async (options: TesseraCloudOptions): Promise<L
   // Awaited below; until then a failed start must not surface as an unhandled rejection.
   emulators.catch(() => undefined);
   try {
-    const { registry, template } = await prepare(options.workers);
+    const { registry, template } = await prepare(options.workers, options.roundPaths);
     return await startLocalCloud({
       template,
       repoRoot: PACKAGE_ROOT,

@@ -113,8 +113,8 @@ describe('planRun through validateRunRequest', () => {
     ]);
   });
 
-  it('rejects a split with an unknown worker and one into more than 1000 subtasks', () => {
-    const ids = Array.from({ length: 1001 }, (_, i) => `t-${i}`);
+  it('rejects a split with an unknown worker and one into more than 10,000 subtasks', () => {
+    const ids = Array.from({ length: 10_001 }, (_, i) => `t-${i}`);
     expect(problemsOf({ goal: 'g', universe: { dimension: 'ids', ids }, split: { worker: 'nobody', chunkSize: 1, ...allowance }, budget }).map((p) => [p.code, p.path])).toEqual([
       ['unknown_worker', 'split.worker'],
       ['plan_too_large', 'split'],

@@ -36,6 +36,7 @@ const KIND_QUEUES = referenceRegistry.kinds();
 let synth: Synthesized;
 let table: { 'Fn::GetAtt': [string, 'Arn'] };
 let stateMachine: { Ref: string };
+let batchStateMachine: { Ref: string };
 const roleId = (fn: string) => logicalIdAt(synth.template, 'AWS::IAM::Role', `/${fn}/Role/Resource`);
 const queueArn = (kind: string) => ({ 'Fn::GetAtt': [logicalIdAt(synth.template, 'AWS::SQS::Queue', `/Queues/${kind}/Resource`), 'Arn'] });
 
@@ -43,6 +44,7 @@ beforeAll(() => {
   synth = synthTesseraStack();
   table = { 'Fn::GetAtt': [logicalIdAt(synth.template, 'AWS::DynamoDB::Table', '/Ledger/Resource'), 'Arn'] };
   stateMachine = { Ref: logicalIdAt(synth.template, 'AWS::StepFunctions::StateMachine', '/Runs/StateMachine/Resource') };
+  batchStateMachine = { Ref: logicalIdAt(synth.template, 'AWS::StepFunctions::StateMachine', '/Runs/BatchStateMachine/Resource') };
 });
 
 describe('worker role: no recursion', () => {
@@ -62,7 +64,10 @@ describe('worker role: no recursion', () => {
     expect(receive).toHaveLength(1);
     expect(receive[0]?.Resource).toEqual(expect.arrayContaining(KIND_QUEUES.map(queueArn)));
     expect(receive[0]?.Resource).toHaveLength(KIND_QUEUES.length);
-    expect(allows(statements, 'states:SendTaskSuccess').map((s) => s.Resource)).toEqual([[stateMachine]]);
+    // A batched round's subtasks wait in the batch machine's executions, so their tokens are its.
+    const answers = allows(statements, 'states:SendTaskSuccess').flatMap((s) => s.Resource);
+    expect(answers).toHaveLength(2);
+    expect(answers).toEqual(expect.arrayContaining([stateMachine, batchStateMachine]));
     expect(allows(statements, 'dynamodb:UpdateItem').map((s) => s.Resource)).toEqual([[table]]);
   });
 });
@@ -102,11 +107,25 @@ describe('api role: cannot write outcomes', () => {
     }
   });
 
-  test('starts executions of, and answers tokens for, its own state machine only', () => {
+  test('starts executions of the run state machine only, and answers tokens of its own two machines only', () => {
     const statements = statementsOf(synth.template, roleId('ApiFunction'));
-    for (const action of ['states:StartExecution', 'states:SendTaskSuccess', 'states:SendTaskFailure']) {
-      expect(allows(statements, action).map((s) => s.Resource)).toEqual([[stateMachine]]);
+    expect(allows(statements, 'states:StartExecution').map((s) => s.Resource)).toEqual([[stateMachine]]);
+    for (const action of ['states:SendTaskSuccess', 'states:SendTaskFailure']) {
+      const answers = allows(statements, action).flatMap((s) => s.Resource);
+      expect(answers).toHaveLength(2);
+      expect(answers).toEqual(expect.arrayContaining([stateMachine, batchStateMachine]));
     }
+  });
+});
+
+describe('run state machine role', () => {
+  test('starts executions of the batch machine only, and describes or stops only those (StartBatch, .sync:2)', () => {
+    const statements = statementsOf(synth.template, logicalIdAt(synth.template, 'AWS::IAM::Role', '/Runs/StateMachine/Role/Resource'));
+    expect(allows(statements, 'states:StartExecution').map((s) => s.Resource)).toEqual([[batchStateMachine]]);
+    const [describe] = allows(statements, 'states:DescribeExecution');
+    expect(JSON.stringify(describe?.Resource)).toContain(batchStateMachine.Ref);
+    expect(JSON.stringify(describe?.Resource)).toContain(':execution:');
+    expect(allows(statements, 'states:SendTaskSuccess')).toEqual([]);
   });
 });
 
@@ -131,7 +150,7 @@ describe('deadline role', () => {
       {
         Effect: 'Allow',
         Action: ['states:SendTaskFailure', 'states:SendTaskHeartbeat', 'states:SendTaskSuccess'],
-        Resource: [stateMachine],
+        Resource: expect.arrayContaining([stateMachine, batchStateMachine]),
       },
     ]);
     expect(allows(statements, 'states:StartExecution')).toEqual([]);

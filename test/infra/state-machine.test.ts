@@ -58,8 +58,42 @@ describe('run flow', () => {
       Resource: INVOKE,
       Parameters: { FunctionName: fn('DispatchFunction'), 'Payload.$': '$' },
       OutputPath: '$.Payload',
-      Next: 'AwaitSubtasks',
+      Next: 'IsBatched?',
     });
+  });
+
+  test('IsBatched? sends a batched round to AwaitBatches and every other round to today’s AwaitSubtasks', () => {
+    expect(state('IsBatched?')).toEqual({
+      Type: 'Choice',
+      Choices: [{ And: [{ Variable: '$.path', IsPresent: true }, { Variable: '$.path', StringEquals: 'batched' }], Next: 'AwaitBatches' }],
+      Default: 'AwaitSubtasks',
+    });
+  });
+
+  test('AwaitBatches maps $.batches 40 at a time; StartBatch starts the batch machine with .sync:2, its batch only, and keeps its status only', () => {
+    const batchMachine = { Ref: logicalIdAt(synth.template, 'AWS::StepFunctions::StateMachine', '/Runs/BatchStateMachine/Resource') };
+    const map = state('AwaitBatches');
+    expect(map).toMatchObject({ Type: 'Map', ItemsPath: '$.batches', MaxConcurrency: 40, ResultPath: null, Next: 'Reconcile' });
+    expect(map.ItemSelector).toEqual({ 'runId.$': '$.runId', 'tenantId.$': '$.tenantId', 'round.$': '$$.Map.Item.Value.round', 'batch.$': '$$.Map.Item.Value.batch' });
+    const startBatch = map.ItemProcessor?.States.StartBatch as Record<string, unknown> & { Parameters: Record<string, unknown> };
+    expect(startBatch).toMatchObject({
+      Type: 'Task',
+      Resource: 'arn:${AWS::Partition}:states:::states:startExecution.sync:2',
+      // Twice the deadline horizon (900 s): a batch holds one round.
+      TimeoutSeconds: 1800,
+      ResultSelector: { 'status.$': '$.Status' },
+      End: true,
+    });
+    expect(startBatch.Parameters.Input).toEqual({
+      'runId.$': '$.runId',
+      'tenantId.$': '$.tenantId',
+      'round.$': '$.round',
+      'batch.$': '$.batch',
+      'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id',
+    });
+    expect(startBatch.Parameters['Name.$']).toBe("States.Format('{}-{}-{}', $.runId, $.round, $.batch)");
+    expect(JSON.stringify(startBatch.Parameters.StateMachineArn)).toContain(batchMachine.Ref);
+    expect(map.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Finalize' }]);
   });
 
   test('AwaitSubtasks maps $.items, 40 at a time, and discards its results', () => {
@@ -363,13 +397,13 @@ describe('deadline figures, counted on the synthesized definition', () => {
     expect([cost.transitions, cost.historyEvents, cost.lambdaInvocations]).toEqual([33, 99, 11]);
   });
 
-  test('one round outside its iterations: execution 2 + Dispatch 5 + Map 4 + Reconcile 5 + Choice 2 + RunEnded 2', () => {
-    expect(runOverheadEvents(asl)).toBe(20);
+  test('one round outside its iterations: execution 2 + Dispatch 5 + IsBatched? 2 + Map 4 + Reconcile 5 + NextRound? 2 + RunEnded 2', () => {
+    expect(runOverheadEvents(asl)).toBe(22);
   });
 
   test('history limit: 1,469 callback subtasks per single-round execution against 209 polled every 5 s for 60 s', () => {
     const figures = deadlineFigures(asl, [60], [5]);
-    // (25,000 − 20) / 17 and (25,000 − 20) / 119, rounded down
+    // (25,000 − 22) / 17 and (25,000 − 22) / 119, rounded down
     expect(figures.map((f) => [f.design, f.maxSubtasksPerExecution])).toEqual([
       ['callback', 1469],
       ['poll 5 s', 209],

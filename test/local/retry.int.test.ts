@@ -68,6 +68,6 @@ describe('run state machine: transient errors are retried, others are caught', (
     const { executionArn, described } = await run({}, 'fails-policy');
     expect(described.status).toBe('SUCCEEDED');
     expect(outputOf(described)).toMatchObject({ status: 'failed' });
-    expect(states(executionArn, 'StateEntered')).toEqual([STATE_NAMES.dispatch, STATE_NAMES.awaitSubtasks, STATE_NAMES.reconcile, STATE_NAMES.nextRound, STATE_NAMES.runEnded]);
+    expect(states(executionArn, 'StateEntered')).toEqual([STATE_NAMES.dispatch, STATE_NAMES.isBatched, STATE_NAMES.awaitSubtasks, STATE_NAMES.reconcile, STATE_NAMES.nextRound, STATE_NAMES.runEnded]);
   });
 });

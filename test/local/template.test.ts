@@ -162,6 +162,24 @@ describe('features the local cloud refuses at start', () => {
     expect(() => stateMachinesFromTemplate(resolver)).toThrow('Task resource arn:aws:states:::dynamodb:putItem');
   });
 
+  it('answers startExecution.sync:2 itself only with an explicit TimeoutSeconds, and no other way of starting an execution', () => {
+    const machineWith = (task: Record<string, unknown>) =>
+      createResolver(
+        withResources({
+          Machine: {
+            Type: 'AWS::StepFunctions::StateMachine',
+            Properties: { DefinitionString: JSON.stringify({ StartAt: 'Start', States: { Start: { Type: 'Task', Parameters: { StateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:child' }, End: true, ...task } } }) },
+          },
+        }),
+        environment,
+      );
+    const [machine] = stateMachinesFromTemplate(machineWith({ Resource: 'arn:aws:states:::states:startExecution.sync:2', TimeoutSeconds: 1800 }));
+    expect([...(machine?.startExecutionTasks.keys() ?? [])]).toEqual(['Start']);
+    // The local interpreter's Task default is 60 s; a child may run a whole deadline.
+    expect(() => stateMachinesFromTemplate(machineWith({ Resource: 'arn:aws:states:::states:startExecution.sync:2' }))).toThrow('without an explicit TimeoutSeconds');
+    expect(() => stateMachinesFromTemplate(machineWith({ Resource: 'arn:aws:states:::states:startExecution', TimeoutSeconds: 60 }))).toThrow('Task resource arn:aws:states:::states:startExecution ');
+  });
+
   it('refuses an event-source mapping property it would otherwise ignore', () => {
     const template = withResources({
       Work: queue,

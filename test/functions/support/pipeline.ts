@@ -5,6 +5,7 @@
  * double is `recordingExecutions`, standing in for Step Functions (the e2e suite runs the real
  * state machine): it records which executions were started and which task tokens answered.
  */
+import type { RoundPaths } from '../../../lib/domain';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll } from 'vitest';
@@ -124,7 +125,12 @@ export interface Pipeline {
   readonly apiLogger: ReturnType<typeof quietLogger>;
 }
 
-const build = async (prefix: string): Promise<Pipeline> => {
+/** How the pipeline's deployment runs rounds (`ROUND_PATHS`); every round inline without it. */
+export interface PipelineOptions {
+  readonly paths?: RoundPaths;
+}
+
+const build = async (prefix: string, options: PipelineOptions = {}): Promise<Pipeline> => {
   const tableName = uniqueName(prefix);
   await createTable(dynamoClient(), ledgerTableDefinition(tableName));
   const [tax, feed] = await Promise.all(KINDS.map((kind) => createKindQueue(prefix, kind)));
@@ -151,6 +157,7 @@ const build = async (prefix: string): Promise<Pipeline> => {
       executions,
       catalog,
       maxDeadlineSeconds: 900,
+      paths: options.paths,
       tenantClaim: 'custom:tenant',
       newRunId: () => {
         const runId = uniqueName('run');
@@ -165,6 +172,7 @@ const build = async (prefix: string): Promise<Pipeline> => {
       catalog,
       sources: referenceRegistry.sources(),
       maxDeadlineSeconds: 900,
+      paths: options.paths,
       now: clock.now,
       logger: quietLogger('dispatch'),
     }),
@@ -185,6 +193,7 @@ const build = async (prefix: string): Promise<Pipeline> => {
       ledger,
       registry: referenceRegistry,
       sources: referenceRegistry.sources(),
+      paths: options.paths,
       logger: quietLogger('reconcile'),
       metrics: createMetrics({}),
     }),
@@ -198,10 +207,10 @@ const build = async (prefix: string): Promise<Pipeline> => {
  * const p = pipeline('fn-worker');
  * it('…', async () => { await p.get().api(apiEvent({ … })); });
  */
-export const pipeline = (prefix: string): { get(): Pipeline } => {
+export const pipeline = (prefix: string, options: PipelineOptions = {}): { get(): Pipeline } => {
   let built: Pipeline | undefined;
   beforeAll(async () => {
-    built = await build(prefix);
+    built = await build(prefix, options);
   });
   return {
     get: () => {

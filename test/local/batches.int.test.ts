@@ -1,0 +1,81 @@
+import { StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { inject, afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { STATE_NAMES } from '../../lib/infra/run-state-machine';
+import { startLocalCloud, type LocalCloud } from '../../lib/local/cloud';
+import { uniqueName } from '../support/aws';
+import { REPO_ROOT } from './stack';
+import { synthRunMachineStack } from './run-machine-stack';
+import { finishedExecution, outputOf, sfnClient } from './support';
+
+/**
+ * A batched round, as synthesized, run by the local cloud: IsBatched? takes AwaitBatches, each
+ * StartBatch starts the batch machine's child execution in process and waits for it; a child that
+ * fails fails StartBatch, and the run's Catch sends the run to Finalize, never leaving it running.
+ */
+describe('run state machine: batched rounds run as child executions', () => {
+  let cloud: LocalCloud;
+  let sfn: SFNClient;
+  const run = async (input: Record<string, unknown>, prefix: string) => {
+    const stateMachineArn = cloud.resources.stateMachines[0]?.arn as string;
+    const runId = uniqueName(prefix);
+    const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId, tenantId: 't1', round: 1, ...input }) }));
+    return { runId, executionArn: executionArn as string, described: await finishedExecution(sfn, executionArn as string) };
+  };
+  const entered = (executionArn: string): string[] =>
+    cloud.executions
+      .describe(executionArn)
+      .events.filter((event) => event.type === 'StateEntered')
+      .map((event) => String((event.state as { name?: string } | undefined)?.name));
+  /** The child executions a run started (named `<runId>-<round>-<batch>`). */
+  const children = (runId: string) => cloud.executions.executions().filter((e) => e.name.startsWith(`${runId}-`));
+
+  beforeAll(async () => {
+    cloud = await startLocalCloud({
+      template: synthRunMachineStack(),
+      repoRoot: REPO_ROOT,
+      emulators: { dynamodbEndpoint: inject('dynamoEndpoint'), sqsEndpoint: inject('sqsEndpoint') },
+      namePrefix: `${uniqueName('b')}-`,
+    });
+    sfn = sfnClient(cloud);
+  });
+  afterAll(() => cloud?.stop());
+
+  it('three batches: three child executions, each LoadBatch then its Map, and the run reconciles', async () => {
+    const { runId, executionArn, described } = await run({ batches: 3 }, 'batched-ok');
+    expect(described.status).toBe('SUCCEEDED');
+    expect(outputOf(described)).toMatchObject({ status: 'succeeded' });
+    expect(entered(executionArn)).toEqual([
+      STATE_NAMES.dispatch,
+      STATE_NAMES.isBatched,
+      STATE_NAMES.awaitBatches,
+      STATE_NAMES.startBatch,
+      STATE_NAMES.startBatch,
+      STATE_NAMES.startBatch,
+      STATE_NAMES.reconcile,
+      STATE_NAMES.nextRound,
+      STATE_NAMES.runEnded,
+    ]);
+    const started = children(runId);
+    expect(started.map((e) => e.name).sort()).toEqual([`${runId}-1-0`, `${runId}-1-1`, `${runId}-1-2`]);
+    expect(started.map((e) => e.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+    // Each child is given its batch only, and answers its batch number only.
+    const first = started.find((e) => e.name === `${runId}-1-0`)!;
+    expect(JSON.parse(first.input)).toMatchObject({ runId, tenantId: 't1', round: 1, batch: 0 });
+    expect(JSON.parse(first.output ?? 'null')).toBe(0);
+    expect(entered(first.executionArn)).toEqual([STATE_NAMES.loadBatch, STATE_NAMES.awaitBatchSubtasks, STATE_NAMES.batchDone]);
+  });
+
+  it('a child that fails fails StartBatch: the Catch sends the run to Finalize, then RunFailed', async () => {
+    const { runId, executionArn, described } = await run({ batches: 2 }, 'batch-fails');
+    expect(described.status).toBe('FAILED');
+    expect(described.error).toBe('RunFailed');
+    const states = entered(executionArn);
+    expect(states.slice(0, 3)).toEqual([STATE_NAMES.dispatch, STATE_NAMES.isBatched, STATE_NAMES.awaitBatches]);
+    expect(states.slice(-2)).toEqual([STATE_NAMES.finalize, STATE_NAMES.runFailed]);
+    expect(states).not.toContain(STATE_NAMES.reconcile);
+    // Every child has ended: the failed one, and any sibling the failed Map stopped.
+    await Promise.all(children(runId).map((e) => cloud.executions.settled(e.executionArn)));
+    expect(children(runId).some((e) => e.status === 'FAILED' && e.error === 'BatchNotFound')).toBe(true);
+    expect(children(runId).every((e) => e.status !== 'RUNNING')).toBe(true);
+  });
+});
