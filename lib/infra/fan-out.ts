@@ -278,7 +278,10 @@ export class TesseraFanOut extends Construct {
       }),
       dispatch: make('DispatchFunction', 'dispatch', true, {
         description: 'plans a round, writes its manifest and enqueues its subtasks',
-        timeout: Duration.minutes(1),
+        // One invocation writes and enqueues a whole round: up to MAX_SUBTASKS (10,000) subtask
+        // items and 1,000 SendMessageBatch calls for the largest. Five minutes leaves room for that
+        // round under throttling retries; a round of tens of subtasks takes well under a second.
+        timeout: Duration.minutes(5),
         memorySize: 1024,
         environment: { ...maxDeadline, ...roundPaths },
       }),
@@ -300,7 +303,8 @@ export class TesseraFanOut extends Construct {
       }),
       reconcile: make('ReconcileFunction', 'reconcile', true, {
         description: 'reconciles outcomes with the manifest, plans follow-ups, writes the answer',
-        timeout: Duration.minutes(2),
+        // It reads every subtask of the run (up to 10,000 in up to 20 write shards) and proves the tiling.
+        timeout: Duration.minutes(5),
         memorySize: 1024,
         environment: roundPaths,
       }),
