@@ -27,6 +27,11 @@ describe('cdk-nag AwsSolutions', () => {
     expect(nagFindings(stack)).toEqual([]);
   });
 
+  test('reports no unsuppressed finding for a stack with a concrete account and region (ARNs written literally)', () => {
+    const concrete = synthTesseraStack({ env: { account: '000000000000', region: 'us-east-1' } });
+    expect(nagFindings(concrete.stack)).toEqual([]);
+  });
+
   test('every suppression has a written reason, and every IAM5 one names the wildcard it allows', () => {
     const suppressions = Object.values(template.toJSON().Resources as Record<string, { Metadata?: { cdk_nag?: unknown } }>)
       .filter((resource) => resource.Metadata?.cdk_nag)
