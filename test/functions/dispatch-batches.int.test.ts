@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BatchNotFound } from '../../lib/ledger/errors';
-import { uniqueName } from '../support/aws';
-import { acceptRun, halfYearRequest, pipeline } from './support';
+import { acceptedForDispatch, pipeline } from './support';
 
 /**
  * Dispatch and LoadBatch on a batched round, over the real planner, ledger and queues: a
@@ -10,21 +9,8 @@ import { acceptRun, halfYearRequest, pipeline } from './support';
  */
 const p = pipeline('fn-batches', { paths: { batchSubtasks: 1, inlineSubtasks: 1 } });
 
-const request = () => {
-  const base = halfYearRequest();
-  const [a, b] = base.subtasks ?? [];
-  if (!a || !b) throw new Error('the half-year request has A and B');
-  return { ...base, subtasks: [a, { ...b, deadlineSeconds: 90 }] };
-};
-
 /** Accepted at T0, dispatched 2.5 s later. */
-const acceptedRun = async () => {
-  p.get().clock.moveTo(0);
-  const tenantId = uniqueName('tenant');
-  const runId = await acceptRun(p.get(), tenantId, request());
-  p.get().clock.moveTo(2_500);
-  return { tenantId, runId };
-};
+const acceptedRun = () => acceptedForDispatch(p.get());
 
 describe('dispatch, a batched round', () => {
   it('writes each batch’s subtasks with their absolute deadlines and returns only the batch descriptors', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidTaskInput, PlanRejected } from '../../lib/runtime/errors';
 import { uniqueName } from '../support/aws';
-import { acceptRun, at, callApi, deliverRun, dispatchRound, halfYearRequest, messagesOfRun, pipeline, subtaskOf } from './support';
+import { acceptedForDispatch, acceptRun, at, callApi, deliverRun, dispatchRound, halfYearRequest, messagesOfRun, pipeline, subtaskOf } from './support';
 
 /**
  * The Dispatch task over the real planner, ledger and queues: round 1 of a stored request becomes
@@ -10,22 +10,8 @@ import { acceptRun, at, callApi, deliverRun, dispatchRound, halfYearRequest, mes
  */
 const p = pipeline('fn-dispatch');
 
-/** A's deadline is 60 s and B's 90 s after dispatch, so each item shows its own arithmetic. */
-const request = () => {
-  const base = halfYearRequest();
-  const [a, b] = base.subtasks ?? [];
-  if (!a || !b) throw new Error('the half-year request has A and B');
-  return { ...base, subtasks: [a, { ...b, deadlineSeconds: 90 }] };
-};
-
 /** Accepted at T0, dispatched 2.5 s later. */
-const acceptedRun = async () => {
-  p.get().clock.moveTo(0);
-  const tenantId = uniqueName('tenant');
-  const runId = await acceptRun(p.get(), tenantId, request());
-  p.get().clock.moveTo(2_500);
-  return { tenantId, runId };
-};
+const acceptedRun = () => acceptedForDispatch(p.get());
 
 const sortedSubtaskIds = async (runId: string) =>
   (await messagesOfRun(p.get(), 'tax-statements', runId)).map((message) => subtaskOf(message).subtaskId).sort();

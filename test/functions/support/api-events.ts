@@ -2,7 +2,9 @@
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2 } from 'aws-lambda';
 import { z } from 'zod';
 import { ErrorBody, RunAccepted, type RunRequestInput } from '../../../lib/contract';
+import { uniqueName } from '../../support/aws';
 import { T0, type Pipeline } from './pipeline';
+import { staggeredDeadlineRequest } from './requests';
 
 /** How a test calls the API: route, caller and request. */
 export interface ApiCall {
@@ -110,4 +112,16 @@ export const acceptRun = async (p: Pipeline, tenant: string, request: RunRequest
   const answer = await callApi(p, { routeKey: 'POST /runs', tenant, body: JSON.stringify(request) });
   if (answer.statusCode !== 202) throw new Error(`POST /runs answered ${answer.statusCode}: ${JSON.stringify(answer.body)}`);
   return RunAccepted.parse(answer.body).runId;
+};
+
+/**
+ * {@link staggeredDeadlineRequest} accepted for a new tenant at T0, with the clock then moved to
+ * 2.5 s, when the dispatch tests dispatch it.
+ */
+export const acceptedForDispatch = async (p: Pipeline): Promise<{ tenantId: string; runId: string }> => {
+  p.clock.moveTo(0);
+  const tenantId = uniqueName('tenant');
+  const runId = await acceptRun(p, tenantId, staggeredDeadlineRequest());
+  p.clock.moveTo(2_500);
+  return { tenantId, runId };
 };

@@ -19,6 +19,14 @@ export const halfYearRequest = (overrides: Partial<RunRequestInput> = {}, bStart
   ...overrides,
 });
 
+/** The half year with B's deadline at 90 s and A's at 60 s, so each dispatched item shows its own deadline arithmetic. */
+export const staggeredDeadlineRequest = (): RunRequestInput => {
+  const base = halfYearRequest();
+  const [a, b] = base.subtasks ?? [];
+  if (!a || !b) throw new Error('the half-year request has A and B');
+  return { ...base, subtasks: [a, { ...b, deadlineSeconds: 90 }] };
+};
+
 /** Only Q2, one subtask B: the cheapest run whose worker meets June's early statement close. */
 export const secondQuarterRequest = (): RunRequestInput => ({
   goal: 'Total deductible household expenses for Q2 2025',
