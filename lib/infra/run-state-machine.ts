@@ -114,6 +114,24 @@ const invoke = (scope: Construct, name: string, fn: lambda.IFunction, payload: s
   return task;
 };
 
+/**
+ * Room a run-level Task leaves its function past the function's own timeout, for the invoke
+ * around it: Lambda ends the function first, so the Task never cuts a running handler short.
+ */
+const RUN_TASK_MARGIN = Duration.seconds(30);
+
+/**
+ * A run-level Task's own timeout: its function's timeout plus {@link RUN_TASK_MARGIN}, or none
+ * when the function's timeout is not known (an imported function). Step Functions sets no Task
+ * timeout by default, but the States Language's default, which the local interpreter applies, is
+ * 60 s: without this, a Dispatch writing a round of thousands of subtasks, or a Finalize sweeping
+ * them, is cut short locally though its function may run five minutes.
+ */
+const runTaskTimeout = (fn: lambda.IFunction): { taskTimeout: sfn.Timeout } | Record<string, never> => {
+  const timeout = (fn as { timeout?: unknown }).timeout;
+  return timeout instanceof Duration ? { taskTimeout: sfn.Timeout.duration(timeout.plus(RUN_TASK_MARGIN)) } : {};
+};
+
 /** `runId`, `tenantId` and `subtaskId` read from `base`: `$` for a Map item, `$.Payload` after Arm. */
 const subtaskKey = (base: string) => ({
   runId: sfn.JsonPath.stringAt(`${base}.runId`),
@@ -298,6 +316,7 @@ export class RunStateMachine extends Construct {
 
     const dispatch = this.invoke(STATE_NAMES.dispatch, props.dispatch, sfn.TaskInput.fromJsonPathAt('$'), RETRY_PROFILES.run, {
       outputPath: '$.Payload',
+      ...runTaskTimeout(props.dispatch),
     }).addCatch(finalize, catchToFinalize);
 
     const awaitSubtasks = new sfn.Map(this, STATE_NAMES.awaitSubtasks, {
@@ -318,7 +337,7 @@ export class RunStateMachine extends Construct {
         round: sfn.JsonPath.numberAt('$.round'),
       }),
       RETRY_PROFILES.run,
-      { outputPath: '$.Payload' },
+      { outputPath: '$.Payload', ...runTaskTimeout(props.reconcile) },
     ).addCatch(finalize, catchToFinalize);
 
     // Reconcile's output is already the next Dispatch input (round + 1), so the loop needs no glue.
@@ -409,6 +428,7 @@ export class RunStateMachine extends Construct {
         error: sfn.JsonPath.objectAt('$.error'),
       }),
       RETRY_PROFILES.run,
+      runTaskTimeout(reconcile),
     )
       .addCatch(
         new sfn.Fail(this, STATE_NAMES.finalizeFailed, {

@@ -51,6 +51,16 @@ describe('state machine resource', () => {
 });
 
 describe('run flow', () => {
+  test('Dispatch, Reconcile and Finalize wait out their five-minute functions plus 30 s, never the 60-s default of the States Language', () => {
+    const functionTimeout = (name: string) => {
+      const id = logicalIdAt(synth.template, 'AWS::Lambda::Function', `/${name}/Function/Resource`);
+      return (synth.template.toJSON().Resources[id].Properties as { Timeout: number }).Timeout;
+    };
+    // Both functions may run five minutes (a round of 10,000 subtasks in one invocation).
+    expect([functionTimeout('DispatchFunction'), functionTimeout('ReconcileFunction')]).toEqual([300, 300]);
+    expect(['Dispatch', 'Reconcile', 'Finalize'].map((name) => state(name).TimeoutSeconds)).toEqual([330, 330, 330]);
+  });
+
   test('starts at Dispatch, which sends the whole execution input and keeps only the payload', () => {
     expect(asl.StartAt).toBe('Dispatch');
     expect(state('Dispatch')).toMatchObject({
