@@ -6,6 +6,7 @@ import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import { TRANSIENT_ERRORS } from './transient-errors';
+import { START_EXECUTION_REFUSED_ERRORS } from '../orchestration/errors';
 import { RUN_EXECUTION_ERRORS } from '../orchestration/execution-events';
 
 /**
@@ -367,6 +368,9 @@ export class RunStateMachine extends Construct {
       taskTimeout: sfn.Timeout.duration(props.batchTimeout ?? props.timeout),
       resultSelector: { 'status.$': '$.Status' },
     });
+    // A start refused by the open-executions quota or by throttling is retried like a run-level
+    // Lambda: the same name again, so a start that did happen is not started twice.
+    startBatch.addRetry({ errors: [...START_EXECUTION_REFUSED_ERRORS], jitterStrategy: sfn.JitterType.FULL, ...RETRY_PROFILES.run });
     const awaitBatches = new sfn.Map(this, STATE_NAMES.awaitBatches, {
       itemsPath: '$.batches',
       maxConcurrency: BATCH_MAP_CONCURRENCY,

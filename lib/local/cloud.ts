@@ -77,6 +77,11 @@ export interface LocalCloudOptions {
    * there are not validated again (lib/local/definition-cache.ts). Without it, every start validates.
    */
   readonly cacheDir?: string;
+  /**
+   * The account's quota of open Step Functions executions: a start past it is refused with
+   * `ExecutionLimitExceeded`, as on AWS. @default - unlimited
+   */
+  readonly maxOpenExecutions?: number;
 }
 
 /** The URLs of the local services, as `AWS_ENDPOINT_URL_*` and the CLI need them. */
@@ -326,7 +331,7 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   const stateMachines: LocalStateMachine[] = await tracePhase('stepfunctions.definitions', () =>
     stateMachinesFromTemplate(resolver, options.cacheDir === undefined ? {} : { validated: validatedDefinitionsIn(join(options.cacheDir, 'validated-definitions')) }),
   );
-  const executions = createExecutionService({ stateMachines, lambda, region, lambdaEndpoint: lambdaEndpoint.url, log });
+  const executions = createExecutionService({ stateMachines, lambda, region, lambdaEndpoint: lambdaEndpoint.url, log, ...(options.maxOpenExecutions === undefined ? {} : { maxOpenExecutions: options.maxOpenExecutions }) });
   const stepFunctions: StepFunctionsEndpoint = await startStepFunctionsEndpoint({ service: executions, port: ports.stepFunctions, log });
   cleanups.push(() => stepFunctions.stop(), () => executions.shutdown());
   // Execution status changes go to the template's EventBridge rules. The bus stops before the

@@ -203,6 +203,12 @@ export const createExecutionService = (options: {
   accountId?: string;
   log?: LocalLog;
   tokens?: TaskTokenRegistry;
+  /**
+   * The account's quota of open (running) executions, across all machines: a start past it is
+   * refused with `ExecutionLimitExceeded`, as AWS refuses one past its Standard quota of 1,000,000
+   * per Region. Unlimited by default; tests set a small one to see StartBatch retry.
+   */
+  maxOpenExecutions?: number;
 }): ExecutionService => {
   const log = options.log ?? silentLog;
   const tokens = options.tokens ?? createTaskTokens();
@@ -272,7 +278,14 @@ export const createExecutionService = (options: {
         const parameters = StartExecutionParameters.safeParse(input);
         if (!parameters.success) throw new TaskFailure('States.Runtime', `startExecution parameters are invalid: ${z.prettifyError(parameters.error)}`);
         const { StateMachineArn, Input, Name } = parameters.data;
-        const child = start({ stateMachineArn: StateMachineArn, ...(Name === undefined ? {} : { name: Name }), input: JSON.stringify(Input ?? {}) });
+        let child: ExecutionRecord;
+        try {
+          child = start({ stateMachineArn: StateMachineArn, ...(Name === undefined ? {} : { name: Name }), input: JSON.stringify(Input ?? {}) });
+        } catch (error) {
+          // The integration names a refused start after the API's error: StepFunctions.<code>.
+          if (error instanceof StatesApiError) throw new TaskFailure(`StepFunctions.${error.code}`, error.message);
+          throw error;
+        }
         const siblings = children.get(parent.executionArn) ?? new Set<string>();
         siblings.add(child.executionArn);
         children.set(parent.executionArn, siblings);
@@ -408,6 +421,9 @@ export const createExecutionService = (options: {
       // Standard workflows: the same name and input while running is the same execution (an idempotent retry).
       if (existing.status === 'RUNNING' && existing.input === input) return existing;
       throw new StatesApiError('ExecutionAlreadyExists', `Execution Already Exists: '${executionArn}'`);
+    }
+    if (options.maxOpenExecutions !== undefined && running.size >= options.maxOpenExecutions) {
+      throw new StatesApiError('ExecutionLimitExceeded', `Maximum number of running executions reached: ${options.maxOpenExecutions}`);
     }
     const execution: ExecutionRecord = { executionArn, stateMachineArn: machine.arn, name, input, startDate: new Date(), status: 'RUNNING', events: [] };
     records.set(executionArn, execution);

@@ -25,3 +25,12 @@ export const LAMBDA_SERVICE_ERRORS = [
   'Lambda.ClientExecutionTimeoutException',
   'Lambda.TooManyRequestsException',
 ] as const;
+
+/**
+ * Step Functions' names for a `startExecution` Task whose start was refused: the account's quota
+ * of open executions (`ExecutionLimitExceeded`), and the StartExecution API's throttling, which
+ * the integration reports as `AWSStepFunctionsException`. StartBatch retries these. A child that
+ * started and then failed reports `States.TaskFailed` instead, and is not retried: a child's name
+ * is its batch's, and a closed execution's name cannot start again.
+ */
+export const START_EXECUTION_REFUSED_ERRORS = ['StepFunctions.ExecutionLimitExceeded', 'StepFunctions.AWSStepFunctionsException'] as const;

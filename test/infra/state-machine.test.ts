@@ -9,6 +9,7 @@ import {
   runOverheadEvents,
 } from '../../lib/infra/deadline-figures';
 import { TRANSIENT_ERRORS } from '../../lib/infra/transient-errors';
+import { START_EXECUTION_REFUSED_ERRORS } from '../../lib/orchestration/errors';
 import { WriteConflict } from '../../lib/ledger/errors';
 import { EnqueueFailed } from '../../lib/queue/errors';
 import { logicalIdAt, synthTesseraStack, type Synthesized } from './synth';
@@ -103,6 +104,11 @@ describe('run flow', () => {
     });
     expect(startBatch.Parameters['Name.$']).toBe("States.Format('{}-{}-{}', $.runId, $.round, $.batch)");
     expect(JSON.stringify(startBatch.Parameters.StateMachineArn)).toContain(batchMachine.Ref);
+    // A refused start (quota, throttling) is retried with the run-level budget: 2 s doubling to
+    // 30 s, 6 attempts, full jitter. A failed child (States.TaskFailed) is not, nor anything else.
+    expect(startBatch.Retry).toEqual([
+      { ErrorEquals: [...START_EXECUTION_REFUSED_ERRORS], IntervalSeconds: 2, MaxAttempts: 6, BackoffRate: 2, MaxDelaySeconds: 30, JitterStrategy: 'FULL' },
+    ]);
     expect(map.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Finalize' }]);
   });
 

@@ -1,6 +1,7 @@
 import { StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { inject, afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STATE_NAMES } from '../../lib/infra/run-state-machine';
+import { START_EXECUTION_REFUSED_ERRORS } from '../../lib/orchestration/errors';
 import { startLocalCloud, type LocalCloud } from '../../lib/local/cloud';
 import { uniqueName } from '../support/aws';
 import { REPO_ROOT } from './stack';
@@ -78,4 +79,46 @@ describe('run state machine: batched rounds run as child executions', () => {
     expect(children(runId).some((e) => e.status === 'FAILED' && e.error === 'BatchNotFound')).toBe(true);
     expect(children(runId).every((e) => e.status !== 'RUNNING')).toBe(true);
   });
+});
+
+/**
+ * The account's quota of open executions, set to 3: a run and its first two children fill it, so
+ * the third StartBatch is refused with StepFunctions.ExecutionLimitExceeded. StartBatch retries a
+ * refused start, and the children finish in milliseconds, so the retried start finds room.
+ */
+describe('run state machine: a StartBatch refused by the open-executions quota is retried', () => {
+  let cloud: LocalCloud;
+  let sfn: SFNClient;
+
+  beforeAll(async () => {
+    cloud = await startLocalCloud({
+      template: synthRunMachineStack(),
+      repoRoot: REPO_ROOT,
+      emulators: { dynamodbEndpoint: inject('dynamoEndpoint'), sqsEndpoint: inject('sqsEndpoint') },
+      namePrefix: `${uniqueName('q')}-`,
+      maxOpenExecutions: 3,
+    });
+    sfn = sfnClient(cloud);
+  });
+  afterAll(() => cloud?.stop());
+
+  it('three batches under a quota of three open executions: one start is refused, retried, and the run succeeds', async () => {
+    const stateMachineArn = cloud.resources.stateMachines[0]?.arn as string;
+    const runId = uniqueName('quota');
+    const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId, tenantId: 't1', round: 1, batches: 3 }) }));
+    const described = await finishedExecution(sfn, executionArn as string);
+    expect(described.status).toBe('SUCCEEDED');
+    expect(outputOf(described)).toMatchObject({ status: 'succeeded' });
+    const events = cloud.executions.describe(executionArn as string).events;
+    const failed = events.filter((event) => event.type === 'StateFailed');
+    const retried = events.filter((event) => event.type === 'StateRetried');
+    // Each refusal fails StartBatch with the quota's error, and each is retried by the one retrier.
+    expect(failed.length).toBeGreaterThanOrEqual(1);
+    expect(failed.map((event) => [(event.state as { name?: string }).name, event.Error])).toEqual(failed.map(() => [STATE_NAMES.startBatch, 'StepFunctions.ExecutionLimitExceeded']));
+    expect(retried.map((event) => (event.retry as { retrier: { ErrorEquals: string[] } }).retrier.ErrorEquals)).toEqual(failed.map(() => [...START_EXECUTION_REFUSED_ERRORS]));
+    const children = cloud.executions.executions().filter((e) => e.name.startsWith(`${runId}-`));
+    expect(children.map((e) => e.name).sort()).toEqual([`${runId}-1-0`, `${runId}-1-1`, `${runId}-1-2`]);
+    expect(children.map((e) => e.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
+  });
+
 });
