@@ -6,7 +6,9 @@
  * While it waits it does not rebuild the run: it reads the run's change version (one GetItem of
  * the small `SUMMARY` item, 1 RCU) every {@link WATCH_POLL_MS}, and reads the whole run only
  * when the version moves, and once more when the wait ends (so a version bump lost to a crash
- * delays a notice but never turns a changed run into "not modified").
+ * delays a notice but never turns a changed run into "not modified"). The wait ends early when
+ * the function's time would not leave room for those reads (`answerBy`): a slow read of a large
+ * run under load must not turn a long-poll into a timed-out request (a 502 or 504).
  */
 import { createHash } from 'node:crypto';
 import type { RunResource, RunSubtasksForm } from '../contract';
@@ -26,6 +28,12 @@ export interface WatchRequest {
   readonly waitSeconds?: number;
   /** `?subtasks=page|none`: the first page of subtasks, or none (see `shapeRun`); the default form without it. */
   readonly subtasks?: RunSubtasksForm;
+  /**
+   * The instant (on the `now` clock, in ms) the answer must be ready by: the function's timeout
+   * less room to send it. The wait ends early enough that the two reads that may follow it, at
+   * the slowest pace seen so far, still finish before it. No limit without it.
+   */
+  readonly answerBy?: number;
 }
 
 /** The answer: no such run, the run (with its tag), or "still the run you have". */
@@ -95,8 +103,12 @@ export const watchRun = async (ledger: Ledger, request: WatchRequest, options: W
   const waiting = request.waitSeconds !== undefined && ifNoneMatch !== undefined;
   // The version is read before the run, so a change after the read always moves it.
   let version = waiting ? await ledger.runVersion(tenantId, runId) : undefined;
+  // A large run under load can take seconds to read: the slowest read so far paces the wait's end.
+  let slowestRead = 0;
   const read = async (): Promise<WatchResult> => {
+    const started = now();
     const record = await ledger.getRun(tenantId, runId);
+    slowestRead = Math.max(slowestRead, now() - started);
     if (record === undefined) return { kind: 'not_found' };
     // Each form is its own representation, so its tag differs from the other forms' tags.
     const resource = shapeRun(toRunResource(record), tenantId, request.subtasks, options);
@@ -105,8 +117,10 @@ export const watchRun = async (ledger: Ledger, request: WatchRequest, options: W
   };
   let result = await read();
   if (!waiting || result.kind !== 'not_modified') return result;
-  while (now() < waitUntil) {
-    await sleep(Math.min(pollMs, Math.max(0, waitUntil - now())));
+  // After the wait, at most two reads: one on a version change, and the final one below.
+  const stopAt = () => Math.min(waitUntil, (request.answerBy ?? Number.POSITIVE_INFINITY) - 2 * slowestRead);
+  while (now() < stopAt()) {
+    await sleep(Math.min(pollMs, Math.max(0, stopAt() - now())));
     const current = await ledger.runVersion(tenantId, runId);
     if (current !== version) {
       version = current;

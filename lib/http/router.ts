@@ -17,6 +17,19 @@ export interface ApiRequest {
   readonly body: string;
   /** A request header, by its lower-case name. */
   readonly header: (name: string) => string | undefined;
+  /**
+   * The instant (epoch ms) the answer must be ready by: the invocation's remaining time less
+   * {@link RESPONSE_ROOM_MS}. Infinite when the handler is called without a Lambda context.
+   */
+  readonly answerBy: number;
+}
+
+/** Room an answer leaves before the function's timeout, to serialize, compress and return it. */
+export const RESPONSE_ROOM_MS = 2_000;
+
+/** The part of the Lambda context the router reads. */
+interface InvocationContext {
+  getRemainingTimeInMillis?: () => number;
 }
 
 /** A route: one use case, its input read from the request and its result mapped to a response. */
@@ -34,7 +47,9 @@ export type Route = (request: ApiRequest) => Promise<APIGatewayProxyResultV2>;
  */
 export const routeRequests =
   (deps: { readonly tenantClaim: string; readonly logger: Logger }, routes: Readonly<Record<string, Route>>) =>
-  async (event: APIGatewayProxyEventV2WithJWTAuthorizer): Promise<APIGatewayProxyResultV2> => {
+  async (event: APIGatewayProxyEventV2WithJWTAuthorizer, context?: unknown): Promise<APIGatewayProxyResultV2> => {
+    const remaining = (context as InvocationContext | undefined)?.getRemainingTimeInMillis?.();
+    const answerBy = remaining === undefined ? Number.POSITIVE_INFINITY : Date.now() + remaining - RESPONSE_ROOM_MS;
     const requestId = event.requestContext.requestId;
     const caller = tenantOf(event, deps.tenantClaim);
     if (!caller.ok) return errorResponse(caller.statusCode, { code: caller.code, message: caller.message, requestId });
@@ -48,7 +63,7 @@ export const routeRequests =
     if (!route) return errorResponse(404, { code: 'RouteNotFound', message: `no route ${event.routeKey}`, requestId });
     const body = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
     try {
-      return await route({ event, tenantId: caller.tenantId, runId, requestId, body, header: (name) => event.headers[name] });
+      return await route({ event, tenantId: caller.tenantId, runId, requestId, body, header: (name) => event.headers[name], answerBy });
     } catch (error) {
       const response = toHttpError(error, requestId);
       const fields = { errorName: (error as Error).name, errorMessage: (error as Error).message, statusCode: response.statusCode };

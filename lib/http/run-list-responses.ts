@@ -68,9 +68,9 @@ export const subtasksResponse = async (
  */
 export const getRunResponse = async (
   follow: (request: WatchRequest) => Promise<WatchResult>,
-  request: Pick<ApiRequest, 'event' | 'tenantId' | 'runId' | 'requestId'>,
+  request: Pick<ApiRequest, 'event' | 'tenantId' | 'runId' | 'requestId'> & Partial<Pick<ApiRequest, 'answerBy'>>,
 ): Promise<APIGatewayProxyStructuredResultV2> => {
-  const { event, tenantId, runId, requestId } = request;
+  const { event, tenantId, runId, requestId, answerBy } = request;
   const wait = parsePreferWait(event.headers['prefer']);
   if (typeof wait === 'object') {
     return errorResponse(400, { code: 'InvalidPreference', message: `Prefer: ${wait.problem}`, issues: [{ path: 'Prefer', code: 'invalid_wait', message: wait.problem }], requestId });
@@ -84,6 +84,7 @@ export const getRunResponse = async (
     ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
     ...(wait === undefined ? {} : { waitSeconds: wait }),
     ...(form === undefined ? {} : { subtasks: form }),
+    ...(answerBy === undefined || !Number.isFinite(answerBy) ? {} : { answerBy }),
   });
   // Preference-Applied only when the wait was honoured: it needs a tag to wait against.
   const applied: Record<string, string> = wait !== undefined && ifNoneMatch !== undefined ? { 'preference-applied': `wait=${wait}` } : {};

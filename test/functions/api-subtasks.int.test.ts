@@ -235,6 +235,20 @@ describe('GET /runs/{runId} of a large run', () => {
     expect(RunResource.parse(changed.body)).toMatchObject({ subtasks: [], progress: { byState: { running: 2, pending: 20 } } });
   });
 
+  it('ends a long-poll early enough to answer within the invocation: 304 inside 4 s of remaining time, not after the 10 s asked', async () => {
+    const tenant = uniqueName('tenant');
+    const runId = await bigRun(tenant);
+    const first = await call('small', { routeKey: 'GET /runs/{runId}', tenant, runId, query: { subtasks: 'none' } });
+    const etag = first.headers.etag ?? '';
+    const remainingMs = 4_000;
+    const invoked = Date.now();
+    const context = { getRemainingTimeInMillis: () => Math.max(0, remainingMs - (Date.now() - invoked)) };
+    const answer = await api.small(apiEvent({ routeKey: 'GET /runs/{runId}', tenant, runId, query: { subtasks: 'none' }, headers: { 'if-none-match': etag, prefer: 'wait=10' } }), context);
+    // Nothing changed: not modified, answered before the function's time ran out.
+    expect(answer).toMatchObject({ statusCode: 304, headers: { etag } });
+    expect(Date.now() - invoked).toBeLessThan(remainingMs);
+  });
+
   it('refuses a subtasks form other than page or none with 400 naming subtasks', async () => {
     const tenant = uniqueName('tenant');
     const runId = await bigRun(tenant);

@@ -196,4 +196,28 @@ describe('run summary progress and the change version', () => {
     expect(changed.etag).not.toBe(first.etag);
     expect(await watchRun(suite.ledger, { tenantId, runId, ifNoneMatch: `W/${changed.etag}, "other"` })).toEqual({ kind: 'not_modified', etag: changed.etag });
   });
+
+  it('a long-poll ends early enough that the reads after it fit before answerBy, paced by the slowest read', async () => {
+    const tenantId = uniqueName('tenant');
+    const runId = await startRun(suite.ledger, tenantId, [dispatched('A', '2025-01-01', '2026-01-01')]);
+    const first = await watchRun(suite.ledger, { tenantId, runId });
+    if (first.kind !== 'ok') throw new Error('expected the run');
+    // A fake clock on which every read of the whole run takes 3 s (a large run under load).
+    let now = 0;
+    const sleeps: number[] = [];
+    const slowLedger = { ...suite.ledger, getRun: async (tenant: string, run: string) => { now += 3_000; return suite.ledger.getRun(tenant, run); } };
+    const clock = { now: () => now, sleep: async (ms: number) => { sleeps.push(ms); now += ms; }, pollMs: 5_000 };
+    // Asked to wait 20 s, with the answer due at 20 s: the first read ends at 3 s, so the wait must
+    // end by 20 − 2 × 3 = 14 s (a read on a change, then the final read), and the answer is ready at 17 s.
+    const answer = await watchRun(slowLedger, { tenantId, runId, ifNoneMatch: first.etag, waitSeconds: 20, answerBy: 20_000 }, clock);
+    expect(answer).toEqual({ kind: 'not_modified', etag: first.etag });
+    expect(sleeps).toEqual([5_000, 5_000, 1_000]);
+    expect(now).toBe(17_000);
+    // Without answerBy the same wait runs its 20 s out, and answers at 23 s.
+    now = 0;
+    sleeps.length = 0;
+    await watchRun(slowLedger, { tenantId, runId, ifNoneMatch: first.etag, waitSeconds: 20 }, clock);
+    expect(sleeps).toEqual([5_000, 5_000, 5_000, 2_000]);
+    expect(now).toBe(23_000);
+  });
 });
