@@ -7,7 +7,18 @@ export interface TesseraClientOptions {
   /** A JWT the API's authorizer accepts (its tenant claim decides whose runs you see). */
   readonly token: string;
   readonly fetch?: typeof fetch;
+  /**
+   * Pauses before each retry of a read (GET) the API answered 429, 502, 503 or 504: throttled, or
+   * a gateway or function that timed out under load. Reads change nothing, so a retry is safe;
+   * writes (`POST`) are never retried here. `[]` turns retrying off.
+   * @default [500, 1000, 2000]
+   */
+  readonly readRetryDelaysMs?: readonly number[];
 }
+
+/** Statuses a read is retried on: the request may succeed if simply sent again a moment later. */
+const RETRIED_READ_STATUSES: ReadonlySet<number> = new Set([429, 502, 503, 504]);
+const DEFAULT_READ_RETRY_DELAYS_MS = [500, 1000, 2000] as const;
 
 export interface WaitOptions {
   /** Called with the run resource each time it changes (and once at the start), for progress displays. */
@@ -74,12 +85,21 @@ const parseBody = async (response: Response): Promise<unknown> => {
  * console.log(run.answer?.coverage.statement);
  */
 export const createTesseraClient = (options: TesseraClientOptions) => {
+  const retryDelays = (method: string): readonly number[] => (method === 'GET' ? (options.readRetryDelaysMs ?? DEFAULT_READ_RETRY_DELAYS_MS) : []);
   const send = async (operation: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const response = await (options.fetch ?? fetch)(`${options.apiUrl.replace(/\/$/, '')}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${options.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
+    const request = () =>
+      (options.fetch ?? fetch)(`${options.apiUrl.replace(/\/$/, '')}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${options.token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+        ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      });
+    let response = await request();
+    for (const delay of retryDelays(method)) {
+      if (!RETRIED_READ_STATUSES.has(response.status)) break;
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      response = await request();
+    }
     if (response.status === 304) return { response, parsed: undefined };
     const parsed = await parseBody(response);
     if (!response.ok) {
