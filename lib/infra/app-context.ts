@@ -22,6 +22,8 @@ export const CONTEXT_KEYS = {
   batchSubtasks: 'tessera:batchSubtasks',
   /** `TesseraFanOut`'s `inlineSubtasks`: the largest round on the run's own inline Map. */
   inlineSubtasks: 'tessera:inlineSubtasks',
+  /** `TesseraFanOut`'s `batchConcurrency`: batches of a batched round run at once. */
+  batchConcurrency: 'tessera:batchConcurrency',
 } as const;
 
 const booleanText = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
@@ -42,6 +44,7 @@ export const AppContext = z.object({
   emulator: booleanText.default(false),
   batchSubtasks: z.coerce.number().int().optional(),
   inlineSubtasks: z.coerce.number().int().optional(),
+  batchConcurrency: z.coerce.number().int().optional(),
 });
 export type AppContext = z.infer<typeof AppContext>;
 
@@ -86,6 +89,7 @@ export const stackPropsFromContext = (node: Node): { stackName: string; faultInj
         model: ctx.model === 'bedrock' && ctx.bedrockModelId ? { provider: 'bedrock', modelId: ctx.bedrockModelId } : { provider: 'offline' },
         ...(ctx.batchSubtasks === undefined ? {} : { batchSubtasks: ctx.batchSubtasks }),
         ...(ctx.inlineSubtasks === undefined ? {} : { inlineSubtasks: ctx.inlineSubtasks }),
+        ...(ctx.batchConcurrency === undefined ? {} : { batchConcurrency: ctx.batchConcurrency }),
       },
     },
   };

@@ -3,6 +3,7 @@ import { Policy } from '../contract';
 import { InfraError } from './errors';
 import { WORKER_BATCH_SIZE } from '../runtime/capacity';
 import { BATCH_SUBTASKS, INLINE_SUBTASKS } from '../domain/history';
+import { BATCH_MAP_CONCURRENCY } from './run-state-machine';
 
 /**
  * Settings of one worker kind, in the construct's `kinds` map keyed by kind name.
@@ -53,6 +54,7 @@ export const FAN_OUT_DEFAULTS = {
   workerTimeout: Duration.minutes(2),
   maxDeadline: Duration.minutes(15),
   mapMaxConcurrency: 40,
+  batchConcurrency: BATCH_MAP_CONCURRENCY,
   batchSubtasks: BATCH_SUBTASKS,
   inlineSubtasks: INLINE_SUBTASKS,
   throttle: { rateLimit: 20, burstLimit: 40 },

@@ -36,6 +36,8 @@ export const FanOutSettings = z.object({
   maxDeadlineSeconds: z.int().min(1).max(12 * 3600),
   // An inline Map runs at most 40 iterations at once whatever it is told; beyond that is Distributed Map.
   mapMaxConcurrency: z.int().min(1).max(40),
+  // The AwaitBatches Map is an inline Map too.
+  batchConcurrency: z.int().min(1).max(40),
   // A batch's child execution must hold the batch with every subtask hedged on its costliest path.
   batchSubtasks: z.int().min(1).max(batchBound(), `must fit one child execution's history with every subtask hedged (at most ${batchBound()})`).default(BATCH_SUBTASKS),
   inlineSubtasks: z.int().min(0).max(MAX_RUN_SUBTASKS).default(INLINE_SUBTASKS),

@@ -72,6 +72,12 @@ export interface TesseraFanOutProps {
   /** Subtasks waited on at once by the inline Map (1–40). @default 40 */
   readonly mapMaxConcurrency?: number;
   /**
+   * Batches of a batched round whose child executions run at once (1–40), each waiting on up to
+   * `mapMaxConcurrency` of its subtasks; lower it to bound the Lambda invocations a large round
+   * makes at once. @default 40 (`BATCH_MAP_CONCURRENCY`)
+   */
+  readonly batchConcurrency?: number;
+  /**
    * Subtasks per batch of a batched round, each batch run by a child execution of its own
    * (docs/deadlines.md, "Runs past one execution's history"); at most 594, so a child's history
    * holds its batch with every subtask hedged. @default 500 (`BATCH_SUBTASKS`)
@@ -181,6 +187,7 @@ export class TesseraFanOut extends Construct {
       deadline: this.functions.deadline.function,
       reconcile: this.functions.reconcile.function,
       mapMaxConcurrency: this.settings.mapMaxConcurrency,
+      batchConcurrency: this.settings.batchConcurrency,
       // Every round may wait out a full deadline; one more span covers dispatch and synthesis.
       timeout: Duration.seconds(this.settings.maxDeadlineSeconds * (MAX_ROUNDS + 1)),
       // A batch holds one round: its longest deadline, and as long again to arm and seal the rest.
@@ -444,6 +451,7 @@ const settingsInput = (constructPath: string, props: TesseraFanOutProps, registe
   workerBatchingWindowSeconds: (props.workerBatchingWindow ?? FAN_OUT_DEFAULTS.workerBatchingWindow).toSeconds({ integral: false }),
   maxDeadlineSeconds: (props.maxDeadline ?? FAN_OUT_DEFAULTS.maxDeadline).toSeconds(),
   mapMaxConcurrency: props.mapMaxConcurrency ?? FAN_OUT_DEFAULTS.mapMaxConcurrency,
+  batchConcurrency: props.batchConcurrency ?? FAN_OUT_DEFAULTS.batchConcurrency,
   batchSubtasks: props.batchSubtasks ?? FAN_OUT_DEFAULTS.batchSubtasks,
   inlineSubtasks: props.inlineSubtasks ?? FAN_OUT_DEFAULTS.inlineSubtasks,
   tenantDailyAllowance: props.tenantDailyAllowance ?? FAN_OUT_DEFAULTS.tenantDailyAllowance,

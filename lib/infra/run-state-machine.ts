@@ -77,13 +77,18 @@ export interface RunStateMachineProps {
    * @default - the run's `timeout`
    */
   readonly batchTimeout?: Duration;
+  /**
+   * Batches of a batched round whose child executions run at once (1–40): each waits on up to
+   * `mapMaxConcurrency` subtasks. @default 40 (`BATCH_MAP_CONCURRENCY`)
+   */
+  readonly batchConcurrency?: number;
   readonly logRetention: logs.RetentionDays;
   readonly logRemovalPolicy: RemovalPolicy;
 }
 
 /**
- * Batches whose child executions run at once: an inline Map's own ceiling. Each child waits on up
- * to `mapMaxConcurrency` subtasks, so 40 batches keep 1,600 subtask waits open at once.
+ * Batches whose child executions run at once, by default: an inline Map's own ceiling. Each child
+ * waits on up to `mapMaxConcurrency` subtasks, so 40 batches keep 1,600 subtask waits open at once.
  */
 export const BATCH_MAP_CONCURRENCY = 40;
 
@@ -373,7 +378,7 @@ export class RunStateMachine extends Construct {
     startBatch.addRetry({ errors: [...START_EXECUTION_REFUSED_ERRORS], jitterStrategy: sfn.JitterType.FULL, ...RETRY_PROFILES.run });
     const awaitBatches = new sfn.Map(this, STATE_NAMES.awaitBatches, {
       itemsPath: '$.batches',
-      maxConcurrency: BATCH_MAP_CONCURRENCY,
+      maxConcurrency: props.batchConcurrency ?? BATCH_MAP_CONCURRENCY,
       itemSelector: {
         runId: sfn.JsonPath.stringAt('$.runId'),
         tenantId: sfn.JsonPath.stringAt('$.tenantId'),

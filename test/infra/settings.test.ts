@@ -18,6 +18,7 @@ const valid: FanOutSettingsInput = {
   workerBatchingWindowSeconds: 0,
   maxDeadlineSeconds: 900,
   mapMaxConcurrency: 40,
+  batchConcurrency: 40,
   tenantDailyAllowance: { modelCalls: 10, costLimit: 100 },
   degradedRunRateThreshold: 0.05,
   serviceName: 'tessera',
@@ -44,9 +45,10 @@ describe('fan-out props validation', () => {
       ...valid,
       kinds: { 'scout-crm': { maxConcurrency: 1 }, 'scout-news': {} },
       mapMaxConcurrency: 41,
+      batchConcurrency: 0,
       model: { provider: 'bedrock', modelId: '' },
     });
-    expect(problems.map((p) => p.split(':')[0])).toEqual(['kinds.scout-crm.maxConcurrency', 'mapMaxConcurrency', 'model.modelId']);
+    expect(problems.map((p) => p.split(':')[0])).toEqual(['kinds.scout-crm.maxConcurrency', 'mapMaxConcurrency', 'batchConcurrency', 'model.modelId']);
   });
 
   test('a registry without kinds is refused', () => {
@@ -171,6 +173,11 @@ describe('app context', () => {
       corsAllowedOrigins: ['https://a.example.com', 'https://b.example.com'],
       model: { provider: 'bedrock', modelId: 'anthropic.claude-3-haiku-20240307-v1:0' },
     });
+  });
+
+  test('the round-path keys reach the fan-out as numbers (the emulator lane sets all three)', () => {
+    const { props } = stackPropsFromContext(contextOf({ 'tessera:batchSubtasks': '5', 'tessera:inlineSubtasks': '10', 'tessera:batchConcurrency': '4' }));
+    expect(props.fanOut).toMatchObject({ batchSubtasks: 5, inlineSubtasks: 10, batchConcurrency: 4 });
   });
 
   test('an explicit deletionProtection=true wins over destroy', () => {

@@ -112,6 +112,13 @@ describe('run flow', () => {
     expect(map.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'Finalize' }]);
   });
 
+  test('batchConcurrency sets how many batches run at once', () => {
+    const fewer = synthTesseraStack({ fanOut: { batchConcurrency: 4 } });
+    expect(findState(fewer.asl, 'AwaitBatches')).toMatchObject({ Type: 'Map', MaxConcurrency: 4 });
+    // The subtasks inside each batch are unaffected.
+    expect(findState(fewer.asl, 'AwaitSubtasks')).toMatchObject({ MaxConcurrency: 40 });
+  });
+
   test('AwaitSubtasks maps $.items, 40 at a time, and discards its results', () => {
     expect(state('AwaitSubtasks')).toMatchObject({ Type: 'Map', ItemsPath: '$.items', MaxConcurrency: 40, ResultPath: null, Next: 'Reconcile' });
     expect(iteration().StartAt).toBe('Arm');
