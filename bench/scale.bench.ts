@@ -10,9 +10,9 @@
  * (lib/local/request-counter.ts). Capacity units are counted from the requests (item sizes by
  * DynamoDB's rules, bench/pipeline/model.ts), not read from DynamoDB Local, which does not bill.
  *
- * The request is the same at every size: an ids universe of N ids split with `chunkSize: 1`, so
- * only the planner's `MAX_SUBTASKS` decides whether a size is accepted. A size it refuses
- * (`plan_too_large`) is reported as refused, with the planner's message, and the next size runs.
+ * The request is the same at every size (bench/scale-request.ts), so only the planner's
+ * `MAX_SUBTASKS` decides whether a size is accepted. A size it refuses (`plan_too_large`) is
+ * reported as refused, with the planner's message, and the next size runs.
  *
  * Sizes: `npm run bench -- scale 1000 5000`, `npx tsx bench/scale.bench.ts 1000`, or
  * `SCALE_SIZES=1000,5000`; the default is 1,000, 5,000 and 10,000.
@@ -21,13 +21,13 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { createTesseraClient, TesseraApiError, type TesseraClient } from '../lib/client';
-import type { RunRequestInput } from '../lib/contract';
 import { PRICES, PRICES_REGION } from '../lib/infra/deadline-figures';
 import { STATE_NAMES } from '../lib/infra/run-state-machine';
 import type { Exchange } from '../lib/local/request-counter';
 import { stateTransitions, type ExecutionEvent } from '../lib/local/sfn-executions';
 import { ASSUMED_MS, compactDynamoRows, costOf, createCompactor, finalSizes, memoryByRole, total, WRITES, type CompactExchange, type RunCost } from './pipeline/model';
 import { fixed, table, totalCapacity, usd } from './pipeline/report';
+import { noOpRunRequest } from './scale-request';
 import { invocationsSince, ROLES, startStack, TENANT, type Role, type Stack } from './pipeline/setup';
 
 const DEFAULT_SIZES = [1000, 5000, 10_000] as const;
@@ -45,14 +45,6 @@ const sizesFrom = (argv: readonly string[], env: string | undefined): number[] =
   const given = [...argv.filter((arg) => /^\d+$/.test(arg)), ...(env ?? '').split(',').filter((part) => /^\d+$/.test(part.trim()))].map(Number);
   return given.length > 0 ? [...new Set(given)].sort((a, b) => a - b) : [...DEFAULT_SIZES];
 };
-
-const request = (size: number, label: string): RunRequestInput => ({
-  goal: `Scale benchmark (${label}): ${size} no-op subtasks`,
-  universe: { dimension: 'ids', ids: Array.from({ length: size }, (_, index) => `item-${String(index + 1).padStart(6, '0')}`) },
-  split: { chunkSize: 1, worker: 'chaos', input: { fault: 'none' }, deadlineSeconds: DEADLINE_SECONDS, budget: { modelCalls: 1, estimatedCostPerCall: 0 }, idPrefix: 'S' },
-  policy: { retry: { timed_out: 0, invalid: 0, empty: 0 }, maxRounds: 1 },
-  budget: { modelCalls: size, costLimit: 1 },
-});
 
 /** Resident set size of a process in bytes, from /proc (Linux); undefined elsewhere or once it has gone. */
 const rssOf = (pid: number): number | undefined => {
@@ -148,8 +140,10 @@ const sqsBilled = (exchanges: readonly Exchange[]) => {
 interface Measured {
   readonly size: number;
   readonly seconds: number;
-  /** How long the Dispatch state took (it writes the manifest and enqueues every subtask; its function times out after 60 s). */
+  /** How long the Dispatch state took (it writes the manifest and enqueues every subtask; its function times out after 5 minutes). */
   readonly dispatchSeconds: number | undefined;
+  /** Child executions the run started: one per batch of a batched round, none inline. */
+  readonly childExecutions: number;
   readonly status: string;
   readonly ok: number;
   readonly complete: boolean;
@@ -186,7 +180,7 @@ const settledWithin = async (stack: Stack, executionArn: string, ms: number) => 
 };
 
 const measure = async (stack: Stack, client: TesseraClient, size: number, label: string): Promise<Outcome> => {
-  const body = request(size, label);
+  const body = noOpRunRequest(size, label, DEADLINE_SECONDS);
   const lambdaBefore = stack.cloud.lambdaStats();
   const counted = drainer(stack);
   const memory = memorySampler(stack.dynamodbPid);
@@ -218,13 +212,17 @@ const measure = async (stack: Stack, client: TesseraClient, size: number, label:
   const capacity = totalCapacity(rows);
   const invocations = invocationsSince(stack, lambdaBefore);
   const billedSqs = sqsBilled(sqs);
-  const transitions = stateTransitions(ended);
+  // A batched round's subtasks run in child executions (named `<runId>-<round>-<batch>`), each
+  // billed for its own transitions: the run's are the parent's plus every child's.
+  const children = stack.cloud.executions.executions().filter((record) => record.name.startsWith(`${runId}-`));
+  const transitions = stateTransitions(ended) + children.reduce((sum, child) => sum + stateTransitions(child), 0);
   const cost = costOf({ transitions, invocations, sqsRequests: billedSqs.billed, capacity }, memoryByRole(stack.template));
   const calls = (writes: boolean) => rows.filter((row) => WRITES.has(row.operation) === writes).reduce((sum, row) => sum + row.requests, 0);
   return {
     size,
     seconds,
     dispatchSeconds: stateSeconds(ended.events, STATE_NAMES.dispatch),
+    childExecutions: children.length,
     status: `${ended.status}/${run.status}`,
     ...(ended.status === 'SUCCEEDED' ? {} : { failure: `${ended.error ?? ''}: ${(ended.cause ?? '').slice(0, 300)}` }),
     ok: run.progress.byState.ok ?? 0,
@@ -253,9 +251,10 @@ const printMeasured = (outcomes: readonly Outcome[]): void => {
 
   console.log('\nThroughput and memory (wall time: POST /runs until the execution ended)');
   table(
-    ['subtasks', 'status', 'ok', 'coverage', 'wall', 'Dispatch', 'subtasks/s', `ms/subtask`, `vs ${reference.size}`, 'peak RSS node', 'peak RSS DynamoDB Local', 'peak open files'],
+    ['subtasks', 'path', 'status', 'ok', 'coverage', 'wall', 'Dispatch', 'subtasks/s', `ms/subtask`, `vs ${reference.size}`, 'peak RSS node', 'peak RSS DynamoDB Local', 'peak open files'],
     measured.map((m) => [
       m.size.toLocaleString('en-US'),
+      m.childExecutions === 0 ? 'inline' : `${m.childExecutions} batches`,
       m.status,
       String(m.ok),
       m.complete ? 'complete' : 'INCOMPLETE',
@@ -268,10 +267,11 @@ const printMeasured = (outcomes: readonly Outcome[]): void => {
       mb(m.peakRss.jvm),
       String(m.peakRss.files),
     ]),
-    [1, 3],
+    [1, 2, 4],
   );
   console.log('  peak RSS node: this process, which runs the whole local cloud but DynamoDB Local (handlers, Step Functions, fauxqs, pollers,');
   console.log('  HTTP API) as `tessera serve` does, plus the counting proxies; sampled every 250 ms. DynamoDB Local: its JVM, sampled alike.');
+  console.log('  path: inline (one Map in the run\'s execution), or the batched round\'s child executions, one per batch (docs/deadlines.md).');
   console.log('  Dispatch: the Dispatch state, entered to exited (it writes the manifest and enqueues every subtask, within its function\'s timeout).');
   console.log('  peak open files: file descriptors of this process, sockets included (both ends of every loopback connection it holds).');
 
@@ -293,6 +293,7 @@ const printMeasured = (outcomes: readonly Outcome[]): void => {
       ];
     }),
   );
+  console.log('  transitions: StateEntered events of the run\'s execution and of every child execution it started, each billed alike.');
   console.log('  WRU/RRU: DynamoDB request units counted from the requests by DynamoDB\'s rules (bench/pipeline/model.ts), not reported by DynamoDB Local');
   for (const m of measured) {
     const lambda = ROLES.map((role) => `${role} ${m.invocations[role]}`).join(', ');
