@@ -5,8 +5,9 @@
  * Steps: install (pinned ministack into .venv-emulator/) → synth → start (ministack on a free 127.0.0.1
  * port, through scripts/emulator/launch.py) → bootstrap → deploy (`-c tessera:emulator=true`) →
  * users (one Cognito user per tenant, real ID tokens) → warm-up (one run of each example) → e2e
- * (`vitest run --project e2e`) → destroy → stop. Whatever fails, destroy and stop still run, and
- * the failed step is named. Only the process group the lane started is stopped.
+ * (`vitest run --project e2e`) → scale (one run of 2,000 no-op subtasks) → destroy → stop.
+ * Whatever fails, destroy and stop still run, and the failed step is named. Only the process
+ * group the lane started is stopped.
  *
  * Options:
  *   --break=worker-esm  deploy a throwaway stack whose tax worker has no event-source mapping
@@ -32,6 +33,13 @@ const root = resolve(import.meta.dirname, '..', '..');
 const ACCOUNT = '000000000000';
 const REGION = 'us-east-1';
 const TENANTS = ['acme', 'globex'] as const;
+/**
+ * Batches of a batched round run at once in the lane's deployment (the construct's default is 40).
+ * ministack runs every concurrent Lambda invocation in a Node process of its own: at 40 batches of
+ * 5, the scale step's round held 200 subtask iterations at once, about 200 Node processes on two
+ * cores, and the deadline function's 15-s timeout expired in cold starts (docs/emulator.md, "Scale").
+ */
+const BATCH_CONCURRENCY = 4;
 
 const args = process.argv.slice(2);
 const broken = args.includes('--break=worker-esm');
@@ -256,6 +264,8 @@ const main = async (): Promise<number> => {
     `${CONTEXT_KEYS.batchSubtasks}=${E2E_ROUND_PATHS.batchSubtasks}`,
     '-c',
     `${CONTEXT_KEYS.inlineSubtasks}=${E2E_ROUND_PATHS.inlineSubtasks}`,
+    '-c',
+    `${CONTEXT_KEYS.batchConcurrency}=${BATCH_CONCURRENCY}`,
   ];
 
   try {
@@ -315,6 +325,11 @@ const main = async (): Promise<number> => {
         },
         true,
       ),
+    );
+
+    // One large run: a batched round of hundreds of child executions (docs/emulator.md, "Scale").
+    await step('scale', () =>
+      command('scale', 'npx', ['tsx', 'scripts/emulator/scale-run.ts'], { ...awsEnv(), TESSERA_API_URL: apiUrl, TESSERA_TOKEN: tokens.acme }, true),
     );
   } catch (error) {
     failure = error instanceof StepFailed ? error : new StepFailed(`${current}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
