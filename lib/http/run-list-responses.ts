@@ -84,7 +84,7 @@ export const getRunResponse = async (
     ...(ifNoneMatch === undefined ? {} : { ifNoneMatch }),
     ...(wait === undefined ? {} : { waitSeconds: wait }),
     ...(form === undefined ? {} : { subtasks: form }),
-    ...(answerBy === undefined || !Number.isFinite(answerBy) ? {} : { answerBy }),
+    ...(answerBy === undefined ? {} : { answerBy }),
   });
   // Preference-Applied only when the wait was honoured: it needs a tag to wait against.
   const applied: Record<string, string> = wait !== undefined && ifNoneMatch !== undefined ? { 'preference-applied': `wait=${wait}` } : {};

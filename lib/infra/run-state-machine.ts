@@ -129,9 +129,11 @@ const RUN_TASK_MARGIN = Duration.seconds(30);
 /**
  * A run-level Task's own timeout: its function's timeout plus {@link RUN_TASK_MARGIN}, or none
  * when the function's timeout is not known (an imported function). Step Functions sets no Task
- * timeout by default, but the States Language's default, which the local interpreter applies, is
- * 60 s: without this, a Dispatch writing a round of thousands of subtasks, or a Finalize sweeping
- * them, is cut short locally though its function may run five minutes.
+ * timeout by default, so an invoke that never returns would hold the run until the execution's
+ * own timeout; with this, the Task fails and its Catch closes the run. The States Language's
+ * default is 60 s instead, and the local interpreter applies it: the explicit timeout is also
+ * what lets a Dispatch of a 10,000-subtask round, or a Finalize sweeping it, run its five
+ * minutes locally.
  */
 const runTaskTimeout = (fn: lambda.IFunction): { taskTimeout: sfn.Timeout } | Record<string, never> => {
   const timeout = (fn as { timeout?: unknown }).timeout;
