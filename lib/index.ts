@@ -4,7 +4,7 @@
  *
  * @example
  * import { RunRequest, createTesseraClient } from '@tessera-fanout/tessera';
- * const client = createTesseraClient({ baseUrl, token });
+ * const client = createTesseraClient({ apiUrl, token });
  * const run = await client.createRun(RunRequest.parse(body));
  *
  * @packageDocumentation
