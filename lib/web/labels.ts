@@ -110,8 +110,8 @@ export const strides = (limit: number): number[] => {
  * past the axis's end:
  * - when each section has room for its label (or `fitChars` of it), every section is labelled,
  *   each label shortened to its section;
- * - otherwise every k-th section is labelled, whole, with k the smallest of 1, 2, 5, 10, 20, 50, …
- *   whose k sections hold the widest label. A label that would still touch the one before it,
+ * - otherwise every k-th section is labelled, whole (up to `maxPx`, or the axis), with k the
+ *   smallest of 1, 2, 5, 10, 20, 50, … whose k sections hold the widest label. A label that would still touch the one before it,
  *   or run past the end, is left out.
  *
  * @example
@@ -127,17 +127,19 @@ export const fitSectionLabels = (
 ): AxisLabel[] => {
   if (sections.length === 0 || axisPx <= 0) return [];
   const { charPx, gapPx, padPx } = metrics;
-  const maxUnits = Math.floor((metrics.maxPx - padPx) / charPx);
+  // Sections of equal width come out a hair apart in floating point; a millionth of a pixel is no room.
+  const slack = 1e-6;
+  const cellPx = sections.reduce((least, s) => Math.min(least, (s.to - s.from) * axisPx), Infinity) + slack;
+  const cellUnits = Math.floor((cellPx - gapPx - padPx) / charPx);
+  const maxUnits = Math.floor((Math.min(metrics.maxPx, axisPx) - padPx) / charPx);
   const whole = sections.map((s) => shorten(s.label, maxUnits, keep));
   const widestUnits = whole.reduce((most, text) => Math.max(most, textUnits(text)), 0);
-  const cellPx = sections.reduce((least, s) => Math.min(least, (s.to - s.from) * axisPx), Infinity);
-  const cellUnits = Math.floor((cellPx - gapPx - padPx) / charPx);
 
   let stride: number;
   let texts: readonly string[];
   if (cellUnits >= 1 && cellUnits >= Math.min(widestUnits, metrics.fitChars)) {
     stride = 1;
-    texts = whole.map((text) => shorten(text, cellUnits, keep));
+    texts = sections.map((s) => shorten(s.label, cellUnits, keep));
   } else {
     const needPx = padPx + widestUnits * charPx + gapPx;
     stride = strides(sections.length).find((k) => k * cellPx >= needPx) ?? sections.length;
@@ -152,7 +154,7 @@ export const fitSectionLabels = (
     if (!section || !text) continue;
     const from = section.from;
     const to = from + (padPx + textUnits(text) * charPx) / axisPx;
-    if (to > 1 + 1e-9 || from < lastTo + gapPx / axisPx - 1e-9) continue;
+    if (to > 1 + slack / axisPx || from < lastTo + (gapPx - slack) / axisPx) continue;
     labels.push({ index: i, from, to, text, title: section.label });
     lastTo = to;
   }
