@@ -176,13 +176,15 @@ export interface PlacedLabel {
 
 /**
  * Hangs labels under their marks in up to `rows` rows, each centred on its mark where the axis
- * allows (pushed inside at either end), in the nearest row where it touches no other label.
- * A label that fits in no row gets `undefined`: it is not drawn (the list of gaps names it).
+ * allows (pushed inside at either end), in the nearest row where it touches no other label. A
+ * label in a lower row hangs on a leader line from its mark, so it is put there only if that line
+ * crosses no label above it, and no label goes where an earlier leader line passes. A label that
+ * fits in no row gets `undefined`: it is not drawn (the list of gaps names it).
  *
  * @example
- * // two labels 75 px wide centred 40 px apart: the second one goes to the second row.
- * placeHangingLabels([{ centrePx: 100, text: 'data found' }, { centrePx: 140, text: 'data found' }], 680)
- * // [{ row: 0, fromPx: 62.5, toPx: 137.5 }, { row: 1, fromPx: 102.5, toPx: 177.5 }]
+ * // two labels 75 px wide centred 50 px apart: the second one goes to the second row.
+ * placeHangingLabels([{ centrePx: 100, text: 'data found' }, { centrePx: 150, text: 'data found' }], 680)
+ * // [{ row: 0, fromPx: 62.5, toPx: 137.5 }, { row: 1, fromPx: 112.5, toPx: 187.5 }]
  */
 export const placeHangingLabels = (
   labels: readonly HangingLabel[],
@@ -190,15 +192,26 @@ export const placeHangingLabels = (
   rows = 2,
   metrics: LabelMetrics = GAP_LABEL_METRICS,
 ): Array<PlacedLabel | undefined> => {
-  const ends: number[] = Array.from({ length: rows }, () => -Infinity);
+  const placed: Array<PlacedLabel & { readonly leaderPx: number }> = [];
+  const clear = metrics.gapPx / 2;
   return labels.map((label) => {
     const width = textUnits(label.text) * metrics.charPx;
     if (width > axisPx) return undefined;
     const fromPx = Math.min(Math.max(0, label.centrePx - width / 2), axisPx - width);
-    const row = ends.findIndex((end) => fromPx >= end + metrics.gapPx);
-    if (row < 0) return undefined;
-    ends[row] = fromPx + width;
-    return { row, fromPx, toPx: fromPx + width };
+    const toPx = fromPx + width;
+    const fits = (row: number) =>
+      placed.every((other) => {
+        if (other.row === row) return fromPx >= other.toPx + metrics.gapPx || toPx + metrics.gapPx <= other.fromPx;
+        // A label above this one must leave room for this one's leader line, and a leader line
+        // on its way to a lower label must not cross this one.
+        if (other.row < row) return label.centrePx < other.fromPx - clear || label.centrePx > other.toPx + clear;
+        return other.leaderPx < fromPx - clear || other.leaderPx > toPx + clear;
+      });
+    const row = Array.from({ length: rows }, (_, r) => r).find(fits);
+    if (row === undefined) return undefined;
+    const place = { row, fromPx, toPx };
+    placed.push({ ...place, leaderPx: label.centrePx });
+    return place;
   });
 };
 

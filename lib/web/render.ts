@@ -25,6 +25,9 @@ export const LAYOUT = {
 /** The axis's width in the drawing's units: the width less the two columns. */
 export const AXIS = LAYOUT.width - LAYOUT.label - LAYOUT.state;
 
+/** Rows of labels under the answer's gaps. */
+const GAP_LABEL_ROWS = 3;
+
 /** Cells narrower than this (in drawing units) get no divider line: it would only grey the band. */
 const DIVIDER_MIN = 4;
 
@@ -137,7 +140,7 @@ export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
   } else {
     parts.push(el(doc, 'rect', { class: 'read', x: LAYOUT.label, y, width: AXIS, height: LAYOUT.bar }));
     parts.push(el(doc, 'text', { x: LAYOUT.label + AXIS + 8, y: y + LAYOUT.bar - 3, class: p.complete ? undefined : 'incomplete', 'data-complete': String(p.complete) }, p.complete ? 'complete' : 'incomplete'));
-    // Each label hangs under its gap's first mark, in the first of two rows where it touches no
+    // Each label hangs under its gap's first mark, in the first of three rows where it touches no
     // other label; a gap whose label fits nowhere is still drawn, and named in the list of gaps.
     const drawn = p.gaps.map((gap) => drawnSpans(gap.spans));
     const places = placeHangingLabels(
@@ -146,6 +149,7 @@ export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
         return { centrePx: box.x - LAYOUT.label + box.width / 2, text: gap.label };
       }),
       AXIS,
+      GAP_LABEL_ROWS,
     );
     p.gaps.forEach((gap, i) => {
       const shapes: SVGElement[] = [];
@@ -178,7 +182,7 @@ export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
       );
     });
     const rows = places.reduce((most, place) => (place ? Math.max(most, place.row + 1) : most), 0);
-    y += LAYOUT.row + (rows === 0 ? 0 : rows === 1 ? 16 : 30);
+    y += LAYOUT.row + (rows === 0 ? 0 : 2 + rows * 14);
   }
 
   // One row per unanswered question, over where the subtasks asked it were assigned.
@@ -256,7 +260,7 @@ export const renderLists = (doc: Document, p: Picture): HTMLElement | undefined 
         { 'data-question-item': q.id },
         swatch(doc, 'unanswered'),
         html(doc, 'span', { class: 'word' }, 'unanswered'),
-        ` question ${q.id}: ${q.askedOf.length === 0 ? 'asked of no subtask shown' : `asked of ${q.askedOf.join(', ')}`}`,
+        ` · question ${q.id}: ${q.askedOf.length === 0 ? 'asked of no subtask shown' : `asked of ${q.askedOf.join(', ')}`}`,
       ),
     );
     parts.push(html(doc, 'p', { class: 'list-title', id: 'questions-title' }, 'Unanswered questions'), html(doc, 'ul', { 'aria-labelledby': 'questions-title' }, ...items));
@@ -269,7 +273,7 @@ export const renderLists = (doc: Document, p: Picture): HTMLElement | undefined 
         { 'data-gap-item': String(i), 'data-status': gap.status },
         swatch(doc, `gap-${gap.category}`),
         html(doc, 'span', { class: 'word' }, gap.label),
-        ` ${gap.size ? `${gap.size}: ` : ''}`,
+        gap.size ? ` · ${gap.size}: ` : ' · ',
         html(doc, 'span', { class: 'where', 'data-where': '' }, gap.whereInFull),
         html(doc, 'span', { class: 'meta' }, ` (${gap.detail})`),
       ),

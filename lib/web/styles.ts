@@ -54,8 +54,8 @@ svg .state-empty, svg .state-cancelled { fill: #5b4300; }
 svg .state-pending, svg .state-running { fill: #1e40af; }
 .lists { margin: .5rem 0 0; }
 .lists ul { margin: .15rem 0 .5rem; padding: 0; list-style: none; }
-.lists li { display: flex; flex-wrap: wrap; align-items: baseline; gap: 0 .35rem; margin: .15rem 0; }
-.lists li svg { width: 28px; height: 14px; display: inline-block; align-self: center; }
+.lists li { margin: .15rem 0; }
+.lists li svg { width: 28px; height: 14px; display: inline-block; vertical-align: -2px; margin-right: .35rem; }
 .list-title { font-weight: 600; margin: .5rem 0 0; }
 .lists .word { font-weight: 600; }
 .lists .where { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, "Liberation Mono", monospace; font-size: 13px; overflow-wrap: anywhere; }

@@ -123,12 +123,20 @@ describe('the labels of an ids axis', () => {
 
 describe('labels hung under gaps', () => {
   it("puts a label that would touch its neighbour's in the second row, and leaves out one that fits in neither", () => {
-    // 'data found' is 10 × 7.5 = 75 px wide.
+    // 'data found' is 10 × 7.5 = 75 px wide: centred on 100 it spans 62.5–137.5, on 150 112.5–187.5.
     const placed = placeHangingLabels(
-      [{ centrePx: 100, text: 'data found' }, { centrePx: 140, text: 'data found' }, { centrePx: 150, text: 'data found' }],
+      [{ centrePx: 100, text: 'data found' }, { centrePx: 150, text: 'data found' }, { centrePx: 160, text: 'data found' }],
       AXIS,
     );
-    expect(placed).toEqual([{ row: 0, fromPx: 62.5, toPx: 137.5 }, { row: 1, fromPx: 102.5, toPx: 177.5 }, undefined]);
+    expect(placed).toEqual([{ row: 0, fromPx: 62.5, toPx: 137.5 }, { row: 1, fromPx: 112.5, toPx: 187.5 }, undefined]);
+  });
+
+  it('keeps leader lines off the labels above them', () => {
+    // A leader from 140 to the second row would cross the first label (62.5–137.5, kept 4 px clear).
+    expect(placeHangingLabels([{ centrePx: 100, text: 'data found' }, { centrePx: 140, text: 'data found' }], AXIS)[1]).toBeUndefined();
+    // 'x' (7.5 px) centred on 152 would sit on the leader line at 150 that runs down to the second row.
+    const placed = placeHangingLabels([{ centrePx: 100, text: 'data found' }, { centrePx: 150, text: 'data found' }, { centrePx: 152, text: 'x' }], AXIS);
+    expect(placed[2]).toBeUndefined();
   });
 
   it('pushes a label at either end inside the axis', () => {
@@ -146,6 +154,12 @@ describe('labels hung under gaps', () => {
           for (let i = 1; i < boxes.length; i += 1) expect(boxes[i - 1]!.toPx).toBeLessThan(boxes[i]!.fromPx);
           for (const box of boxes) expect(box!.fromPx >= 0 && box!.toPx <= AXIS + 1e-9).toBe(true);
         }
+        // No leader line down to the second row passes through a label of the first.
+        placed.forEach((lower, i) => {
+          if (lower?.row !== 1) return;
+          const x = labels[i]!.centrePx;
+          for (const upper of placed) if (upper?.row === 0) expect(x < upper.fromPx || x > upper.toPx).toBe(true);
+        });
       }),
     );
   });
