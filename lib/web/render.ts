@@ -105,7 +105,13 @@ const renderAxis = (doc: Document, p: Picture): SVGGElement => {
     const x = LAYOUT.label + label.from * AXIS;
     axis.append(
       el(doc, 'line', { x1: x, x2: x, y1: 14, y2: 20, stroke: '#6b7280' }),
-      el(doc, 'text', { x: x + AXIS_LABEL_METRICS.padPx, y: 12, class: 'axis-label', 'data-axis-label': label.index }, el(doc, 'title', {}, label.title), label.text),
+      el(
+        doc,
+        'text',
+        { x: x + AXIS_LABEL_METRICS.padPx, y: 12, class: 'axis-label', 'data-axis-label': label.index },
+        el(doc, 'title', {}, label.title),
+        label.text,
+      ),
     );
   }
   return axis;
@@ -139,7 +145,8 @@ export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
     y += LAYOUT.row;
   } else {
     parts.push(el(doc, 'rect', { class: 'read', x: LAYOUT.label, y, width: AXIS, height: LAYOUT.bar }));
-    parts.push(el(doc, 'text', { x: LAYOUT.label + AXIS + 8, y: y + LAYOUT.bar - 3, class: p.complete ? undefined : 'incomplete', 'data-complete': String(p.complete) }, p.complete ? 'complete' : 'incomplete'));
+    const words = { x: LAYOUT.label + AXIS + 8, y: y + LAYOUT.bar - 3, class: p.complete ? undefined : 'incomplete', 'data-complete': String(p.complete) };
+    parts.push(el(doc, 'text', words, p.complete ? 'complete' : 'incomplete'));
     // Each label hangs under its gap's first mark, in the first of three rows where it touches no
     // other label; a gap whose label fits nowhere is still drawn, and named in the list of gaps.
     const drawn = p.gaps.map((gap) => drawnSpans(gap.spans));
@@ -188,7 +195,9 @@ export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
   // One row per unanswered question, over where the subtasks asked it were assigned.
   for (const q of p.missingQuestions) {
     const shapes: SVGElement[] = [rowLabel(doc, y, `${q.id} · question`.slice(0, 24))];
-    for (const span of drawnSpans(q.spans)) shapes.push(el(doc, 'rect', { class: 'unanswered', ...spanBox(span), y, height: LAYOUT.bar, 'data-unanswered': '' }));
+    for (const span of drawnSpans(q.spans)) {
+      shapes.push(el(doc, 'rect', { class: 'unanswered', ...spanBox(span), y, height: LAYOUT.bar, 'data-unanswered': '' }));
+    }
     if (q.spans.length === 0) shapes.push(el(doc, 'text', { x: LAYOUT.label, y: y + LAYOUT.bar - 3, class: 'muted' }, 'asked of no subtask shown'));
     shapes.push(el(doc, 'text', { x: LAYOUT.label + AXIS + 8, y: y + LAYOUT.bar - 3, class: 'incomplete' }, 'unanswered'));
     shapes.push(el(doc, 'rect', { class: 'focus-ring', x: -2, y: y - 3, width: LAYOUT.width + 4, height: LAYOUT.bar + 6 }));
@@ -209,8 +218,12 @@ export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
   parts.push(el(doc, 'line', { x1: 0, x2: LAYOUT.width, y1: y - 5, y2: y - 5, stroke: '#d1d5db' }));
   for (const s of p.subtasks) {
     const shapes: SVGElement[] = [rowLabel(doc, y, `${s.id} · ${s.worker}`.slice(0, 24))];
-    for (const span of drawnSpans(s.assigned)) shapes.push(el(doc, 'rect', { class: 'assigned', ...spanBox(span), y, height: LAYOUT.bar, 'data-assigned': '' }));
-    for (const span of drawnSpans(s.observed)) shapes.push(el(doc, 'rect', { class: 'observed', ...spanBox(span), y: y + 4, height: LAYOUT.bar - 8, 'data-observed': '' }));
+    for (const span of drawnSpans(s.assigned)) {
+      shapes.push(el(doc, 'rect', { class: 'assigned', ...spanBox(span), y, height: LAYOUT.bar, 'data-assigned': '' }));
+    }
+    for (const span of drawnSpans(s.observed)) {
+      shapes.push(el(doc, 'rect', { class: 'observed', ...spanBox(span), y: y + 4, height: LAYOUT.bar - 8, 'data-observed': '' }));
+    }
     const state = `${s.stateLabel}${s.late > 0 ? ' · late' : ''}`;
     shapes.push(el(doc, 'text', { x: LAYOUT.label + AXIS + 8, y: y + LAYOUT.bar - 3, class: `state-${s.state}`, 'data-state-label': '' }, state));
     shapes.push(el(doc, 'rect', { class: 'focus-ring', x: -2, y: y - 3, width: LAYOUT.width + 4, height: LAYOUT.bar + 6 }));
@@ -263,7 +276,10 @@ export const renderLists = (doc: Document, p: Picture): HTMLElement | undefined 
         ` · question ${q.id}: ${q.askedOf.length === 0 ? 'asked of no subtask shown' : `asked of ${q.askedOf.join(', ')}`}`,
       ),
     );
-    parts.push(html(doc, 'p', { class: 'list-title', id: 'questions-title' }, 'Unanswered questions'), html(doc, 'ul', { 'aria-labelledby': 'questions-title' }, ...items));
+    parts.push(
+      html(doc, 'p', { class: 'list-title', id: 'questions-title' }, 'Unanswered questions'),
+      html(doc, 'ul', { 'aria-labelledby': 'questions-title' }, ...items),
+    );
   }
   if (p.gaps.length > 0) {
     const items = p.gaps.map((gap, i) =>

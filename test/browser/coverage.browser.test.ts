@@ -68,7 +68,10 @@ const boxes = (page: Page, selector: string): Promise<Box[]> =>
 /** Pairs of boxes that overlap, as `a / b` texts (empty when none do). */
 const overlapping = (list: readonly Box[]): string[] =>
   list.flatMap((a, i) =>
-    list.slice(i + 1).filter((b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height).map((b) => `${a.text} / ${b.text}`),
+    list
+      .slice(i + 1)
+      .filter((b) => a.x < b.x + b.width && b.x < a.x + a.width && a.y < b.y + b.height && b.y < a.y + a.height)
+      .map((b) => `${a.text} / ${b.text}`),
   );
 
 /** The drawing's scale: its rendered width over its 960 units. */
@@ -161,7 +164,9 @@ describe('<tessera-run> keeps the ids axis readable', () => {
     ], ['q10']);
     const page = await draw(run);
     await readableAxis(page, Array.from({ length: 10 }, (_, i) => `T-${1001 + 100 * i}`));
-    const listed = await page.locator('tessera-run [data-gap-item]').evaluateAll((items) => items.map((i) => i.textContent?.replace(/\s+/g, ' ').split(' (')[0]));
+    const listed = await page
+      .locator('tessera-run [data-gap-item]')
+      .evaluateAll((items) => items.map((i) => i.textContent?.replace(/\s+/g, ' ').split(' (')[0]));
     expect(listed).toEqual([
       'unchecked · 3 tickets: T-1017 – T-1019',
       're-checked empty · 20 tickets: T-1241 – T-1260',

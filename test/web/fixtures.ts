@@ -191,10 +191,16 @@ export const ticketRun = (ids: readonly string[], lanes: number, gaps: readonly 
         gaps: gaps.map((g) =>
           g.kind === 'unread'
             ? { ids: g.ids, kind: 'unread', subtaskId: laneId(g.lane), reason: 'timed_out', status: 'unchecked' }
-            : { ids: g.ids, kind: 'observed', subtaskId: laneId(g.lane), status: g.status, ...(g.status === 'unchecked' ? {} : { recheckedAgainst: 'ticket-archive' }) },
+            : {
+                ids: g.ids,
+                kind: 'observed',
+                subtaskId: laneId(g.lane),
+                status: g.status,
+                ...(g.status === 'unchecked' ? {} : { recheckedAgainst: 'ticket-archive' }),
+              },
         ),
         problems: [],
-        statement: `Coverage: ${ids.length.toLocaleString('en-GB')} tickets, ${gaps.length} gaps.`,
+        statement: `Coverage: ${ids.length.toLocaleString('en-GB')} tickets, ${gaps.length} gap${gaps.length === 1 ? '' : 's'}.`,
       },
     },
   });

@@ -46,7 +46,9 @@ describe('text widths', () => {
 describe('the labels of an ids axis', () => {
   it('60 tickets: every 5th id, whole (cells of 11.3 px; a label needs 2 + 6 × 7 + 8 = 52 px)', () => {
     const labels = fitSectionLabels(cells(ticketIds(60)), AXIS);
-    expect(labels.map((l) => l.text)).toEqual(['T-1001', 'T-1006', 'T-1011', 'T-1016', 'T-1021', 'T-1026', 'T-1031', 'T-1036', 'T-1041', 'T-1046', 'T-1051', 'T-1056']);
+    expect(labels.map((l) => l.text)).toEqual([
+      'T-1001', 'T-1006', 'T-1011', 'T-1016', 'T-1021', 'T-1026', 'T-1031', 'T-1036', 'T-1041', 'T-1046', 'T-1051', 'T-1056',
+    ]);
     expect(labels[0]).toEqual({ index: 0, from: 0, to: 44 / 680, text: 'T-1001', title: 'T-1001' });
     // 5 cells are 56.7 px: the next label starts 12.7 px after this one ends.
     expect(labels[1]?.from).toBeCloseTo(5 / 60, 12);
@@ -60,7 +62,9 @@ describe('the labels of an ids axis', () => {
 
   it('100,000 tickets: every 10,000th (labels of 8 characters need 66 px, 9,706 cells of 0.0068 px)', () => {
     const labels = fitSectionLabels(cells(ticketIds(100_000, 6)), AXIS);
-    expect(labels.map((l) => l.text)).toEqual(['T-000001', 'T-010001', 'T-020001', 'T-030001', 'T-040001', 'T-050001', 'T-060001', 'T-070001', 'T-080001', 'T-090001']);
+    expect(labels.map((l) => l.text)).toEqual([
+      'T-000001', 'T-010001', 'T-020001', 'T-030001', 'T-040001', 'T-050001', 'T-060001', 'T-070001', 'T-080001', 'T-090001',
+    ]);
     expect(labels[9]?.to).toBeCloseTo(0.9 + 58 / 680, 12);
   });
 
@@ -145,20 +149,22 @@ describe('labels hung under gaps', () => {
     expect(placeHangingLabels([{ centrePx: 5, text: 'unread' }], AXIS)).toEqual([{ row: 0, fromPx: 0, toPx: 45 }]);
   });
 
-  it('never overlaps two labels in a row', () => {
+  it('never overlaps two labels in a row, nor runs a leader line through a label above it', () => {
+    const label = fc.record({ centrePx: fc.double({ min: 0, max: AXIS, noNaN: true }), text: fc.string({ minLength: 1, maxLength: 30 }) });
     fc.assert(
-      fc.property(fc.array(fc.record({ centrePx: fc.double({ min: 0, max: AXIS, noNaN: true }), text: fc.string({ minLength: 1, maxLength: 30 }) }), { maxLength: 60 }), (labels) => {
-        const placed = placeHangingLabels(labels, AXIS);
-        for (const row of [0, 1]) {
-          const boxes = placed.filter((p) => p?.row === row).sort((a, b) => a!.fromPx - b!.fromPx);
-          for (let i = 1; i < boxes.length; i += 1) expect(boxes[i - 1]!.toPx).toBeLessThan(boxes[i]!.fromPx);
-          for (const box of boxes) expect(box!.fromPx >= 0 && box!.toPx <= AXIS + 1e-9).toBe(true);
-        }
-        // No leader line down to the second row passes through a label of the first.
-        placed.forEach((lower, i) => {
-          if (lower?.row !== 1) return;
-          const x = labels[i]!.centrePx;
-          for (const upper of placed) if (upper?.row === 0) expect(x < upper.fromPx || x > upper.toPx).toBe(true);
+      fc.property(fc.array(label, { maxLength: 60 }), fc.integer({ min: 1, max: 3 }), (labels, rows) => {
+        const placed = placeHangingLabels(labels, AXIS, rows);
+        placed.forEach((a, i) => {
+          if (!a) return;
+          expect(a.row).toBeLessThan(rows);
+          expect(a.fromPx >= 0 && a.toPx <= AXIS + 1e-9).toBe(true);
+          placed.forEach((b, j) => {
+            if (!b || j === i) return;
+            if (b.row === a.row) expect(a.toPx < b.fromPx || b.toPx < a.fromPx).toBe(true);
+            // a's leader line runs from the gap down through every row above a's own.
+            const x = labels[i]!.centrePx;
+            if (b.row < a.row) expect(x < b.fromPx || x > b.toPx).toBe(true);
+          });
         });
       }),
     );
