@@ -34,7 +34,7 @@ const takeToken = (): string | null => {
       params.delete('token');
       history.replaceState(null, '', params.size > 0 ? `#${params.toString()}` : location.pathname);
     } catch {
-      // Nothing kept: the token stays in the address, which still works for this page.
+      // Nothing kept: the token serves this page until it is reloaded.
     }
     return given;
   }
