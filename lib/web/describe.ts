@@ -1,4 +1,4 @@
-import type { GapMark, OverlapMark, Picture, SubtaskMark } from './geometry';
+import type { GapMark, OverlapMark, Picture, QuestionMark, SubtaskMark } from './geometry';
 
 /**
  * The words shown on hover and focus, and read by screen readers, for each mark of a picture.
@@ -26,10 +26,24 @@ export const gapText = (g: GapMark): string =>
 /** @example overlapText(o) // 'Overlap 1 Mar 2025 – 31 Mar 2025: read by A and B.' */
 export const overlapText = (o: OverlapMark): string => `Overlap ${o.where}: read by ${o.subtaskIds.join(' and ')}.`;
 
+/**
+ * @example
+ * questionText(q) // 'Question q3: unanswered.\nAsked of C (timed out) and C.r2 (timed out).'
+ */
+export const questionText = (q: QuestionMark): string =>
+  [`Question ${q.id}: unanswered.`, q.askedOf.length === 0 ? 'Asked of no subtask shown.' : `Asked of ${andList(q.askedOf)}.`].join('\n');
+
+const andList = (items: readonly string[]): string =>
+  items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items[items.length - 1] ?? ''}`;
+
 /** The whole picture in one sentence, the accessible name of the drawing. */
 export const pictureSummary = (p: Picture): string => {
-  const gaps = p.gaps.length === 0 ? 'no gaps' : `${p.gaps.length} gap${p.gaps.length === 1 ? '' : 's'} (${p.gaps.map((g) => `${g.where}: ${g.label}`).join('; ')})`;
-  return `Coverage of ${p.universeText} by ${count(p.subtaskTotal)}, run ${p.status}: ${gaps}.${p.subtaskTotal > p.subtasks.length ? ` ${lanesNote(p)}` : ''}`;
+  const shown = p.gaps.slice(0, 5).map((g) => `${g.where}: ${g.label}`);
+  const more = p.gaps.length > shown.length ? `; and ${(p.gaps.length - shown.length).toLocaleString('en-GB')} more` : '';
+  const gaps = p.gaps.length === 0 ? 'no gaps' : `${p.gaps.length.toLocaleString('en-GB')} gap${p.gaps.length === 1 ? '' : 's'} (${shown.join('; ')}${more})`;
+  const questions = p.missingQuestions.length === 0 ? '' : `; unanswered: ${andList(p.missingQuestions.map((q) => q.id))}`;
+  const lanes = p.subtaskTotal > p.subtasks.length ? ` ${lanesNote(p)}` : '';
+  return `Coverage of ${p.universeText} by ${count(p.subtaskTotal)}, run ${p.verdictLabel}: ${gaps}${questions}.${lanes}`;
 };
 
 const count = (n: number): string => `${n.toLocaleString('en-GB')} subtask${n === 1 ? '' : 's'}`;

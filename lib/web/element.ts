@@ -1,7 +1,7 @@
 import type { RunResource } from '../contract';
 import { pictureOf, type Picture } from './geometry';
 import { watchRun, type TokenSource, type Watch, type WatchError } from './live';
-import { renderDefs, renderHeader, renderLegend, renderPicture } from './render';
+import { renderDefs, renderHeader, renderLegend, renderLists, renderPicture } from './render';
 import { STYLES } from './styles';
 
 /** The tag the component registers under by default. */
@@ -117,7 +117,7 @@ export class TesseraRunElement extends Base {
     const doc = this.ownerDocument;
     // Keep focus on the same mark across a redraw, so live updates do not throw a keyboard user out.
     const focused = root.activeElement;
-    const focusKey = focused ? ['data-gap', 'data-overlap', 'data-subtask']
+    const focusKey = focused ? ['data-gap', 'data-overlap', 'data-question', 'data-subtask']
           .map((a) => focused.getAttribute(a) !== null && `[${a}="${CSS.escape(focused.getAttribute(a) ?? '')}"]`)
           .find(Boolean) : undefined;
 
@@ -135,9 +135,12 @@ export class TesseraRunElement extends Base {
     if (this.#run) {
       const picture = pictureOf(this.#run);
       this.dataset.status = picture.status;
-      frame.append(renderHeader(doc, picture), renderPicture(doc, picture), renderLegend(doc), tip);
+      this.dataset.verdict = picture.verdict;
+      const lists = renderLists(doc, picture);
+      frame.append(renderHeader(doc, picture), renderPicture(doc, picture), ...(lists ? [lists] : []), renderLegend(doc), tip);
     } else {
       delete this.dataset.status;
+      delete this.dataset.verdict;
       const waiting = doc.createElement('p');
       waiting.className = 'meta';
       waiting.textContent = this.#tokenSource ? 'Loading the run…' : 'Waiting for a token source.';
@@ -168,7 +171,7 @@ export class TesseraRunElement extends Base {
       tip.hidden = false;
       const box = mark.getBoundingClientRect();
       // Under the mark's drawn range (a lane's assignment, a gap's span), not its row label.
-      const anchor = (mark.querySelector('[data-assigned], [class^="gap-"], .overlap') ?? mark).getBoundingClientRect();
+      const anchor = (mark.querySelector('[data-assigned], [data-unanswered], [class^="gap-"], .overlap') ?? mark).getBoundingClientRect();
       const frameBox = frame.getBoundingClientRect();
       tip.style.left = `${Math.max(0, Math.min(anchor.left - frameBox.left, frameBox.width - tip.offsetWidth - 4))}px`;
       tip.style.top = `${box.bottom - frameBox.top + 6}px`;

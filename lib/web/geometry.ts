@@ -1,4 +1,5 @@
-import type { CoverageGap, FileScope, Observed, RunResource, SubtaskView, Universe } from '../contract';
+import type { CoverageGap, FileScope, GapStatus, Observed, RunResource, RunStatus, SubtaskState, SubtaskView, Universe } from '../contract';
+import { idsText } from './labels';
 import { DAY_MS, dayLabel, inclusiveEndMs, isDateForm, monthName, timeMs } from './time';
 
 /**
@@ -28,23 +29,46 @@ export interface Tick {
 }
 
 /**
- * How a gap is drawn, one of the four statuses a reader tells apart:
- * `rechecked-empty` (a re-check found nothing), `data-found` (a re-check found records and they were
- * included), `unchecked` (nobody re-checked it, or the re-check failed), `unread` (its subtask did
- * not end `ok`, so the assigned region was never read).
+ * How a gap is drawn, one of four fills a reader tells apart: `rechecked-empty` (a re-check by
+ * another source found nothing), `data-found` (a re-check found records and they were included),
+ * `unchecked` (not settled: nobody re-checked it, or the re-check did not settle it), `unread` (its
+ * subtask did not end `ok`, so the assigned region was never read). The words under a gap name
+ * its exact status ({@link GAP_STATUSES}).
  */
 export type GapCategory = 'rechecked-empty' | 'data-found' | 'unchecked' | 'unread';
 
-/** The words each gap category is labelled with, so it is never told by colour alone. */
+/** The legend's words for each gap fill, so it is never told by colour alone. */
 export const GAP_LABELS: Readonly<Record<GapCategory, string>> = {
   'rechecked-empty': 're-checked empty',
   'data-found': 'data found',
-  unchecked: 'unchecked',
+  unchecked: 'not settled',
   unread: 'unread',
 };
 
-/** Subtask states in words. */
-export const STATE_LABELS: Readonly<Record<string, string>> = {
+/** How one gap status of the contract is drawn and said. */
+export interface GapStatusLook {
+  readonly category: GapCategory;
+  /** The words under the gap and in the list of gaps, different for every status. */
+  readonly label: string;
+}
+
+/**
+ * Every gap status of the contract, drawn and said. A record over the contract's enum: a status
+ * added to the contract does not compile until it is given its fill and its words here.
+ */
+export const GAP_STATUSES: Readonly<Record<GapStatus, GapStatusLook>> = {
+  confirmed_empty: { category: 'rechecked-empty', label: 're-checked empty' },
+  data_found: { category: 'data-found', label: 'data found' },
+  unchecked: { category: 'unchecked', label: 'unchecked' },
+  recheck_failed: { category: 'unchecked', label: 're-check failed' },
+  source_unreachable: { category: 'unchecked', label: 're-check reached no source' },
+};
+
+/** The words of an `unread` gap, whatever its status: nobody read the region at all. */
+export const UNREAD_LABEL = 'unread';
+
+/** Subtask states in words; a record over the contract's states, so a new one must be named. */
+export const STATE_LABELS: Readonly<Record<SubtaskState, string>> = {
   pending: 'pending',
   running: 'running',
   ok: 'ok',
@@ -54,8 +78,48 @@ export const STATE_LABELS: Readonly<Record<string, string>> = {
   cancelled: 'cancelled',
 };
 
-/** A state in words: `timed_out` → `timed out`. */
-export const stateLabel = (state: string): string => STATE_LABELS[state] ?? state.replace(/_/g, ' ');
+/** A state in words: `timed_out` → `timed out` (and any other text with its underscores as spaces). */
+export const stateLabel = (state: string): string =>
+  (Object.hasOwn(STATE_LABELS, state) ? STATE_LABELS[state as SubtaskState] : undefined) ?? state.replace(/_/g, ' ');
+
+/**
+ * What the status badge says: the run's status, and for a run that succeeded, whether its answer
+ * is complete. A run that succeeded with questions unanswered or gaps unsettled is
+ * `succeeded-incomplete`, never drawn as a plain success.
+ */
+export type Verdict = 'running' | 'succeeded' | 'succeeded-incomplete' | 'failed' | 'cancelled';
+
+/** The badge's words for each verdict. */
+export const VERDICT_LABELS: Readonly<Record<Verdict, string>> = {
+  running: 'running',
+  succeeded: 'succeeded, complete',
+  'succeeded-incomplete': 'succeeded, incomplete',
+  failed: 'failed',
+  cancelled: 'cancelled',
+};
+
+const unhandled = (value: never): never => {
+  throw new Error(`unhandled value ${String(value)}`);
+};
+
+/**
+ * The badge of a run: only a succeeded run whose coverage says `complete: true` is a success.
+ *
+ * @example
+ * verdictOf('succeeded', false) // 'succeeded-incomplete'
+ */
+export const verdictOf = (status: RunStatus, complete: boolean | null): Verdict => {
+  switch (status) {
+    case 'running':
+    case 'failed':
+    case 'cancelled':
+      return status;
+    case 'succeeded':
+      return complete === true ? 'succeeded' : 'succeeded-incomplete';
+    default:
+      return unhandled(status);
+  }
+};
 
 export interface SubtaskMark {
   readonly id: string;
@@ -78,10 +142,16 @@ export interface SubtaskMark {
 
 export interface GapMark {
   readonly spans: readonly Span[];
+  readonly status: GapStatus;
   readonly category: GapCategory;
+  /** Its status in words (`unread` for an unread gap): different for every status. */
   readonly label: string;
-  /** Where the gap is, in words: `28 Jun 2025 – 30 Jun 2025`. */
+  /** Where the gap is, in words: `28 Jun 2025 – 30 Jun 2025`; long id lists end `and N more`. */
   readonly where: string;
+  /** Where the gap is, in full for the list of gaps: every id (as ranges where they follow on). */
+  readonly whereInFull: string;
+  /** How big the gap is in the universe's own terms: `3 tickets`, or empty for a time or paths universe. */
+  readonly size: string;
   /** What is known about it: who left it, how it was re-checked, how many records were found. */
   readonly detail: string;
   readonly subtaskId: string | undefined;
@@ -93,11 +163,23 @@ export interface OverlapMark {
   readonly subtaskIds: readonly string[];
 }
 
+/** A question the answer left unanswered, drawn where its subtasks were assigned. */
+export interface QuestionMark {
+  readonly id: string;
+  /** Where the subtasks that were asked it were assigned (empty when no subtask shown was). */
+  readonly spans: readonly Span[];
+  /** The subtasks asked it, with how each ended: `C (timed out)`. */
+  readonly askedOf: readonly string[];
+}
+
 /** A whole run, ready to draw. */
 export interface Picture {
   readonly runId: string;
   readonly goal: string;
   readonly status: RunResource['status'];
+  /** What the status badge says: a run that succeeded incomplete is told apart from a complete one. */
+  readonly verdict: Verdict;
+  readonly verdictLabel: string;
   readonly dimension: Universe['dimension'];
   /** The universe in words: `1 Jan 2025 – 31 Dec 2025`, `5 sources`, `3 files`. */
   readonly universeText: string;
@@ -111,12 +193,20 @@ export interface Picture {
    */
   readonly subtaskTotal: number;
   readonly gaps: readonly GapMark[];
+  /** The questions the answer left unanswered (`coverage.missingQuestions`), in its order. */
+  readonly missingQuestions: readonly QuestionMark[];
   readonly overlaps: readonly OverlapMark[];
   /** `true`/`false` once the run has ended, `null` while it runs. */
   readonly complete: boolean | null;
   readonly statement: string | undefined;
   readonly progressText: string;
 }
+
+/**
+ * The list of gaps beside the picture names this many ids (or ranges of them) per gap before
+ * `and N more`: enough for any gap a person reads id by id; the run resource lists the rest.
+ */
+export const WHOLE_LIST_ITEMS = 200;
 
 /** A region of the universe as the contract writes it (scope, gap, overlap, observation). */
 interface Region {
@@ -126,13 +216,16 @@ interface Region {
   readonly files?: readonly FileScope[] | undefined;
 }
 
-/** Sorts spans and joins those that touch or overlap. */
-export const mergeSpans = (spans: readonly Span[]): Span[] => {
+/**
+ * Sorts spans and joins those that touch or overlap, or that lie less than `within` apart (the
+ * drawing joins spans closer than a pixel, which it could not show apart anyway).
+ */
+export const mergeSpans = (spans: readonly Span[], within = 1e-12): Span[] => {
   const sorted = spans.filter((s) => s.to > s.from).sort((a, b) => a.from - b.from);
   const merged: Span[] = [];
   for (const span of sorted) {
     const last = merged[merged.length - 1];
-    if (last && span.from <= last.to + 1e-12) merged[merged.length - 1] = { from: last.from, to: Math.max(last.to, span.to) };
+    if (last && span.from <= last.to + within) merged[merged.length - 1] = { from: last.from, to: Math.max(last.to, span.to) };
     else merged.push(span);
   }
   return merged;
@@ -146,7 +239,10 @@ interface Axis {
   readonly ticks: readonly Tick[];
   readonly text: string;
   spans(region: Region): Span[];
-  describe(region: Region): string;
+  /** The region in words, long lists shortened to their first `shown` items. */
+  describe(region: Region, shown?: number): string;
+  /** The region's size in the universe's terms, or empty when that is not a count. */
+  size(region: Region): string;
 }
 
 const timeTicks = (startMs: number, endMs: number): Tick[] => {
@@ -196,27 +292,44 @@ const timeAxis = (universe: Extract<Universe, { dimension: 'time' }>): Axis => {
     },
     describe: (region) =>
       region.from === undefined || region.toExclusive === undefined ? '' : rangeText(timeMs(region.from), timeMs(region.toExclusive)),
+    size: () => '',
   };
 };
 
 const listText = (items: readonly string[], shown = 5): string =>
-  items.length <= shown ? items.join(', ') : `${items.slice(0, shown).join(', ')} and ${items.length - shown} more`;
+  items.length <= shown ? items.join(', ') : `${items.slice(0, shown).join(', ')} and ${(items.length - shown).toLocaleString('en-GB')} more`;
+
+/** How many of a noun: `1 ticket`, `1,000 tickets`. */
+const counted = (n: number, noun: string): string => `${n.toLocaleString('en-GB')} ${noun}${n === 1 ? '' : 's'}`;
 
 const idsAxis = (universe: Extract<Universe, { dimension: 'ids' }>): Axis => {
   const ids = [...new Set(universe.ids)];
   const index = new Map(ids.map((id, i) => [id, i]));
   const cell = (i: number): Span => ({ from: i / ids.length, to: (i + 1) / ids.length });
   const noun = universe.noun ?? 'id';
+  // Ids in the universe's order, so that ids which follow on there are written as one range.
+  const ordered = (region: Region): string[] =>
+    [...(region.ids ?? [])].sort((a, b) => (index.get(a) ?? Infinity) - (index.get(b) ?? Infinity));
   return {
     sections: ids.map((id, i) => ({ ...cell(i), label: id })),
     ticks: [],
-    text: `${ids.length} ${noun}${ids.length === 1 ? '' : 's'}`,
-    spans: (region) =>
-      mergeSpans((region.ids ?? []).flatMap((id) => {
-        const i = index.get(id);
-        return i === undefined ? [] : [cell(i)];
-      })),
-    describe: (region) => listText(region.ids ?? []),
+    text: counted(ids.length, noun),
+    spans: (region) => {
+      // Consecutive cells are one span: built in a single pass, as a gap may name thousands of ids.
+      const cells = [...new Set((region.ids ?? []).map((id) => index.get(id)).filter((i): i is number => i !== undefined))].sort((a, b) => a - b);
+      const spans: Span[] = [];
+      let start = -1;
+      cells.forEach((i, k) => {
+        if (start < 0) start = i;
+        if (cells[k + 1] !== i + 1) {
+          spans.push({ from: cell(start).from, to: cell(i).to });
+          start = -1;
+        }
+      });
+      return spans;
+    },
+    describe: (region, shown = 5) => idsText(ordered(region), shown),
+    size: (region) => counted(new Set(region.ids ?? []).size, noun),
   };
 };
 
@@ -249,7 +362,8 @@ const pathsAxis = (universe: Extract<Universe, { dimension: 'paths' }>, run: Run
         if (!f.lines || total === 0) return [{ from: base, to: base + width }];
         return f.lines.map(([first, last]) => ({ from: base + ((first - 1) / total) * width, to: base + (last / total) * width }));
       })),
-    describe: (region) => listText((region.files ?? []).map(fileText)),
+    describe: (region, shown = 5) => listText((region.files ?? []).map(fileText), shown),
+    size: () => '',
   };
 };
 
@@ -315,11 +429,35 @@ const subtaskMark = (axis: Axis, s: SubtaskView): SubtaskMark => {
  * @example
  * gapCategory({ kind: 'observed', status: 'confirmed_empty' }) // 'rechecked-empty'
  */
-export const gapCategory = (gap: Pick<CoverageGap, 'kind' | 'status'>): GapCategory => {
-  if (gap.kind === 'unread') return 'unread';
-  if (gap.status === 'confirmed_empty') return 'rechecked-empty';
-  if (gap.status === 'data_found') return 'data-found';
-  return 'unchecked';
+export const gapCategory = (gap: Pick<CoverageGap, 'kind' | 'status'>): GapCategory =>
+  gap.kind === 'unread' ? 'unread' : GAP_STATUSES[gap.status].category;
+
+/**
+ * A gap's status in words, different for every status.
+ *
+ * @example
+ * gapLabel({ kind: 'observed', status: 'recheck_failed' }) // 're-check failed'
+ */
+export const gapLabel = (gap: Pick<CoverageGap, 'kind' | 'status'>): string =>
+  gap.kind === 'unread' ? UNREAD_LABEL : GAP_STATUSES[gap.status].label;
+
+/** What a re-check of a gap established, in words; one case per status of the contract. */
+const recheckText = (gap: CoverageGap, against: string): string => {
+  const by = gap.recheckSubtaskId ? ` (${gap.recheckSubtaskId})` : '';
+  switch (gap.status) {
+    case 'confirmed_empty':
+      return `re-checked against ${against}${by}: no records`;
+    case 'data_found':
+      return `re-checked against ${against}${by}: ${gap.records ?? 0} records found and included`;
+    case 'unchecked':
+      return `re-check against ${against}${by} not made`;
+    case 'recheck_failed':
+      return `re-check against ${against}${by} failed`;
+    case 'source_unreachable':
+      return `re-check against ${against}${by} reached no source`;
+    default:
+      return unhandled(gap.status);
+  }
 };
 
 const gapDetail = (gap: CoverageGap): string => {
@@ -327,16 +465,22 @@ const gapDetail = (gap: CoverageGap): string => {
   if (gap.kind === 'assignment') parts.push('assigned to no subtask');
   if (gap.kind === 'observed') parts.push(`${gap.subtaskId ?? 'its subtask'}'s data stopped short of its assignment`);
   if (gap.kind === 'unread') parts.push(`not read: ${gap.subtaskId ?? 'its subtask'} ended ${stateLabel(gap.reason ?? 'missing_outcome')}`);
-  if (gap.recheckedAgainst) {
-    const by = gap.recheckSubtaskId ? ` (${gap.recheckSubtaskId})` : '';
-    if (gap.status === 'confirmed_empty') parts.push(`re-checked against ${gap.recheckedAgainst}${by}: no records`);
-    else if (gap.status === 'data_found') parts.push(`re-checked against ${gap.recheckedAgainst}${by}: ${gap.records ?? 0} records found and included`);
-    else parts.push(`re-check against ${gap.recheckedAgainst}${by}: ${gap.status.replace(/_/g, ' ')}`);
-  } else if (gap.kind !== 'unread') {
-    parts.push('not re-checked');
-  }
+  if (gap.recheckedAgainst) parts.push(recheckText(gap, gap.recheckedAgainst));
+  else if (gap.kind !== 'unread') parts.push('not re-checked');
+  if (gap.notFollowedUp === 'history_bound') parts.push("no follow-up fitted the execution's history");
   return parts.join('; ');
 };
+
+/** The unanswered questions, each where the subtasks asked it were assigned. */
+const questionMarks = (axis: Axis, run: RunResource): QuestionMark[] =>
+  (run.answer?.coverage.missingQuestions ?? []).map((id) => {
+    const asked = run.subtasks.filter((s) => s.questionIds.includes(id));
+    return {
+      id,
+      spans: mergeSpans(asked.flatMap((s) => axis.spans(s.assigned))),
+      askedOf: asked.map((s) => `${s.id} (${stateLabel(s.state)})`),
+    };
+  });
 
 /**
  * Lays a run resource out on the axis: the universe, each subtask's assignment and what its data
@@ -345,32 +489,37 @@ const gapDetail = (gap: CoverageGap): string => {
  * @example
  * const picture = pictureOf(run);
  * picture.gaps[0]?.label // 're-checked empty'
+ * picture.verdictLabel   // 'succeeded, complete'
  */
 export const pictureOf = (run: RunResource): Picture => {
   const axis = axisOf(run);
   const coverage = run.answer?.coverage;
   const { dispatched, terminal } = run.progress;
+  const verdict = verdictOf(run.status, coverage ? coverage.complete : null);
   return {
     runId: run.runId,
     goal: run.goal,
     status: run.status,
+    verdict,
+    verdictLabel: VERDICT_LABELS[verdict],
     dimension: run.universe.dimension,
     universeText: axis.text,
     sections: axis.sections,
     ticks: axis.ticks,
     subtasks: run.subtasks.map((s) => subtaskMark(axis, s)),
     subtaskTotal: run.subtasksPage?.total ?? run.subtasks.length,
-    gaps: (coverage?.gaps ?? []).map((gap) => {
-      const category = gapCategory(gap);
-      return {
-        spans: axis.spans(gap),
-        category,
-        label: GAP_LABELS[category],
-        where: axis.describe(gap),
-        detail: gapDetail(gap),
-        subtaskId: gap.subtaskId,
-      };
-    }),
+    gaps: (coverage?.gaps ?? []).map((gap) => ({
+      spans: axis.spans(gap),
+      status: gap.status,
+      category: gapCategory(gap),
+      label: gapLabel(gap),
+      where: axis.describe(gap),
+      whereInFull: axis.describe(gap, WHOLE_LIST_ITEMS),
+      size: axis.size(gap),
+      detail: gapDetail(gap),
+      subtaskId: gap.subtaskId,
+    })),
+    missingQuestions: questionMarks(axis, run),
     overlaps: (coverage?.overlaps ?? []).map((o) => ({ spans: axis.spans(o), where: axis.describe(o), subtaskIds: o.subtaskIds })),
     complete: coverage ? coverage.complete : null,
     statement: coverage?.statement,

@@ -1,5 +1,6 @@
-import { GAP_LABELS, type GapCategory, type Picture, type Span } from './geometry';
-import { gapText, lanesNote, overlapText, pictureSummary, subtaskText } from './describe';
+import { GAP_LABELS, mergeSpans, type GapCategory, type Picture, type Span } from './geometry';
+import { gapText, lanesNote, overlapText, pictureSummary, questionText, subtaskText } from './describe';
+import { AXIS_LABEL_METRICS, fitSectionLabels, placeHangingLabels } from './labels';
 
 /**
  * Draws a picture as SVG and HTML elements. Everything is built with DOM calls and text nodes, so
@@ -21,7 +22,14 @@ export const LAYOUT = {
   minWidth: 3,
 } as const;
 
-const AXIS = LAYOUT.width - LAYOUT.label - LAYOUT.state;
+/** The axis's width in the drawing's units: the width less the two columns. */
+export const AXIS = LAYOUT.width - LAYOUT.label - LAYOUT.state;
+
+/** Rows of labels under the answer's gaps. */
+const GAP_LABEL_ROWS = 3;
+
+/** Cells narrower than this (in drawing units) get no divider line: it would only grey the band. */
+const DIVIDER_MIN = 4;
 
 type Attributes = Readonly<Record<string, string | number | undefined>>;
 
@@ -59,6 +67,7 @@ const patternDefs = (doc: Document): SVGDefsElement => {
     pattern('tessera-pattern-unchecked', 'var(--tessera-unchecked)', el(doc, 'path', { d: 'M0,0 L6,6 M6,0 L0,6', 'stroke-width': 1.2 })),
     pattern('tessera-pattern-unread', 'var(--tessera-unread)', el(doc, 'rect', { x: 0, y: 0, width: 3, height: 6 })),
     pattern('tessera-pattern-overlap', 'var(--tessera-overlap)', el(doc, 'path', { d: 'M0,3 L6,3', 'stroke-width': 1.5 })),
+    pattern('tessera-pattern-unanswered', 'var(--tessera-unanswered)', el(doc, 'path', { d: 'M0,0 L6,6 M-1,5 L1,7 M5,-1 L7,1', 'stroke-width': 2 })),
   );
 };
 
@@ -78,34 +87,53 @@ const rowLabel = (doc: Document, y: number, text: string, extra: Attributes = {}
 
 const fraction = (x: number): string => x.toFixed(6);
 
-/**
- * The drawing: axis, universe band, the answer's coverage (read, gaps, overlaps) and one lane per
- * subtask with its assignment (dashed outline), what its data covered (filled) and its state.
- */
-export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
-  const parts: SVGElement[] = [];
-  let y = 0;
+/** Spans as drawn: those less than a drawing unit apart are one mark, so a scattered gap stays a few shapes. */
+const drawnSpans = (spans: readonly Span[]): Span[] => mergeSpans(spans, 1 / AXIS);
 
-  // Axis: month or year ticks for time; id or file names for the others.
+/**
+ * The axis row: month or year ticks for time; for ids and files, the labels that fit
+ * (`fitSectionLabels`), each on a tick at the start of its cell, its whole name as its title.
+ */
+const renderAxis = (doc: Document, p: Picture): SVGGElement => {
   const axis = el(doc, 'g', { 'aria-hidden': 'true', class: 'axis' });
   for (const tick of p.ticks) {
     const x = LAYOUT.label + tick.at * AXIS;
     axis.append(el(doc, 'line', { x1: x, x2: x, y1: 14, y2: 20, stroke: '#6b7280' }), el(doc, 'text', { x: x + 2, y: 12, class: 'muted' }, tick.label));
   }
-  for (const section of p.sections) {
-    const { x, width } = spanBox(section);
-    const fits = Math.floor(width / 7);
-    const label = section.label.length <= fits ? section.label : `${section.label.slice(0, Math.max(1, fits - 1))}…`;
-    axis.append(el(doc, 'text', { x: x + 2, y: 12, class: 'muted' }, el(doc, 'title', {}, section.label), label));
+  const keep = p.dimension === 'paths' ? 'end' : 'start';
+  for (const label of fitSectionLabels(p.sections, AXIS, AXIS_LABEL_METRICS, keep)) {
+    const x = LAYOUT.label + label.from * AXIS;
+    axis.append(
+      el(doc, 'line', { x1: x, x2: x, y1: 14, y2: 20, stroke: '#6b7280' }),
+      el(
+        doc,
+        'text',
+        { x: x + AXIS_LABEL_METRICS.padPx, y: 12, class: 'axis-label', 'data-axis-label': label.index },
+        el(doc, 'title', {}, label.title),
+        label.text,
+      ),
+    );
   }
-  parts.push(axis);
-  y += 22;
+  return axis;
+};
 
-  // The universe.
+/**
+ * The drawing: axis, universe band, the answer's coverage (read, gaps, overlaps), a row per
+ * unanswered question, and one lane per subtask with its assignment (dashed outline), what its
+ * data covered (filled) and its state.
+ */
+export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
+  const parts: SVGElement[] = [renderAxis(doc, p)];
+  let y = 22;
+
+  // The universe, with a divider between cells wide enough to show one.
   parts.push(rowLabel(doc, y, 'universe'), el(doc, 'rect', { class: 'band', x: LAYOUT.label, y, width: AXIS, height: LAYOUT.bar, 'data-universe': '' }));
-  for (const section of p.sections.slice(1)) {
-    const x = LAYOUT.label + section.from * AXIS;
-    parts.push(el(doc, 'line', { x1: x, x2: x, y1: y, y2: y + LAYOUT.bar, stroke: '#6b7280' }));
+  const first = p.sections[0];
+  if (first && (first.to - first.from) * AXIS >= DIVIDER_MIN) {
+    for (const section of p.sections.slice(1)) {
+      const x = LAYOUT.label + section.from * AXIS;
+      parts.push(el(doc, 'line', { x1: x, x2: x, y1: y, y2: y + LAYOUT.bar, stroke: '#6b7280' }));
+    }
   }
   parts.push(el(doc, 'text', { x: LAYOUT.label + AXIS + 8, y: y + LAYOUT.bar - 3, class: 'muted' }, p.universeText.length > 16 ? p.dimension : p.universeText));
   y += LAYOUT.row;
@@ -117,43 +145,70 @@ export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
     y += LAYOUT.row;
   } else {
     parts.push(el(doc, 'rect', { class: 'read', x: LAYOUT.label, y, width: AXIS, height: LAYOUT.bar }));
-    parts.push(el(doc, 'text', { x: LAYOUT.label + AXIS + 8, y: y + LAYOUT.bar - 3 }, p.complete ? 'complete' : 'incomplete'));
-    const labels: SVGElement[] = [];
+    const words = { x: LAYOUT.label + AXIS + 8, y: y + LAYOUT.bar - 3, class: p.complete ? undefined : 'incomplete', 'data-complete': String(p.complete) };
+    parts.push(el(doc, 'text', words, p.complete ? 'complete' : 'incomplete'));
+    // Each label hangs under its gap's first mark, in the first of three rows where it touches no
+    // other label; a gap whose label fits nowhere is still drawn, and named in the list of gaps.
+    const drawn = p.gaps.map((gap) => drawnSpans(gap.spans));
+    const places = placeHangingLabels(
+      p.gaps.map((gap, i) => {
+        const box = spanBox(drawn[i]?.[0] ?? { from: 0, to: 0 });
+        return { centrePx: box.x - LAYOUT.label + box.width / 2, text: gap.label };
+      }),
+      AXIS,
+      GAP_LABEL_ROWS,
+    );
     p.gaps.forEach((gap, i) => {
       const shapes: SVGElement[] = [];
-      for (const span of gap.spans) {
+      const spans = drawn[i] ?? [];
+      for (const span of spans) {
         const { x, width } = spanBox(span);
         shapes.push(el(doc, 'rect', { class: `gap-${gap.category}`, x, y, width, height: LAYOUT.bar }));
         shapes.push(el(doc, 'rect', { class: 'focus-ring', x: x - 1, y: y - 1, width: width + 2, height: LAYOUT.bar + 2 }));
       }
-      const first = gap.spans[0];
-      if (first) {
-        // The label hangs under the gap on a leader line, staggered so neighbours do not collide.
-        const { x, width } = spanBox(first);
+      const place = places[i];
+      const head = spans[0];
+      if (place && head) {
+        const { x, width } = spanBox(head);
         const centre = x + width / 2;
-        const ly = y + LAYOUT.bar + 14 + (i % 2) * 14;
-        const anchor = centre > LAYOUT.label + AXIS * 0.8 ? 'end' : centre < LAYOUT.label + AXIS * 0.2 ? 'start' : 'middle';
+        const ly = y + LAYOUT.bar + 14 + place.row * 14;
         shapes.push(el(doc, 'line', { x1: centre, x2: centre, y1: y + LAYOUT.bar, y2: ly - 10, stroke: '#374151' }));
-        shapes.push(el(doc, 'text', { x: centre, y: ly, 'text-anchor': anchor, 'data-gap-label': '' }, gap.label));
+        // Centred in the box reserved for it, which the estimate makes at least as wide as the text.
+        const middle = LAYOUT.label + (place.fromPx + place.toPx) / 2;
+        shapes.push(el(doc, 'text', { x: middle, y: ly, 'text-anchor': 'middle', 'data-gap-label': '' }, gap.label));
       }
-      labels.push(
+      parts.push(
         mark(doc, gapText(gap), {
           'data-gap': String(i),
           'data-category': gap.category,
-          'data-from': first ? fraction(first.from) : undefined,
-          'data-to': first ? fraction(gap.spans[gap.spans.length - 1]?.to ?? first.to) : undefined,
+          'data-status': gap.status,
+          'data-from': head ? fraction(head.from) : undefined,
+          'data-to': head ? fraction(spans[spans.length - 1]?.to ?? head.to) : undefined,
           'data-subtask': gap.subtaskId,
         }, ...shapes),
       );
     });
-    parts.push(...labels);
-    y += LAYOUT.row + (p.gaps.length === 0 ? 0 : p.gaps.length === 1 ? 16 : 30);
+    const rows = places.reduce((most, place) => (place ? Math.max(most, place.row + 1) : most), 0);
+    y += LAYOUT.row + (rows === 0 ? 0 : 2 + rows * 14);
+  }
+
+  // One row per unanswered question, over where the subtasks asked it were assigned.
+  for (const q of p.missingQuestions) {
+    const shapes: SVGElement[] = [rowLabel(doc, y, `${q.id} · question`.slice(0, 24))];
+    for (const span of drawnSpans(q.spans)) {
+      shapes.push(el(doc, 'rect', { class: 'unanswered', ...spanBox(span), y, height: LAYOUT.bar, 'data-unanswered': '' }));
+    }
+    if (q.spans.length === 0) shapes.push(el(doc, 'text', { x: LAYOUT.label, y: y + LAYOUT.bar - 3, class: 'muted' }, 'asked of no subtask shown'));
+    shapes.push(el(doc, 'text', { x: LAYOUT.label + AXIS + 8, y: y + LAYOUT.bar - 3, class: 'incomplete' }, 'unanswered'));
+    shapes.push(el(doc, 'rect', { class: 'focus-ring', x: -2, y: y - 3, width: LAYOUT.width + 4, height: LAYOUT.bar + 6 }));
+    parts.push(mark(doc, questionText(q), { 'data-question': q.id }, ...shapes));
+    y += LAYOUT.row;
   }
 
   if (p.overlaps.length > 0) {
     parts.push(rowLabel(doc, y, 'overlaps'));
     p.overlaps.forEach((overlap, i) => {
-      const shapes = overlap.spans.map((span) => el(doc, 'rect', { class: 'overlap', ...spanBox(span), y, height: LAYOUT.bar }));
+      const shapes = drawnSpans(overlap.spans).map((span) => el(doc, 'rect', { class: 'overlap', ...spanBox(span), y, height: LAYOUT.bar }));
       parts.push(mark(doc, overlapText(overlap), { 'data-overlap': String(i) }, ...shapes));
     });
     y += LAYOUT.row;
@@ -163,8 +218,12 @@ export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
   parts.push(el(doc, 'line', { x1: 0, x2: LAYOUT.width, y1: y - 5, y2: y - 5, stroke: '#d1d5db' }));
   for (const s of p.subtasks) {
     const shapes: SVGElement[] = [rowLabel(doc, y, `${s.id} · ${s.worker}`.slice(0, 24))];
-    for (const span of s.assigned) shapes.push(el(doc, 'rect', { class: 'assigned', ...spanBox(span), y, height: LAYOUT.bar, 'data-assigned': '' }));
-    for (const span of s.observed) shapes.push(el(doc, 'rect', { class: 'observed', ...spanBox(span), y: y + 4, height: LAYOUT.bar - 8, 'data-observed': '' }));
+    for (const span of drawnSpans(s.assigned)) {
+      shapes.push(el(doc, 'rect', { class: 'assigned', ...spanBox(span), y, height: LAYOUT.bar, 'data-assigned': '' }));
+    }
+    for (const span of drawnSpans(s.observed)) {
+      shapes.push(el(doc, 'rect', { class: 'observed', ...spanBox(span), y: y + 4, height: LAYOUT.bar - 8, 'data-observed': '' }));
+    }
     const state = `${s.stateLabel}${s.late > 0 ? ' · late' : ''}`;
     shapes.push(el(doc, 'text', { x: LAYOUT.label + AXIS + 8, y: y + LAYOUT.bar - 3, class: `state-${s.state}`, 'data-state-label': '' }, state));
     shapes.push(el(doc, 'rect', { class: 'focus-ring', x: -2, y: y - 3, width: LAYOUT.width + 4, height: LAYOUT.bar + 6 }));
@@ -186,15 +245,74 @@ const swatch = (doc: Document, className: string): SVGSVGElement =>
 export const renderLegend = (doc: Document): HTMLUListElement => {
   const item = (className: string, text: string) => html(doc, 'li', {}, swatch(doc, className), text);
   const gaps = (Object.keys(GAP_LABELS) as GapCategory[]).map((c) => item(`gap-${c}`, `gap: ${GAP_LABELS[c]}`));
-  return html(doc, 'ul', { class: 'legend', 'aria-label': 'Legend' }, item('assigned', 'assigned'), item('observed', 'read (observed)'), ...gaps, item('overlap', 'overlap'));
+  return html(
+    doc,
+    'ul',
+    { class: 'legend', 'aria-label': 'Legend' },
+    item('assigned', 'assigned'),
+    item('observed', 'read (observed)'),
+    ...gaps,
+    item('unanswered', 'unanswered question'),
+    item('overlap', 'overlap'),
+  );
 };
 
-/** Goal, status, progress and the statement. */
+/**
+ * Beside the drawing, in words: every unanswered question with the subtasks asked it, and every
+ * gap with its status and where it is (ids in full, consecutive ones as ranges), so a gap too
+ * narrow to label on a wide axis is still named. Nothing when there is neither.
+ */
+export const renderLists = (doc: Document, p: Picture): HTMLElement | undefined => {
+  if (p.missingQuestions.length === 0 && p.gaps.length === 0) return undefined;
+  const parts: HTMLElement[] = [];
+  if (p.missingQuestions.length > 0) {
+    const items = p.missingQuestions.map((q) =>
+      html(
+        doc,
+        'li',
+        { 'data-question-item': q.id },
+        swatch(doc, 'unanswered'),
+        html(doc, 'span', { class: 'word' }, 'unanswered'),
+        ` · question ${q.id}: ${q.askedOf.length === 0 ? 'asked of no subtask shown' : `asked of ${q.askedOf.join(', ')}`}`,
+      ),
+    );
+    parts.push(
+      html(doc, 'p', { class: 'list-title', id: 'questions-title' }, 'Unanswered questions'),
+      html(doc, 'ul', { 'aria-labelledby': 'questions-title' }, ...items),
+    );
+  }
+  if (p.gaps.length > 0) {
+    const items = p.gaps.map((gap, i) =>
+      html(
+        doc,
+        'li',
+        { 'data-gap-item': String(i), 'data-status': gap.status },
+        swatch(doc, `gap-${gap.category}`),
+        html(doc, 'span', { class: 'word' }, gap.label),
+        gap.size ? ` · ${gap.size}: ` : ' · ',
+        html(doc, 'span', { class: 'where', 'data-where': '' }, gap.whereInFull),
+        html(doc, 'span', { class: 'meta' }, ` (${gap.detail})`),
+      ),
+    );
+    const title = p.dimension === 'ids' ? 'Gaps, by id' : 'Gaps';
+    parts.push(html(doc, 'p', { class: 'list-title', id: 'gaps-title' }, title), html(doc, 'ul', { 'aria-labelledby': 'gaps-title' }, ...items));
+  }
+  return html(doc, 'div', { class: 'lists' }, ...parts);
+};
+
+/** Goal, status badge, progress and the statement. */
 export const renderHeader = (doc: Document, p: Picture): HTMLElement =>
   html(
     doc,
     'header',
     {},
-    html(doc, 'div', { class: 'header' }, html(doc, 'p', { class: 'goal' }, p.goal), html(doc, 'span', { class: 'status', 'data-status': p.status }, p.status), html(doc, 'span', { class: 'meta' }, p.progressText)),
+    html(
+      doc,
+      'div',
+      { class: 'header' },
+      html(doc, 'p', { class: 'goal' }, p.goal),
+      html(doc, 'span', { class: 'status', 'data-status': p.status, 'data-verdict': p.verdict }, p.verdictLabel),
+      html(doc, 'span', { class: 'meta' }, p.progressText),
+    ),
     html(doc, 'p', { class: 'statement', 'data-statement': '' }, p.statement ?? (p.status === 'running' ? 'The statement is written when the run ends.' : 'No statement was written.')),
   );

@@ -16,12 +16,14 @@ export const STYLES = `
   --tessera-unchecked: #b45309;
   --tessera-unread: #b91c1c;
   --tessera-overlap: #6d28d9;
+  --tessera-unanswered: #a21caf;
   --tessera-focus: #1d4ed8;
 }
 .header { display: flex; flex-wrap: wrap; gap: .25rem 1rem; align-items: baseline; }
 .goal { font-weight: 600; font-size: 1.05rem; margin: 0; }
 .status { font-weight: 600; padding: 0 .4rem; border: 1px solid currentColor; border-radius: .25rem; }
-.status[data-status="succeeded"] { color: #1e5e22; }
+.status[data-verdict="succeeded"] { color: #1e5e22; }
+.status[data-verdict="succeeded-incomplete"] { color: #8a3b00; background: #fff7ed; border-style: dashed; border-width: 2px; }
 .status[data-status="failed"] { color: #9b1c1c; }
 .status[data-status="cancelled"] { color: #5b4300; }
 .status[data-status="running"] { color: #1e40af; }
@@ -31,6 +33,9 @@ export const STYLES = `
 svg { display: block; width: 100%; height: auto; overflow: visible; }
 svg text { font: 12px system-ui, -apple-system, "Segoe UI", Roboto, "DejaVu Sans", sans-serif; fill: #1a1a1a; }
 svg .muted { fill: #4b5563; }
+svg .axis-label { font: 11px ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, "Liberation Mono", monospace; fill: #374151; }
+svg .incomplete { fill: #8a3b00; font-weight: 600; }
+svg .unanswered { fill: url(#tessera-pattern-unanswered); stroke: var(--tessera-unanswered); }
 svg .band { fill: #f3f4f6; stroke: #6b7280; }
 svg .read { fill: var(--tessera-read); }
 svg .assigned { fill: #ffffff; stroke: #374151; stroke-dasharray: 4 2; }
@@ -47,6 +52,13 @@ svg .state-ok { fill: #1e5e22; }
 svg .state-timed_out, svg .state-invalid { fill: #9b1c1c; }
 svg .state-empty, svg .state-cancelled { fill: #5b4300; }
 svg .state-pending, svg .state-running { fill: #1e40af; }
+.lists { margin: .5rem 0 0; }
+.lists ul { margin: .15rem 0 .5rem; padding: 0; list-style: none; }
+.lists li { margin: .15rem 0; }
+.lists li svg { width: 28px; height: 14px; display: inline-block; vertical-align: -2px; margin-right: .35rem; }
+.list-title { font-weight: 600; margin: .5rem 0 0; }
+.lists .word { font-weight: 600; }
+.lists .where { font-family: ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, "Liberation Mono", monospace; font-size: 13px; overflow-wrap: anywhere; }
 .legend { display: flex; flex-wrap: wrap; gap: .25rem 1rem; margin: .5rem 0 0; padding: 0; list-style: none; color: #374151; }
 .legend li { display: flex; align-items: center; gap: .35rem; }
 .legend svg { width: 28px; height: 14px; display: inline-block; }

@@ -8,7 +8,7 @@ import type { RunRequestInput, RunResource } from '../../lib/contract';
 import type { LocalCloud } from '../../lib/local/cloud';
 import { startTesseraCloud } from '../../lib/local/tessera-cloud';
 import { viewerUrl } from '../../lib/local/viewer-site';
-import { GAP_LABELS } from '../../lib/web/geometry';
+import { GAP_STATUSES, UNREAD_LABEL, VERDICT_LABELS, verdictOf } from '../../lib/web/geometry';
 import { axeViolations, launchChromium, screenshot, type LaunchedBrowser } from './browser';
 
 /**
@@ -75,7 +75,7 @@ describe('the local viewer draws the examples', () => {
     const page = await open(runs.tax.runId, 'succeeded');
     const gap = page.locator('tessera-run [data-gap][data-category="rechecked-empty"]');
     await expect(gap.count()).resolves.toBe(1);
-    await expect(gap.locator('[data-gap-label]').textContent()).resolves.toBe(GAP_LABELS['rechecked-empty']);
+    await expect(gap.locator('[data-gap-label]').textContent()).resolves.toBe(GAP_STATUSES.confirmed_empty.label);
     // 2025 has 365 days; 28 June starts day 178 and the gap ends where 1 July (day 181) begins.
     const place = await across(page, 'tessera-run [data-gap] rect.gap-rechecked-empty');
     expect(place.from).toBeCloseTo(178 / 365, 2);
@@ -102,11 +102,22 @@ describe('the local viewer draws the examples', () => {
     const unread = page.locator(`tessera-run [data-gap][data-category="unread"][data-from="${(2 / 5).toFixed(6)}"]`);
     await expect(unread.count()).resolves.toBe(1);
     await expect(unread.getAttribute('data-to')).resolves.toBe((3 / 5).toFixed(6));
-    await expect(unread.locator('[data-gap-label]').textContent()).resolves.toBe(GAP_LABELS.unread);
+    await expect(unread.locator('[data-gap-label]').textContent()).resolves.toBe(UNREAD_LABEL);
     const place = await across(page, `tessera-run [data-gap][data-from="${(2 / 5).toFixed(6)}"] rect.gap-unread`);
     expect(place.from).toBeCloseTo(2 / 5, 2);
     expect(place.to).toBeCloseTo(3 / 5, 2);
     await expect(page.locator('tessera-run [data-gap]').count()).resolves.toBe(runs.scout.answer?.coverage.gaps.length);
+    // Whether Scout succeeded or failed its policy, its answer is incomplete, and the badge says so.
+    const coverage = runs.scout.answer?.coverage;
+    expect(coverage?.complete).toBe(false);
+    await expect(page.locator('tessera-run .status').textContent()).resolves.toBe(VERDICT_LABELS[verdictOf(runs.scout.status, false)]);
+    if (runs.scout.status === 'succeeded') await expect(page.locator('tessera-run .status').textContent()).resolves.toBe('succeeded, incomplete');
+    // q3 was asked only of C (and its retry): its row is drawn over crm:vantage.
+    expect(coverage?.missingQuestions).toContain('q3');
+    const q3 = await across(page, 'tessera-run [data-question="q3"] rect[data-unanswered]');
+    expect(q3.from).toBeCloseTo(2 / 5, 2);
+    expect(q3.to).toBeCloseTo(3 / 5, 2);
+    await expect(page.locator('tessera-run [data-question-item="q3"]').count()).resolves.toBe(1);
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'scout');
   });
@@ -152,9 +163,24 @@ describe('the local viewer draws the examples', () => {
     expect(new Set(listed)).toEqual(new Set([runs.tax.runId, runs.scout.runId, runs.catering.runId, cancelledRunId]));
     // Newest first: the cancelled run was created last.
     expect(listed[0]).toBe(cancelledRunId);
+    // Each run's link is its address, and the page took the token out of its own.
+    const hrefs = await page.locator('#runs tbody a').evaluateAll((links) => links.map((a) => a.getAttribute('href')));
+    expect(hrefs).toEqual(listed.map((runId) => `#run=${encodeURIComponent(runId ?? '')}`));
+    await expect(page.evaluate(() => location.hash)).resolves.toBe(`#run=${runs.tax.runId}`);
     await page.locator(`#runs tr[data-run-id="${runs.catering.runId}"] a`).click();
     await page.locator('tessera-run [data-subtask="Q"]').waitFor();
+    await expect(page.evaluate(() => location.hash)).resolves.toBe(`#run=${runs.catering.runId}`);
+    await expect(page.locator(`#runs tr[data-run-id="${runs.catering.runId}"] a`).getAttribute('aria-current')).resolves.toBe('true');
     expect(await axeViolations(page)).toEqual([]);
     await screenshot(page, 'runs');
+
+    // Another tab of the same browser opens a run by its address alone.
+    const tab = await page.context().newPage();
+    await tab.goto(`${cloud.apiUrl ?? ''}/#run=${encodeURIComponent(runs.scout.runId)}`);
+    await tab.locator(`tessera-run[data-status="${runs.scout.status}"]`).waitFor();
+    await expect(tab.locator('tessera-run').getAttribute('run-id')).resolves.toBe(runs.scout.runId);
+    // And the browser's back button goes back to the run before.
+    await page.goBack();
+    await page.locator(`tessera-run[run-id="${runs.tax.runId}"][data-status="succeeded"]`).waitFor();
   });
 });

@@ -1,4 +1,4 @@
-import { RunResource, type SubtaskView } from '../../lib/contract';
+import { RunResource, type CoverageGap, type SubtaskView } from '../../lib/contract';
 
 /**
  * Run resources shaped like the examples' (examples/tax-2025.json, examples/scout.json), written
@@ -95,6 +95,7 @@ export const scoutRun = (): RunResource =>
         view({
           id,
           worker: `scout-${i}`,
+          questionIds: [`q${i + 1}`],
           assigned: { ids: [SCOUT_IDS[i] ?? ''] },
           state: id === 'C' ? 'timed_out' : 'ok',
           observed: id === 'C' ? null : { ids: [SCOUT_IDS[i] ?? ''], recordCount: 1 },
@@ -104,6 +105,7 @@ export const scoutRun = (): RunResource =>
       view({
         id: 'C.r2',
         worker: 'scout-2',
+        questionIds: ['q3'],
         round: 2,
         assigned: { ids: ['crm:vantage'] },
         state: 'timed_out',
@@ -128,3 +130,78 @@ export const scoutRun = (): RunResource =>
       },
     },
   });
+
+/** Ticket ids `T-1001` … in order; with `width`, zero-padded numbers from 1 (`T-000001`). */
+export const ticketIds = (count: number, width?: number): string[] =>
+  Array.from({ length: count }, (_, i) => (width ? `T-${String(i + 1).padStart(width, '0')}` : `T-${1001 + i}`));
+
+/** A gap a ticket run's answer carries, left by the subtask at `lane`. */
+export interface TicketGap {
+  readonly lane: number;
+  readonly ids: readonly string[];
+  readonly status: CoverageGap['status'];
+  /** `unread`: the subtask did not end `ok` (its whole assignment is the gap). */
+  readonly kind?: 'observed' | 'unread';
+}
+
+/**
+ * A helpdesk backlog of `ids`, split into `lanes` equal blocks A, B, C, … (one question each,
+ * q1, q2, …). Each observed gap's ids are left out of its lane's observation; an unread gap's lane
+ * timed out. The run succeeded; it is complete only with no gap left unsettled and no question
+ * unanswered.
+ */
+export const ticketRun = (ids: readonly string[], lanes: number, gaps: readonly TicketGap[], missingQuestions: readonly string[] = []): RunResource => {
+  const size = Math.ceil(ids.length / lanes);
+  const laneId = (i: number) => String.fromCharCode(65 + i);
+  const settled = (status: CoverageGap['status']) => status === 'confirmed_empty' || status === 'data_found';
+  const complete = missingQuestions.length === 0 && gaps.every((g) => g.kind !== 'unread' && settled(g.status));
+  const subtasks = Array.from({ length: lanes }, (_, i) => {
+    const assigned = ids.slice(i * size, (i + 1) * size);
+    const unread = gaps.some((g) => g.lane === i && g.kind === 'unread');
+    const dropped = new Set(gaps.filter((g) => g.lane === i).flatMap((g) => g.ids));
+    const read = assigned.filter((id) => !dropped.has(id));
+    return view({
+      id: laneId(i),
+      worker: 'helpdesk',
+      questionIds: [`q${i + 1}`],
+      assigned: { ids: assigned },
+      state: unread ? 'timed_out' : 'ok',
+      observed: unread ? null : { ids: read, recordCount: read.length },
+      ...(unread ? { reason: 'deadline passed' } : {}),
+    });
+  });
+  return RunResource.parse({
+    ...base,
+    runId: `run-tickets-${ids.length}`,
+    status: 'succeeded',
+    goal: `Which of the ${ids.length.toLocaleString('en-GB')} open tickets mention a refund?`,
+    universe: { dimension: 'ids', noun: 'ticket', ids },
+    round: 1,
+    progress: { dispatched: lanes, terminal: lanes, byState: { ok: lanes } },
+    subtasks,
+    answer: {
+      text: 'Refunds are mentioned in the tickets read.',
+      result: {},
+      coverage: {
+        complete,
+        missingQuestions,
+        degradedReason: gaps.filter((g) => g.kind === 'unread').map((g) => `${laneId(g.lane)}:timed_out`),
+        partitions: lanes,
+        overlaps: [],
+        gaps: gaps.map((g) =>
+          g.kind === 'unread'
+            ? { ids: g.ids, kind: 'unread', subtaskId: laneId(g.lane), reason: 'timed_out', status: 'unchecked' }
+            : {
+                ids: g.ids,
+                kind: 'observed',
+                subtaskId: laneId(g.lane),
+                status: g.status,
+                ...(g.status === 'unchecked' ? {} : { recheckedAgainst: 'ticket-archive' }),
+              },
+        ),
+        problems: [],
+        statement: `Coverage: ${ids.length.toLocaleString('en-GB')} tickets, ${gaps.length} gap${gaps.length === 1 ? '' : 's'}.`,
+      },
+    },
+  });
+};

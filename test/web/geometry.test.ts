@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { gapText, overlapText, pictureSummary, subtaskText } from '../../lib/web/describe';
-import { gapCategory, mergeSpans, pictureOf } from '../../lib/web/geometry';
-import { scoutRun, taxRun } from './fixtures';
+import { GapStatus, RunStatus } from '../../lib/contract';
+import { gapText, overlapText, pictureSummary, questionText, subtaskText } from '../../lib/web/describe';
+import { GAP_STATUSES, gapCategory, gapLabel, mergeSpans, pictureOf, UNREAD_LABEL, VERDICT_LABELS, verdictOf } from '../../lib/web/geometry';
+import { scoutRun, taxRun, ticketIds, ticketRun } from './fixtures';
 
 // 2025 has 365 days. Day offsets from 1 January: 1 April = 31+28+31 = 90; 28 June = 90+30+31+27 = 178;
 // 1 July = 181; 1 October = 273.
@@ -75,7 +76,90 @@ describe('the picture of an ids universe (Scout)', () => {
     expect(gap?.detail).toBe('not read: C.r2 ended timed out');
     expect(picture.complete).toBe(false);
   });
+
+  it('badges the run as succeeded but incomplete, not as a plain success', () => {
+    expect(picture.status).toBe('succeeded');
+    expect(picture.verdict).toBe('succeeded-incomplete');
+    expect(picture.verdictLabel).toBe('succeeded, incomplete');
+    expect(pictureOf(taxRun()).verdictLabel).toBe('succeeded, complete');
+    expect(pictureSummary(picture)).toContain('run succeeded, incomplete: 1 gap (crm:vantage: unread); unanswered: q3.');
+  });
+
+  it('draws the unanswered q3 over crm:vantage, where C and its retry were assigned', () => {
+    expect(picture.missingQuestions).toEqual([{ id: 'q3', spans: [{ from: 0.4, to: 0.6 }], askedOf: ['C (timed out)', 'C.r2 (timed out)'] }]);
+    expect(questionText(picture.missingQuestions[0]!)).toBe('Question q3: unanswered.\nAsked of C (timed out) and C.r2 (timed out).');
+  });
 });
+
+describe('the badge', () => {
+  it('calls only a succeeded run with complete coverage a success', () => {
+    expect(RunStatus.options.map((status) => verdictOf(status, true))).toEqual(['running', 'succeeded', 'failed', 'cancelled']);
+    expect(verdictOf('succeeded', false)).toBe('succeeded-incomplete');
+    // No coverage recorded is no proof of completeness.
+    expect(verdictOf('succeeded', null)).toBe('succeeded-incomplete');
+    expect(new Set(Object.values(VERDICT_LABELS)).size).toBe(5);
+  });
+});
+
+describe('a backlog of 60 tickets whose helpdesk lost three between pages', () => {
+  // Four lanes of 15: A T-1001–T-1015, B T-1016–T-1030, C T-1031–T-1045, D T-1046–T-1060.
+  // B's source dropped T-1017, T-1018 and T-1019; D timed out, so q4 has no answer.
+  const ids = ticketIds(60);
+  const run = ticketRun(ids, 4, [
+    { lane: 1, ids: ['T-1017', 'T-1018', 'T-1019'], status: 'unchecked' },
+    { lane: 3, ids: ids.slice(45), status: 'unchecked', kind: 'unread' },
+  ], ['q4']);
+  const picture = pictureOf(run);
+
+  it('names the dropped tickets as one range and counts them', () => {
+    const [dropped, unread] = picture.gaps;
+    expect(dropped?.where).toBe('T-1017 – T-1019');
+    expect(dropped?.size).toBe('3 tickets');
+    expect(dropped?.label).toBe('unchecked');
+    // Cells 16, 17 and 18 of 60 (from 0).
+    expect(dropped?.spans).toEqual([{ from: 16 / 60, to: 19 / 60 }]);
+    expect(unread?.whereInFull).toBe('T-1046 – T-1060');
+    expect(unread?.size).toBe('15 tickets');
+  });
+
+  it("draws B's observation as two stretches around the three it lost", () => {
+    const b = picture.subtasks.find((s) => s.id === 'B');
+    expect(b?.observed).toEqual([{ from: 15 / 60, to: 16 / 60 }, { from: 19 / 60, to: 30 / 60 }]);
+    expect(b?.observedText).toBe('T-1016, T-1020 – T-1030 (12 records)');
+  });
+
+  it('draws q4 where D was assigned', () => {
+    expect(picture.missingQuestions).toEqual([{ id: 'q4', spans: [{ from: 45 / 60, to: 1 }], askedOf: ['D (timed out)'] }]);
+    expect(picture.verdictLabel).toBe('succeeded, incomplete');
+  });
+});
+
+describe('a backlog of 100,000 tickets', () => {
+  const ids = ticketIds(100_000, 6);
+  // Every 7th ticket of the first 2,100 of lane A (300 of them), and the block T-050001–T-050250 of lane K.
+  const scattered = Array.from({ length: 300 }, (_, i) => ids[i * 7]!);
+  const run = ticketRun(ids, 20, [
+    { lane: 0, ids: scattered, status: 'unchecked' },
+    { lane: 10, ids: ids.slice(50_000, 50_250), status: 'confirmed_empty' },
+  ]);
+  const picture = pictureOf(run);
+
+  it('lists a scattered gap id by id, up to 200 of them, then counts the rest', () => {
+    const [gap] = picture.gaps;
+    expect(gap?.size).toBe('300 tickets');
+    expect(gap?.whereInFull.startsWith('T-000001, T-000008, T-000015, ')).toBe(true);
+    expect(gap?.whereInFull.endsWith(', T-001394 and 100 more')).toBe(true);
+    expect(gap?.where).toBe('T-000001, T-000008, T-000015, T-000022, T-000029 and 295 more');
+  });
+
+  it('writes a block of 250 as one range, at 50,000/100,000 of the axis', () => {
+    const block = picture.gaps[1];
+    expect(block?.whereInFull).toBe('T-050001 – T-050250');
+    expect(block?.spans).toEqual([{ from: 0.5, to: 0.5025 }]);
+    expect(picture.complete).toBe(false);
+  });
+});
+
 
 describe('gap categories and spans', () => {
   it('tells the four statuses apart: unread wins over the status of an unread gap', () => {
@@ -84,6 +168,31 @@ describe('gap categories and spans', () => {
     expect(gapCategory({ kind: 'observed', status: 'unchecked' })).toBe('unchecked');
     expect(gapCategory({ kind: 'observed', status: 'recheck_failed' })).toBe('unchecked');
     expect(gapCategory({ kind: 'unread', status: 'unchecked' })).toBe('unread');
+  });
+
+  it('says every gap status of the contract in words of its own', () => {
+    // GAP_STATUSES is a record over the contract's enum, so tsc already refuses a status without
+    // words; this checks that no two statuses (nor an unread gap) share them.
+    expect(Object.keys(GAP_STATUSES).sort()).toEqual([...GapStatus.options].sort());
+    const words = [...GapStatus.options.map((status) => gapLabel({ kind: 'observed', status })), UNREAD_LABEL];
+    expect(new Set(words).size).toBe(GapStatus.options.length + 1);
+    expect(gapLabel({ kind: 'observed', status: 'recheck_failed' })).toBe('re-check failed');
+    expect(gapLabel({ kind: 'assignment', status: 'source_unreachable' })).toBe('re-check reached no source');
+    expect(gapLabel({ kind: 'unread', status: 'unchecked' })).toBe('unread');
+  });
+
+  it('says how a re-check ended, for each status', () => {
+    const run = ticketRun(ticketIds(10), 2, [
+      { lane: 0, ids: ['T-1002'], status: 'recheck_failed' },
+      { lane: 0, ids: ['T-1004'], status: 'source_unreachable' },
+      { lane: 1, ids: ['T-1007'], status: 'data_found' },
+    ]);
+    const details = pictureOf(run).gaps.map((g) => g.detail);
+    expect(details).toEqual([
+      "A's data stopped short of its assignment; re-check against ticket-archive failed",
+      "A's data stopped short of its assignment; re-check against ticket-archive reached no source",
+      "B's data stopped short of its assignment; re-checked against ticket-archive: 0 records found and included",
+    ]);
   });
 
   it('places an overlap of March (days 59 to 90) with the subtasks that both read it', () => {
