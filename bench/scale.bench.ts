@@ -7,7 +7,7 @@
  *
  * The stack is the pipeline benchmark's (bench/pipeline/setup.ts): the synthesized template, the
  * real handler modules, DynamoDB Local and fauxqs each behind a counting proxy
- * (lib/local/request-counter.ts). Capacity units are counted from the requests (item sizes by
+ * (bench/request-counter.ts). Capacity units are counted from the requests (item sizes by
  * DynamoDB's rules, bench/pipeline/model.ts), not read from DynamoDB Local, which does not bill.
  *
  * The request is the same at every size (bench/scale-request.ts), so only the planner's
@@ -21,9 +21,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { createTesseraClient, TesseraApiError, type TesseraClient } from '../lib/client';
-import { PRICES, PRICES_REGION } from '../lib/infra/deadline-figures';
+import { PRICES, PRICES_REGION } from './deadline-figures';
 import { STATE_NAMES } from '../lib/infra/run-state-machine';
-import type { Exchange } from '../lib/local/request-counter';
+import type { Exchange } from './request-counter';
 import { stateTransitions, type ExecutionEvent } from '../lib/local/sfn-executions';
 import { ASSUMED_MS, compactDynamoRows, costOf, createCompactor, finalSizes, memoryByRole, total, WRITES, type CompactExchange, type RunCost } from './pipeline/model';
 import { fixed, table, totalCapacity, usd } from './pipeline/report';

@@ -10,7 +10,7 @@ import { exampleWorkerModule } from '../../examples/app/cdk';
 import { registry as faultRegistry } from '../../examples/app/fault-workers';
 import { startLocalCloud, type LocalCloud } from '../../lib/local/cloud';
 import { startDynamoDbLocal } from '../../lib/local/dynamodb-local';
-import { startRequestCounter, type Exchange, type OperationCount, type RequestCounter } from '../../lib/local/request-counter';
+import { startRequestCounter, type Exchange, type OperationCount, type RequestCounter } from '../request-counter';
 import { stateTransitions } from '../../lib/local/sfn-executions';
 import { startSqsLocal } from '../../lib/local/sqs-local';
 import { LOCAL_AUTH } from '../../lib/local/local-auth';

@@ -1,7 +1,7 @@
-import type { BatchHistory, RunHistory } from '../domain/history';
-import type { AslState, AslStateMachine } from './asl';
-import { InfraError } from './errors';
-import { STATE_NAMES } from './run-state-machine';
+import type { BatchHistory, RunHistory } from '../lib/domain/history';
+import type { AslState, AslStateMachine } from '../lib/infra/asl';
+import { InfraError } from '../lib/infra/errors';
+import { STATE_NAMES } from '../lib/infra/run-state-machine';
 
 /*
  * Counts what one subtask costs the run's state machine under the callback pattern we built and
