@@ -79,7 +79,9 @@ const eventsOf = (state: AslState): number => {
       return HISTORY_EVENTS.fail;
     case 'Map':
       return HISTORY_EVENTS.mapState;
-    default:
+    // No tessera state machine has a Parallel state; it is counted as a Pass, as it always was.
+    case 'Pass':
+    case 'Parallel':
       return HISTORY_EVENTS.pass;
   }
 };

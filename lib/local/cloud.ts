@@ -1,5 +1,4 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { performance } from 'node:perf_hooks';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { join } from 'node:path';
 import './polyfills';

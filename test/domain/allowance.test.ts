@@ -43,7 +43,9 @@ describe('allowanceOf: calls × estimated cost per call', () => {
     // 4 calls × 7 = 28.
     expect(validateRunRequest(request({ modelCalls: 4, estimatedCostPerCall: 7 }, { modelCalls: 10, costLimit: 28 }), testCatalog, PLAN_OPTIONS).ok).toBe(true);
     const over = validateRunRequest(request({ modelCalls: 4, estimatedCostPerCall: 7 }, { modelCalls: 10, costLimit: 27 }), testCatalog, PLAN_OPTIONS);
-    expect(!over.ok && over.problems.map(({ code, path }) => ({ code, path }))).toEqual([{ code: 'budget_exceeds_run', path: 'subtasks.0.budget.estimatedCostPerCall' }]);
+    expect(!over.ok && over.problems.map(({ code, path }) => ({ code, path }))).toEqual([
+      { code: 'budget_exceeds_run', path: 'subtasks.0.budget.estimatedCostPerCall' },
+    ]);
   });
 
   it('/testing counts down the same allowance: nothing used yet, so the whole 2 × 7 is left', () => {
