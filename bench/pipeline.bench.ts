@@ -2,7 +2,7 @@
  * AWS calls per subtask, and what the orchestration costs per 1,000 subtasks, counted on the local
  * cloud for a 20-subtask run of no-op workers (`chaos`, `fault: 'none'`).
  *
- * DynamoDB Local and fauxqs each sit behind a counting proxy (`lib/local/request-counter.ts`), so
+ * DynamoDB Local and fauxqs each sit behind a counting proxy (`bench/request-counter.ts`), so
  * every call the handlers, the event-source-mapping pollers and the harness make is seen on the
  * wire, as AWS would bill it. Lambda invocations come from the local Lambda endpoint, state
  * transitions from the execution's event log. A warm-up run takes the handlers' cold starts and
@@ -16,7 +16,7 @@
  */
 import { pathToFileURL } from 'node:url';
 import { createTesseraClient } from '../lib/client';
-import { subtaskIteration } from '../lib/infra/deadline-figures';
+import { subtaskIteration } from './deadline-figures';
 import { stateMachineDefinition } from '../lib/infra/synthesized';
 import { measureRun, SETTLE_MS, startStack, SUBTASKS, TENANT } from './pipeline/setup';
 import { finalSizes, dynamoRows, splitSqs, memoryByRole, type Usage, enteredStates, subtaskItemUnits } from './pipeline/model';

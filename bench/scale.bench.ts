@@ -7,7 +7,7 @@
  *
  * The stack is the pipeline benchmark's (bench/pipeline/setup.ts): the synthesized template, the
  * real handler modules, DynamoDB Local and fauxqs each behind a counting proxy
- * (lib/local/request-counter.ts). Capacity units are counted from the requests (item sizes by
+ * (bench/request-counter.ts). Capacity units are counted from the requests (item sizes by
  * DynamoDB's rules, bench/pipeline/model.ts), not read from DynamoDB Local, which does not bill.
  *
  * The request is the same at every size (bench/scale-request.ts), so only the planner's
@@ -21,10 +21,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { createTesseraClient, TesseraApiError, type TesseraClient } from '../lib/client';
-import { PRICES, PRICES_REGION } from '../lib/infra/deadline-figures';
+import { PRICES, PRICES_REGION } from './deadline-figures';
 import { STATE_NAMES } from '../lib/infra/run-state-machine';
-import type { Exchange } from '../lib/local/request-counter';
-import { stateTransitions, type ExecutionEvent } from '../lib/local/sfn-executions';
+import type { Exchange } from './request-counter';
+import type { ExecutionEvent } from '../lib/local/sfn-executions';
 import { ASSUMED_MS, compactDynamoRows, costOf, createCompactor, finalSizes, memoryByRole, total, WRITES, type CompactExchange, type RunCost } from './pipeline/model';
 import { fixed, table, totalCapacity, usd } from './pipeline/report';
 import { noOpRunRequest } from './scale-request';
@@ -215,7 +215,7 @@ const measure = async (stack: Stack, client: TesseraClient, size: number, label:
   // A batched round's subtasks run in child executions (named `<runId>-<round>-<batch>`), each
   // billed for its own transitions: the run's are the parent's plus every child's.
   const children = stack.cloud.executions.executions().filter((record) => record.name.startsWith(`${runId}-`));
-  const transitions = stateTransitions(ended) + children.reduce((sum, child) => sum + stateTransitions(child), 0);
+  const transitions = ended.transitions + children.reduce((sum, child) => sum + child.transitions, 0);
   const cost = costOf({ transitions, invocations, sqsRequests: billedSqs.billed, capacity }, memoryByRole(stack.template));
   const calls = (writes: boolean) => rows.filter((row) => WRITES.has(row.operation) === writes).reduce((sum, row) => sum + row.requests, 0);
   return {

@@ -12,7 +12,7 @@ import {
   figuresTable,
   runOverheadEvents,
   subtaskIteration,
-} from '../lib/infra/deadline-figures';
+} from '../bench/deadline-figures';
 import { TesseraStack } from '../lib/infra/stack';
 import { stateMachineDefinition } from '../lib/infra/synthesized';
 import { workerModuleFromPackageJson } from '../lib/workers/worker-module';

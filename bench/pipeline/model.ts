@@ -1,17 +1,17 @@
 /**
  * The pipeline benchmark's capacity and price model: DynamoDB capacity units estimated from item
  * sizes, SQS's billed requests, and the cost per 1,000 subtasks at the project's one price table
- * (`PRICES` in lib/infra/deadline-figures.ts). See bench/pipeline.bench.ts.
+ * (`PRICES` in bench/deadline-figures.ts). See bench/pipeline.bench.ts.
  */
 import { DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { z } from 'zod';
-import { PRICES, type PathCost } from '../../lib/infra/deadline-figures';
+import { PRICES, type PathCost } from '../deadline-figures';
 import { STATE_NAMES } from '../../lib/infra/run-state-machine';
 import { functionHandlers } from '../../lib/infra/synthesized';
 import { CfnTemplate } from '../../lib/template/reader';
 import { itemSize } from '../../lib/ledger';
-import type { Exchange, OperationCount } from '../../lib/local/request-counter';
+import type { Exchange, OperationCount } from '../request-counter';
 import { ROLES, type Role, type Stack, roleOf } from './setup';
 
 /**

@@ -1,6 +1,6 @@
 /** The pipeline benchmark's report: the tables it prints. See bench/pipeline.bench.ts. */
 import type { AslStateMachine } from '../../lib/infra/asl';
-import { callbackSubtaskCost, pollSubtaskCost, PRICES } from '../../lib/infra/deadline-figures';
+import { callbackSubtaskCost, pollSubtaskCost, PRICES } from '../deadline-figures';
 import { STATE_NAMES } from '../../lib/infra/run-state-machine';
 import { SUBTASKS, PER_1000, ROLES, type Role, type Measurement } from './setup';
 import { ASSUMED_MS, type Capacity, WRITES, PRICED, type DynamoRow, type SqsSplit, type Usage, type RunCost, total, costOf, type SubtaskItemUnits, iterationUsage, measuredIterations, times, withIterations } from './model';

@@ -10,8 +10,7 @@ import { exampleWorkerModule } from '../../examples/app/cdk';
 import { registry as faultRegistry } from '../../examples/app/fault-workers';
 import { startLocalCloud, type LocalCloud } from '../../lib/local/cloud';
 import { startDynamoDbLocal } from '../../lib/local/dynamodb-local';
-import { startRequestCounter, type Exchange, type OperationCount, type RequestCounter } from '../../lib/local/request-counter';
-import { stateTransitions } from '../../lib/local/sfn-executions';
+import { startRequestCounter, type Exchange, type OperationCount, type RequestCounter } from '../request-counter';
 import { startSqsLocal } from '../../lib/local/sqs-local';
 import { LOCAL_AUTH } from '../../lib/local/local-auth';
 import { synthesizeLocalTemplate } from '../../lib/local/local-template';
@@ -136,7 +135,7 @@ export const measureRun = async (stack: Stack, client: TesseraClient, label: str
   const measurement: Measurement = {
     runId,
     seconds,
-    transitions: stateTransitions(ended),
+    transitions: ended.transitions,
     invocations: invocationsSince(stack, lambdaBefore),
     dynamodb: stack.dynamodb.exchanges(),
     sqs: stack.sqs.counts(),

@@ -4,6 +4,7 @@
  * the race may spend. The ledger enforces the same rules durably; docs/hedging.md explains them.
  */
 import type { DispatchedSubtask, Hedge, Scope, TerminalState, Universe } from '../contract';
+import { allowanceOf, type Allowance } from './allowance';
 import { algebraFor } from './dimensions';
 import { ScopeError, SplitError } from './errors';
 import { hedgeId } from './lineage';
@@ -178,13 +179,10 @@ export const firstCompleteCover = (subtask: DispatchedSubtask, results: readonly
 
 /**
  * The one allowance a hedged subtask and all its copies reserve from: the subtask's own
- * `modelCalls` and `modelCalls × estimatedCostPerCall`. Copies have none of their own, so a
+ * allowance ({@link allowanceOf}). Copies have none of their own, so a
  * hedge can never spend more than the subtask could alone; a loser's reservations stay charged.
  *
  * @example
  * hedgeAllowance({ ...subtaskA, budget: { modelCalls: 4, estimatedCostPerCall: 7 } }) // { modelCalls: 4, cost: 28 }
  */
-export const hedgeAllowance = (subtask: DispatchedSubtask): { readonly modelCalls: number; readonly cost: number } => {
-  const budget = subtask.budget ?? { modelCalls: 0, estimatedCostPerCall: 0 };
-  return { modelCalls: budget.modelCalls, cost: budget.modelCalls * budget.estimatedCostPerCall };
-};
+export const hedgeAllowance = (subtask: DispatchedSubtask): Allowance => allowanceOf(subtask.budget);

@@ -16,6 +16,7 @@ export * from './paths';
 export * from './dimensions';
 export * from './tiling';
 export * from './lineage';
+export * from './allowance';
 export * from './hedge';
 export * from './planner';
 export * from './reconcile';

@@ -1,4 +1,5 @@
 import { MAX_RUN_SUBTASKS, RunRequest, type DispatchedSubtask, type PlanWarning, type Problem, type ProblemCode, type RunBudget, type Scope, type SplitSpec, type SubtaskBudget, type SubtaskSpec, type Universe } from '../contract';
+import { allowanceOf } from './allowance';
 import { boundaryProblems, splitByCalendar, splitAtBoundaries } from './calendar-split';
 import { capacityWarnings } from './capacity';
 import type { WorkerCatalog } from './catalog';
@@ -88,7 +89,7 @@ const budgetProblems = (budget: SubtaskBudget, path: string, run: RunBudget): Re
   if (budget.modelCalls > run.modelCalls) {
     problems.push({ code: 'budget_exceeds_run', path: `${path}.budget.modelCalls`, message: `must not exceed the run's budget.modelCalls (${run.modelCalls}; got ${budget.modelCalls})` });
   }
-  const cost = budget.modelCalls * budget.estimatedCostPerCall;
+  const { cost } = allowanceOf(budget);
   if (cost > run.costLimit) {
     problems.push({
       code: 'budget_exceeds_run',

@@ -189,7 +189,11 @@ const tilePaths = (universe: PathsUniverse, tiles: readonly Tile[], emit: Emit):
     for (const [path, lines] of pathSet(scope.files)) {
       const entries = byFile.get(path) ?? { starts: [], ends: [], owners: [] };
       byFile.set(path, entries);
-      for (const [s, e] of pairsOf(lines)) entries.starts.push(s), entries.ends.push(e), entries.owners.push(t);
+      for (const [s, e] of pairsOf(lines)) {
+        entries.starts.push(s);
+        entries.ends.push(e);
+        entries.owners.push(t);
+      }
       const beyond = subtractSets(lines, whole.get(path) ?? EMPTY_SET);
       if (beyond.length > 0) outside.push({ files: [fileScope(path, beyond)] });
     }

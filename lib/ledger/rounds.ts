@@ -6,6 +6,7 @@
  * run or to a round already committed.
  */
 import { parseTimePoint, type DispatchedSubtask } from '../contract';
+import { allowanceOf } from '../domain/allowance';
 import { contentHash } from './canonical';
 import { ImmutableAssignment, InvalidLedgerInput, RunCancelled, RunEnded, RunNotFound, type LedgerErrorContext } from './errors';
 import { cancellationReasons, conditionFailed, conditionFailure, type CancellationReason } from './failures';
@@ -63,8 +64,7 @@ const fixAssignments = (input: ParsedInput, dispatchedMs: number): DispatchedSub
 };
 
 const subtaskItem = (input: ParsedInput, shards: number, assignment: DispatchedSubtask, position: number, dispatchedMs: number, nowIso: string): SubtaskItem => {
-  const calls = assignment.budget?.modelCalls ?? 0;
-  const perCall = assignment.budget?.estimatedCostPerCall ?? 0;
+  const allowance = allowanceOf(assignment.budget);
   return {
     ...subtaskKey(input.tenantId, input.runId, assignment.id, shards),
     entity: 'subtask',
@@ -75,11 +75,11 @@ const subtaskItem = (input: ParsedInput, shards: number, assignment: DispatchedS
     assignmentHash: contentHash(assignment),
     dispatchedAt: iso(dispatchedMs),
     deadlineMs: Date.parse(assignment.deadline ?? ''),
-    costPerCall: perCall,
-    callsLimit: calls,
-    costLimit: calls * perCall,
-    callsLeft: calls,
-    costLeft: calls * perCall,
+    costPerCall: assignment.budget?.estimatedCostPerCall ?? 0,
+    callsLimit: allowance.modelCalls,
+    costLimit: allowance.cost,
+    callsLeft: allowance.modelCalls,
+    costLeft: allowance.cost,
     state: 'pending',
     generation: 0,
     updatedAt: nowIso,

@@ -1,5 +1,4 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { performance } from 'node:perf_hooks';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { join } from 'node:path';
 import './polyfills';
@@ -17,7 +16,7 @@ import { silentLog, type LocalLog } from './log';
 import { resolveLocalhostSubdomains } from './loopback-dns';
 import { freePort } from './ports';
 import { provisionQueues, provisionTables, type ProvisionedQueue, type ProvisionedTable } from './provision';
-import { createExecutionService, executionStatusChangeEvent, type ExecutionService } from './sfn-executions';
+import { createExecutionService, executionStatusChangeEvent, type ExecutionRetention, type ExecutionService } from './sfn-executions';
 import { startSqsLocal } from './sqs-local';
 import { recordPhase, tracePhase } from './startup-trace';
 import { stateMachinesFromTemplate, type LocalStateMachine } from './state-machines';
@@ -82,6 +81,8 @@ export interface LocalCloudOptions {
    * `ExecutionLimitExceeded`, as on AWS. @default - unlimited
    */
   readonly maxOpenExecutions?: number;
+  /** How much of its finished executions the local Step Functions keeps. @default DEFAULT_EXECUTION_RETENTION */
+  readonly executionRetention?: ExecutionRetention;
 }
 
 /** The URLs of the local services, as `AWS_ENDPOINT_URL_*` and the CLI need them. */
@@ -331,7 +332,15 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   const stateMachines: LocalStateMachine[] = await tracePhase('stepfunctions.definitions', () =>
     stateMachinesFromTemplate(resolver, options.cacheDir === undefined ? {} : { validated: validatedDefinitionsIn(join(options.cacheDir, 'validated-definitions')) }),
   );
-  const executions = createExecutionService({ stateMachines, lambda, region, lambdaEndpoint: lambdaEndpoint.url, log, ...(options.maxOpenExecutions === undefined ? {} : { maxOpenExecutions: options.maxOpenExecutions }) });
+  const executions = createExecutionService({
+    stateMachines,
+    lambda,
+    region,
+    lambdaEndpoint: lambdaEndpoint.url,
+    log,
+    ...(options.maxOpenExecutions === undefined ? {} : { maxOpenExecutions: options.maxOpenExecutions }),
+    ...(options.executionRetention === undefined ? {} : { retention: options.executionRetention }),
+  });
   const stepFunctions: StepFunctionsEndpoint = await startStepFunctionsEndpoint({ service: executions, port: ports.stepFunctions, log });
   cleanups.push(() => stepFunctions.stop(), () => executions.shutdown());
   // Execution status changes go to the template's EventBridge rules. The bus stops before the

@@ -1,18 +1,22 @@
 import { randomUUID } from 'node:crypto';
-import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError, type StateMachine } from 'aws-local-stepfunctions';
+import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
 import { z } from 'zod';
 import { EXECUTION_STATUS_CHANGE } from '../orchestration/execution-events';
 import './polyfills';
-import { EndpointMisconfiguredError, StatesApiError, TaskFailure } from './errors';
+import { EndpointMisconfiguredError, StatesApiError } from './errors';
 import type { LambdaInvoker } from './lambda-client';
 import { silentLog, type LocalLog } from './log';
-import { readReferencePath } from './reference-path';
-import type { CallbackTask, LocalStateMachine } from './state-machines';
+import { callbackTaskHandler } from './sfn-callback-task';
+import { lambdaTaskHandler } from './sfn-lambda-task';
+import { startExecutionTaskHandler, type StartExecutionTaskDeps } from './sfn-start-execution-task';
+import type { JsonValue } from './sfn-task';
+import type { LocalStateMachine } from './state-machines';
 import { createTaskTokens, type TaskTokenRegistry } from './task-tokens';
 
 /**
  * Executions of the template's state machines, run in-process by aws-local-stepfunctions, with
- * AWS's execution-name rules, the callback pattern emulated, and each execution's event log kept.
+ * AWS's execution-name rules and each execution's event log kept while it runs and for a bounded
+ * number of finished executions after ({@link ExecutionRetention}).
  */
 
 /** An execution's status, as DescribeExecution reports it. */
@@ -39,18 +43,19 @@ export interface ExecutionRecord {
   output?: string;
   error?: string;
   cause?: string;
-  /** The execution's event log, in order; nested Map and Parallel events included. */
+  /**
+   * The execution's event log, in order; nested Map and Parallel events included. Emptied when the
+   * retention prunes it (`eventLog: 'pruned'`).
+   */
   readonly events: ExecutionEvent[];
+  /** Whether {@link ExecutionRecord.events} is the whole log, or was pruned after the execution finished. */
+  eventLog: 'kept' | 'pruned';
+  /**
+   * State transitions as Step Functions bills them: one per state entered, Map iterations
+   * included. Counted as the events arrive, so it stays when the log is pruned.
+   */
+  transitions: number;
 }
-
-/**
- * State transitions as Step Functions bills them: one per state entered, Map iterations included.
- *
- * @example
- * stateTransitions(cloud.executions.describe(executionArn)) // 3 for a one-item Map of Arm → Await
- */
-export const stateTransitions = (record: Pick<ExecutionRecord, 'events'>): number =>
-  record.events.filter((event) => event.type === 'StateEntered').length;
 
 /** The local Step Functions service behind the JSON endpoint, also usable in-process. */
 export interface ExecutionService {
@@ -105,14 +110,8 @@ export const executionStatusChangeEvent = (record: ExecutionRecord, where: { reg
   },
 });
 
-/** A JSON value as aws-local-stepfunctions types it. */
-type JsonValue = Parameters<StateMachine['run']>[0];
-
 /** AWS's execution-name rule: 1–80 characters, none of whitespace, brackets, wildcards, `"#%\^|~`$&,;:/` or control characters. */
 const EXECUTION_NAME = /^[^\s<>{}[\]?*"#%\\^|~`$&,;:/\u0000-\u001f\u007f-\u009f]{1,80}$/;
-
-/** aws-local-stepfunctions' default when a Task sets no timeout (the ASL specification's 60 s). */
-const LIBRARY_DEFAULT_TASK_TIMEOUT_MS = 60_000;
 
 const parseInput = (text: string): JsonValue => {
   try {
@@ -123,41 +122,6 @@ const parseInput = (text: string): JsonValue => {
   }
 };
 
-/**
- * The callback Task's timeout, computed exactly as aws-local-stepfunctions computes it (a truthy
- * `TimeoutSeconds`, else `TimeoutSecondsPath` against the Task's effective input, else 60 s), so
- * the token closes just before the library raises `States.Timeout`. `undefined` when the path does
- * not give a positive integer: the library then fails the state with `States.Runtime`.
- */
-const callbackTimeoutMs = (task: CallbackTask, input: unknown, context: unknown): number | undefined => {
-  if (task.TimeoutSeconds) return task.TimeoutSeconds * 1000;
-  if (task.TimeoutSecondsPath === undefined) return LIBRARY_DEFAULT_TASK_TIMEOUT_MS;
-  const seconds = readReferencePath(task.TimeoutSecondsPath, input, context);
-  return Number.isInteger(seconds) && (seconds as number) >= 1 ? (seconds as number) * 1000 : undefined;
-};
-
-/** Puts the minted token wherever the definition placed `$$.Task.Token` (also inside formatted strings). */
-const withToken = (value: unknown, placeholder: string, token: string): unknown => {
-  if (typeof value === 'string') return value.replaceAll(placeholder, token);
-  if (Array.isArray(value)) return value.map((item) => withToken(item, placeholder, token));
-  if (typeof value === 'object' && value !== null) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, withToken(item, placeholder, token)]));
-  }
-  return value;
-};
-
-const CallbackParameters = z.looseObject({
-  FunctionName: z.string().min(1),
-  Payload: z.unknown().optional(),
-  InvocationType: z.enum(['RequestResponse', 'Event']).optional(),
-});
-
-const StartExecutionParameters = z.looseObject({
-  StateMachineArn: z.string().min(1),
-  Input: z.unknown().optional(),
-  Name: z.string().optional(),
-});
-
 /** A running execution: how to abort it, when it is fully done, and why it was stopped. */
 interface RunningExecution {
   readonly abort: () => void;
@@ -165,14 +129,9 @@ interface RunningExecution {
   stopReason?: { error?: string; cause?: string };
 }
 
-/** The library abandons a Task's promise when it times out or aborts; it must never reject unobserved. */
-const observed = <T>(promise: Promise<T>): Promise<T> => {
-  promise.catch(() => undefined);
-  return promise;
-};
-
 const failureOf = (error: unknown): { status: ExecutionStatus; error: string; cause: string } => {
-  if (error instanceof ExecutionTimeoutError) return { status: 'TIMED_OUT', error: 'States.Timeout', cause: 'The execution ran longer than its TimeoutSeconds' };
+  if (error instanceof ExecutionTimeoutError)
+    return { status: 'TIMED_OUT', error: 'States.Timeout', cause: 'The execution ran longer than its TimeoutSeconds' };
   if (error instanceof ExecutionAbortedError) return { status: 'ABORTED', error: '', cause: '' };
   const reason = error instanceof ExecutionError && error.cause instanceof Error ? error.cause : error;
   if (!(reason instanceof Error)) return { status: 'FAILED', error: 'States.Runtime', cause: String(reason) };
@@ -182,7 +141,39 @@ const failureOf = (error: unknown): { status: ExecutionStatus; error: string; ca
 };
 
 /**
- * The local Step Functions service for a set of state machines.
+ * How much of its finished executions the service keeps. AWS keeps a closed execution for 90
+ * days; a local service that kept every one, each with its event log (the state input and output
+ * of every Map iteration), grows with every subtask it ever ran. So it keeps the most recently
+ * finished ones, and only the newest of those with their event logs:
+ *
+ * - a finished execution past the newest `eventLogs` loses its event log (`eventLog: 'pruned'`,
+ *   `events` empty); everything DescribeExecution answers, and its `transitions`, stay;
+ * - one past the newest `finished` is forgotten: DescribeExecution and ListExecutions no longer
+ *   know it, as AWS forgets one after its retention period. Its name stays taken (a start under it
+ *   is refused with `ExecutionAlreadyExists`, as AWS refuses a closed execution's name), which
+ *   costs the service one ARN string per forgotten execution.
+ *
+ * A running execution is never pruned: its children, the callers waiting on it and its live
+ * listeners see all of it.
+ */
+export interface ExecutionRetention {
+  /** Finished executions kept, the most recently finished. */
+  readonly finished: number;
+  /** Of those, how many keep their event logs, the most recently finished. */
+  readonly eventLogs: number;
+}
+
+/**
+ * The defaults: enough for a test or benchmark to read back every execution of the runs it just
+ * made (a run's parent and its batch children, events included), and bounded for a `tessera
+ * serve` that runs all day.
+ */
+export const DEFAULT_EXECUTION_RETENTION: ExecutionRetention = Object.freeze({ finished: 1_000, eventLogs: 32 });
+
+/**
+ * The local Step Functions service for a set of state machines: the execution registry. Each
+ * Task runs through a local adapter of its own (sfn-lambda-task.ts, sfn-callback-task.ts,
+ * sfn-start-execution-task.ts); finished executions are pruned as {@link ExecutionRetention} says.
  *
  * @example
  * const states = createExecutionService({ stateMachines, lambda: createLambdaInvoker({ endpoint, region }), region });
@@ -209,14 +200,29 @@ export const createExecutionService = (options: {
    * per Region. Unlimited by default; tests set a small one to see StartBatch retry.
    */
   maxOpenExecutions?: number;
+  /** How much of its finished executions the service keeps. @default DEFAULT_EXECUTION_RETENTION */
+  retention?: ExecutionRetention;
 }): ExecutionService => {
   const log = options.log ?? silentLog;
   const tokens = options.tokens ?? createTaskTokens();
+  const retention = options.retention ?? DEFAULT_EXECUTION_RETENTION;
+  for (const [field, value] of Object.entries(retention)) {
+    if (!Number.isInteger(value) || value < 0)
+      throw new TypeError(`createExecutionService: retention.${field} must be a whole number, 0 or more (got ${value})`);
+  }
+  /** Every execution known, in the order they started. */
   const records = new Map<string, ExecutionRecord>();
   const running = new Map<string, RunningExecution>();
+  /** Finished executions still known, oldest-finished first; `withEvents` is how many at its end keep their logs. */
+  const finishedOrder: string[] = [];
+  let withEvents = 0;
+  /** Names of forgotten executions, still taken. */
+  const forgotten = new Set<string>();
   const listeners = new Set<(record: ExecutionRecord, event: ExecutionEvent) => void>();
   const statusListeners = new Set<(record: ExecutionRecord) => void>();
   const placeholder = `tessera-local-task-token-placeholder-${randomUUID()}`;
+  /** Running children by the execution that started them: a parent that ends stops its children, as `.sync` does on AWS. */
+  const children = new Map<string, Set<string>>();
 
   const stateMachine = (arn: string): LocalStateMachine => {
     const found = options.stateMachines.find((machine) => machine.arn === arn);
@@ -230,110 +236,25 @@ export const createExecutionService = (options: {
     return found;
   };
 
-  const invokeForCallback = async (parameters: z.infer<typeof CallbackParameters>, token: string): Promise<void> => {
-    let outcome;
-    try {
-      outcome = await options.lambda.invoke(parameters.FunctionName, parameters.Payload ?? {}, { invocationType: parameters.InvocationType ?? 'RequestResponse' });
-    } catch (error) {
-      const code = (error as Error).cause instanceof Error ? ((error as Error).cause as Error).name : 'ServiceException';
-      tokens.close(token, 'its Lambda could not be invoked');
-      throw new TaskFailure(`Lambda.${code}`, (error as Error).message);
+  /** Keeps the newest finished executions and, of those, the newest event logs (see {@link ExecutionRetention}). */
+  const prune = (finished: ExecutionRecord): void => {
+    finishedOrder.push(finished.executionArn);
+    withEvents += 1;
+    while (withEvents > retention.eventLogs) {
+      const oldest = records.get(finishedOrder[finishedOrder.length - withEvents] ?? '');
+      if (oldest) {
+        oldest.events.length = 0;
+        oldest.eventLog = 'pruned';
+      }
+      withEvents -= 1;
     }
-    if (!outcome.ok) {
-      tokens.close(token, 'its Lambda failed');
-      throw new TaskFailure(outcome.error.errorType, JSON.stringify(outcome.error));
+    while (finishedOrder.length > retention.finished) {
+      const arn = finishedOrder.shift() as string;
+      records.delete(arn);
+      forgotten.add(arn);
     }
+    withEvents = Math.min(withEvents, finishedOrder.length);
   };
-
-  /** The local handler of one callback Task: mint a token, invoke the Lambda with it, wait for the callback. */
-  const callbackHandler = (execution: ExecutionRecord, stateName: string, task: CallbackTask, context: unknown) => (input: unknown) =>
-    observed(
-      (async () => {
-        const timeoutMs = callbackTimeoutMs(task, input, context);
-        if (timeoutMs === undefined) throw new TaskFailure('States.Runtime', `${task.TimeoutSecondsPath} is not a positive integer`);
-        const { token, settled } = tokens.open({ executionArn: execution.executionArn, stateName }, timeoutMs);
-        const parameters = CallbackParameters.safeParse(withToken(input, placeholder, token));
-        if (!parameters.success) {
-          tokens.close(token, 'its parameters were invalid');
-          throw new TaskFailure('States.Runtime', `lambda:invoke.waitForTaskToken parameters are invalid: ${z.prettifyError(parameters.error)}`);
-        }
-        log({ level: 'debug', component: 'states', message: `${stateName} waits for its task token`, data: { executionArn: execution.executionArn } });
-        await invokeForCallback(parameters.data, token);
-        // SendTaskSuccess only accepts JSON output, so what settles the token is a JSON value.
-        return settled as Promise<JsonValue>;
-      })(),
-    );
-
-  /** Running children by the execution that started them: a parent that ends stops its children, as `.sync` does on AWS. */
-  const children = new Map<string, Set<string>>();
-
-  /**
-   * The local handler of one `startExecution.sync:2` Task: start the child state machine in
-   * process, wait for it, and answer what Step Functions answers (DescribeExecution, `Output` as
-   * JSON); a child that does not succeed fails the Task with `States.TaskFailed`, as on AWS.
-   */
-  const startExecutionHandler = (parent: ExecutionRecord, stateName: string) => (input: unknown) =>
-    observed(
-      (async () => {
-        const parameters = StartExecutionParameters.safeParse(input);
-        if (!parameters.success) throw new TaskFailure('States.Runtime', `startExecution parameters are invalid: ${z.prettifyError(parameters.error)}`);
-        const { StateMachineArn, Input, Name } = parameters.data;
-        let child: ExecutionRecord;
-        try {
-          child = start({ stateMachineArn: StateMachineArn, ...(Name === undefined ? {} : { name: Name }), input: JSON.stringify(Input ?? {}) });
-        } catch (error) {
-          // The integration names a refused start after the API's error: StepFunctions.<code>.
-          if (error instanceof StatesApiError) throw new TaskFailure(`StepFunctions.${error.code}`, error.message);
-          throw error;
-        }
-        const siblings = children.get(parent.executionArn) ?? new Set<string>();
-        siblings.add(child.executionArn);
-        children.set(parent.executionArn, siblings);
-        log({ level: 'debug', component: 'states', message: `${stateName} started ${child.name}`, data: { executionArn: child.executionArn } });
-        const ended = await settled(child.executionArn);
-        siblings.delete(child.executionArn);
-        const described = {
-          ExecutionArn: ended.executionArn,
-          StateMachineArn: ended.stateMachineArn,
-          Name: ended.name,
-          Status: ended.status,
-          StartDate: ended.startDate.getTime(),
-          StopDate: ended.stopDate?.getTime(),
-          Input: JSON.parse(ended.input) as JsonValue,
-        };
-        if (ended.status !== 'SUCCEEDED') {
-          throw new TaskFailure('States.TaskFailed', JSON.stringify({ ...described, Error: ended.error, Cause: ended.cause }));
-        }
-        return { ...described, Output: (ended.output === undefined ? null : JSON.parse(ended.output)) as JsonValue };
-      })(),
-    );
-
-  /**
-   * The local handler of a plain Lambda Task (a function ARN, or `lambda:invoke`, which the Lambda
-   * endpoint unwraps): the same Invoke request the library would send, through the service's one
-   * Lambda client. The library builds a new SDK client for every Task it runs itself, and each
-   * opens a connection of its own that the endpoint keeps: two file descriptors per Map
-   * iteration, which a run of thousands of subtasks turns into thousands (`EMFILE`). Failures
-   * are reported as the library reports them: the error named by the function's `errorType`,
-   * `errorType: errorMessage` as its message, the error document as its cause.
-   */
-  const lambdaTaskHandler = (stateName: string, resource: string) => (input: unknown) =>
-    observed(
-      (async () => {
-        let outcome;
-        try {
-          outcome = await options.lambda.invoke(resource, input);
-        } catch (error) {
-          const code = (error as Error).cause instanceof Error ? ((error as Error).cause as Error).name : 'ServiceException';
-          throw new TaskFailure(`Lambda.${code}`, (error as Error).message);
-        }
-        if (!outcome.ok) {
-          log({ level: 'debug', component: 'states', message: `${stateName}: its Lambda failed with ${outcome.error.errorType}` });
-          throw new TaskFailure(outcome.error.errorType, `${outcome.error.errorType}: ${outcome.error.errorMessage}`, { cause: outcome.error });
-        }
-        return outcome.payload as JsonValue;
-      })(),
-    );
 
   /** A listener that throws (a progress printer, say) must not break the execution's bookkeeping. */
   const notify = (execution: ExecutionRecord, event: ExecutionEvent): void => {
@@ -361,6 +282,7 @@ export const createExecutionService = (options: {
       // The library's event objects always carry `type` and `timestamp`; its EventLog type is not exported.
       const entry = event as ExecutionEvent;
       execution.events.push(entry);
+      if (entry.type === 'StateEntered') execution.transitions += 1;
       notify(execution, entry);
     }
   };
@@ -372,10 +294,30 @@ export const createExecutionService = (options: {
     if (result.error) execution.error = result.error;
     if (result.cause) execution.cause = result.cause;
     tokens.closeExecution(execution.executionArn);
-    for (const child of children.get(execution.executionArn) ?? []) stop({ executionArn: child, error: 'States.Aborted', cause: `its parent ${execution.name} ended ${result.status}` });
+    for (const child of children.get(execution.executionArn) ?? []) {
+      stop({ executionArn: child, error: 'States.Aborted', cause: `its parent ${execution.name} ended ${result.status}` });
+    }
     children.delete(execution.executionArn);
-    log({ level: 'info', component: 'states', message: `${execution.name} ${result.status}`, data: { executionArn: execution.executionArn, error: result.error } });
+    log({
+      level: 'info',
+      component: 'states',
+      message: `${execution.name} ${result.status}`,
+      data: { executionArn: execution.executionArn, error: result.error },
+    });
     notifyStatus(execution);
+  };
+
+  const taskDeps = { lambda: options.lambda, tokens, log, placeholder };
+  const childDeps: StartExecutionTaskDeps = {
+    start: (request) => start(request),
+    settled: (executionArn) => settled(executionArn),
+    adopt: (parentArn, childArn) => {
+      const siblings = children.get(parentArn) ?? new Set<string>();
+      siblings.add(childArn);
+      children.set(parentArn, siblings);
+    },
+    release: (parentArn, childArn) => children.get(parentArn)?.delete(childArn),
+    log,
   };
 
   const run = (machine: LocalStateMachine, execution: ExecutionRecord): void => {
@@ -385,9 +327,13 @@ export const createExecutionService = (options: {
       Task: { Token: placeholder },
     };
     const taskResourceLocalHandlers = Object.fromEntries([
-      ...[...machine.lambdaTasks].map(([stateName, resource]) => [stateName, lambdaTaskHandler(stateName, resource)] as const),
-      ...[...machine.callbackTasks].map(([stateName, task]) => [stateName, callbackHandler(execution, stateName, task, context)] as const),
-      ...[...machine.startExecutionTasks.keys()].map((stateName) => [stateName, startExecutionHandler(execution, stateName)] as const),
+      ...[...machine.lambdaTasks].map(([stateName, resource]) => [stateName, lambdaTaskHandler(taskDeps, stateName, resource)] as const),
+      ...[...machine.callbackTasks].map(
+        ([stateName, task]) => [stateName, callbackTaskHandler(taskDeps, execution.executionArn, stateName, task, context)] as const,
+      ),
+      ...[...machine.startExecutionTasks.keys()].map(
+        (stateName) => [stateName, startExecutionTaskHandler(childDeps, execution.executionArn, stateName)] as const,
+      ),
     ]);
     const started = machine.machine.run(parseInput(execution.input), { overrides: { taskResourceLocalHandlers }, context });
     const entry: RunningExecution = { abort: started.abort, done: Promise.resolve() };
@@ -398,14 +344,19 @@ export const createExecutionService = (options: {
         (error: unknown) => finish(execution, { ...failureOf(error), ...entry.stopReason }),
       )
       .then(() => events)
-      .finally(() => running.delete(execution.executionArn));
+      .finally(() => {
+        running.delete(execution.executionArn);
+        // Only once its last event is in: a pruned log must not fill up again.
+        prune(execution);
+      });
     running.set(execution.executionArn, entry);
   };
 
   const requireLocalLambda = (): void => {
     const actual = process.env.AWS_ENDPOINT_URL_LAMBDA;
     if (actual !== options.lambdaEndpoint) throw new EndpointMisconfiguredError('AWS_ENDPOINT_URL_LAMBDA', options.lambdaEndpoint, actual);
-    if (process.env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS) throw new EndpointMisconfiguredError('AWS_IGNORE_CONFIGURED_ENDPOINT_URLS', 'unset', process.env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS);
+    if (process.env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS)
+      throw new EndpointMisconfiguredError('AWS_IGNORE_CONFIGURED_ENDPOINT_URLS', 'unset', process.env.AWS_IGNORE_CONFIGURED_ENDPOINT_URLS);
   };
 
   const start: ExecutionService['start'] = (request) => {
@@ -422,10 +373,21 @@ export const createExecutionService = (options: {
       if (existing.status === 'RUNNING' && existing.input === input) return existing;
       throw new StatesApiError('ExecutionAlreadyExists', `Execution Already Exists: '${executionArn}'`);
     }
+    if (forgotten.has(executionArn)) throw new StatesApiError('ExecutionAlreadyExists', `Execution Already Exists: '${executionArn}'`);
     if (options.maxOpenExecutions !== undefined && running.size >= options.maxOpenExecutions) {
       throw new StatesApiError('ExecutionLimitExceeded', `Maximum number of running executions reached: ${options.maxOpenExecutions}`);
     }
-    const execution: ExecutionRecord = { executionArn, stateMachineArn: machine.arn, name, input, startDate: new Date(), status: 'RUNNING', events: [] };
+    const execution: ExecutionRecord = {
+      executionArn,
+      stateMachineArn: machine.arn,
+      name,
+      input,
+      startDate: new Date(),
+      status: 'RUNNING',
+      events: [],
+      eventLog: 'kept',
+      transitions: 0,
+    };
     records.set(executionArn, execution);
     run(machine, execution);
     notifyStatus(execution);

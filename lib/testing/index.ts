@@ -18,6 +18,7 @@
  */
 import type { z } from 'zod';
 import { DispatchedSubtask, Manifest, Outcome, Scope, SubtaskBudget, type Coverage, type OutcomeInput, type Usage } from '../contract';
+import { allowanceOf } from '../domain/allowance';
 import { buildCoverage } from '../domain/coverage';
 import { toPlainJson } from '../ledger/canonical';
 import { BudgetExhausted, DeadlinePassed } from '../ledger/errors';
@@ -113,13 +114,11 @@ const COUNTERS = new WeakMap<TestAllowance, Counters>();
  */
 export const createTestAllowance = (budget: z.input<typeof SubtaskBudget>): TestAllowance => {
   const parsed = SubtaskBudget.parse(budget);
-  const counters: Counters = { callsLeft: parsed.modelCalls, costLeft: parsed.modelCalls * parsed.estimatedCostPerCall };
+  const limits = allowanceOf(parsed);
+  const counters: Counters = { callsLeft: limits.modelCalls, costLeft: limits.cost };
   const allowance: TestAllowance = {
     budget: parsed,
-    usage: () => ({
-      modelCalls: parsed.modelCalls - counters.callsLeft,
-      estimatedCost: parsed.modelCalls * parsed.estimatedCostPerCall - counters.costLeft,
-    }),
+    usage: () => ({ modelCalls: limits.modelCalls - counters.callsLeft, estimatedCost: limits.cost - counters.costLeft }),
   };
   COUNTERS.set(allowance, counters);
   return allowance;
@@ -269,6 +268,7 @@ export const runOffline = async (options: RunOfflineOptions): Promise<OfflineRun
 
   const now = clock.now();
   const usage = allowance.usage();
+  const limits = allowanceOf(allowance.budget);
   const item: SubtaskItem = {
     pk: 'testing',
     sk: `SUB#${subtask.id}`,
@@ -281,10 +281,10 @@ export const runOffline = async (options: RunOfflineOptions): Promise<OfflineRun
     dispatchedAt: iso(startedAt),
     deadlineMs,
     costPerCall: allowance.budget.estimatedCostPerCall,
-    callsLimit: allowance.budget.modelCalls,
-    costLimit: allowance.budget.modelCalls * allowance.budget.estimatedCostPerCall,
-    callsLeft: allowance.budget.modelCalls - usage.modelCalls,
-    costLeft: allowance.budget.modelCalls * allowance.budget.estimatedCostPerCall - usage.estimatedCost,
+    callsLimit: limits.modelCalls,
+    costLimit: limits.cost,
+    callsLeft: limits.modelCalls - usage.modelCalls,
+    costLeft: limits.cost - usage.estimatedCost,
     state: 'running',
     generation: claimed ? 1 : 0,
     ...(claimed ? { workerId: OFFLINE_WORKER_ID } : {}),

@@ -117,7 +117,7 @@ const settle = (work: Promise<unknown>): Promise<Settled> =>
 const compareBaseline = async (run: Run, findings: unknown) => {
   const { kind, assignment } = run.prepared;
   if (!kind.hasBaseline) return {};
-  let matched = false;
+  let matched: boolean;
   try {
     const expected = kind.output.safeParse(await kind.baseline(assignment.input));
     matched = expected.success && sameJson(expected.data, findings);

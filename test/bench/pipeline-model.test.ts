@@ -2,7 +2,7 @@ import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { compactDynamoRows, createCompactor, dynamoRows } from '../../bench/pipeline/model';
 import { totalCapacity } from '../../bench/pipeline/report';
-import type { Exchange } from '../../lib/local/request-counter';
+import type { Exchange } from '../../bench/request-counter';
 
 const RUN_KEY = { pk: 'T#t#R#r', sk: 'RUN' };
 const SUB_KEY = { pk: 'T#t#R#r', sk: 'SUB#A' };

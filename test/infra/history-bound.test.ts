@@ -10,7 +10,7 @@ import {
   unhedgedIteration,
   walkPath,
   worstPathEvents,
-} from '../../lib/infra/deadline-figures';
+} from '../../bench/deadline-figures';
 import { batchStateMachineDefinition } from '../../lib/infra/synthesized';
 import { STATE_NAMES } from '../../lib/infra/run-state-machine';
 import { synthTesseraStack } from './synth';

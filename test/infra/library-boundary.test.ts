@@ -14,11 +14,20 @@ const EXAMPLE_APP = 'examples';
 /** Where a relative specifier of `file` points, relative to the repository. */
 const target = (file: string, specifier: string): string => relative(REPOSITORY, resolve(REPOSITORY, dirname(file), specifier));
 
-const intoExamples = (file: string, specifier: string): boolean => {
+/** Whether a relative specifier of `file` points into `folder` (of the repository). */
+const into = (folder: string, file: string, specifier: string): boolean => {
   if (!specifier.startsWith('.')) return false;
   const path = target(file, specifier);
-  return path === EXAMPLE_APP || path.startsWith(`${EXAMPLE_APP}/`);
+  return path === folder || path.startsWith(`${folder}/`);
 };
+
+const intoExamples = (file: string, specifier: string): boolean => into(EXAMPLE_APP, file, specifier);
+
+/**
+ * Analysis code (the price table, the deadline figures, the counting proxy) lives with the
+ * benchmarks and scripts that use it, so the package never ships it.
+ */
+const ANALYSIS = ['bench', 'scripts'];
 
 describe('library boundary', () => {
   it('recognizes an import of the example app from a handler', () => {
@@ -33,6 +42,14 @@ describe('library boundary', () => {
     for (const expected of ['functions/worker.ts', 'lib/infra/fan-out.ts', 'lib/cli/main.ts', 'lib/local/tessera-cloud.ts']) expect(files).toContain(expected);
     const imports = files.flatMap((file) => specifiersOf(readFileSync(join(REPOSITORY, file), 'utf8')).map((specifier) => ({ file, specifier })));
     expect(imports.filter(({ file, specifier }) => intoExamples(file, specifier))).toEqual([]);
+  });
+
+  it('functions/ and lib/ import nothing of bench/ or scripts/', () => {
+    expect(into('bench', 'lib/infra/stack.ts', '../../bench/deadline-figures')).toBe(true);
+    const files = PACKAGE_SOURCES.flatMap(sourcesUnder);
+    const imports = files.flatMap((file) => specifiersOf(readFileSync(join(REPOSITORY, file), 'utf8')).map((specifier) => ({ file, specifier })));
+    expect(imports.filter(({ file, specifier }) => ANALYSIS.some((folder) => into(folder, file, specifier)))).toEqual([]);
+    expect(files.filter((file) => /(^|\/)(deadline-figures|request-counter)\.ts$/.test(file))).toEqual([]);
   });
 
   it('the example CDK app does import it (the check looks where imports are)', () => {

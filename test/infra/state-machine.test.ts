@@ -7,7 +7,7 @@ import {
   deadlineFigures,
   pollSubtaskCost,
   runOverheadEvents,
-} from '../../lib/infra/deadline-figures';
+} from '../../bench/deadline-figures';
 import { TRANSIENT_ERRORS } from '../../lib/infra/transient-errors';
 import { START_EXECUTION_REFUSED_ERRORS } from '../../lib/orchestration/errors';
 import { WriteConflict } from '../../lib/ledger/errors';

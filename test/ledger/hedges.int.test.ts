@@ -117,7 +117,7 @@ describe('replicate: the first ok wins, the loser is refused and its spend stays
     const after = await run.subtask('A');
     expect([after.callsLeft, after.costLeft]).toEqual([1, 7]);
     const record = await suite.ledger.getRun(run.tenantId, run.runId);
-    expect(record?.run.callsLimit! - record?.run.callsLeft!).toBe(3);
+    expect(record && record.run.callsLimit - record.run.callsLeft).toBe(3);
     // nothing was kept as late evidence for the loser
     expect(record?.late).toEqual([]);
     // the run resource shows the race: the replica won, A's usage holds every copy's spend

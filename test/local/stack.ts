@@ -90,7 +90,7 @@ const flowDefinition = (scope: Construct, echo: lambda.IFunction, await_: lambda
 
 const directDefinition = (scope: Construct, echo: lambda.IFunction): sfn.IChainable => {
   const invoke = new tasks.LambdaInvoke(scope, 'Invoke', { lambdaFunction: echo, payloadResponseOnly: true, resultPath: '$.echo', retryOnServiceExceptions: false });
-  invoke.addCatch(new sfn.Pass(scope, 'Caught', { parameters: { 'caught.$': '$.error.Error' } }), { errors: ['EchoFailed'], resultPath: '$.error' });
+  invoke.addCatch(new sfn.Pass(scope, 'Caught', { parameters: { 'caught.$': '$.error.Error', 'cause.$': '$.error.Cause' } }), { errors: ['EchoFailed'], resultPath: '$.error' });
   return invoke;
 };
 

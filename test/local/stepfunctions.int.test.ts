@@ -13,7 +13,6 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { readdirSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalCloud } from '../../lib/local/cloud';
-import { stateTransitions } from '../../lib/local/sfn-executions';
 import { documentClient } from '../support/aws';
 import { eventually, finishedExecution, outputOf, sfnClient, startTestCloud } from './support';
 
@@ -84,11 +83,14 @@ describe('local Step Functions running the synthesized definitions', () => {
     await expect(sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: '{}' }))).rejects.toBeInstanceOf(TaskTimedOut);
   });
 
-  it('runs a Task whose resource is the function ARN itself, and catches the function error by its type', async () => {
+  it('runs a Task whose resource is the function ARN itself, and catches the function error by its type, its error document the cause', async () => {
     const plain = await finishedExecution(sfn, (await start('Direct', { n: 1 })).executionArn as string);
     expect(outputOf(plain)).toMatchObject({ n: 1, echo: { greeting: 'hello from Echo', event: { n: 1 } } });
     const failing = await finishedExecution(sfn, (await start('Direct', { fail: true })).executionArn as string);
-    expect(outputOf(failing)).toEqual({ caught: 'EchoFailed' });
+    const caught = outputOf(failing) as { caught: string; cause: string };
+    expect(caught.caught).toBe('EchoFailed');
+    // As on AWS: the Catch reads the function's error document, as JSON, for the cause.
+    expect(JSON.parse(caught.cause)).toMatchObject({ errorType: 'EchoFailed', errorMessage: 'asked to fail' });
   });
 
   it('runs plain Lambda Tasks on one client: a hundred executions leave no connection behind each', async () => {
@@ -104,7 +106,7 @@ describe('local Step Functions running the synthesized definitions', () => {
   it('records the event log: one Map, then Arm and Await in the single iteration, is three state transitions', async () => {
     const described = await runFlow([{ id: 'counted', release: 'self', timeoutSeconds: 30 }]);
     const record = cloud.executions.describe(described.executionArn as string);
-    expect(stateTransitions(record)).toBe(3);
+    expect(record.transitions).toBe(3);
     expect(record.events.filter((event) => event.type === 'StateEntered').map((event) => (event.state as { name: string }).name)).toEqual(['EachItem', 'Arm', 'Await']);
   });
 

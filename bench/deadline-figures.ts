@@ -1,7 +1,7 @@
-import type { BatchHistory, RunHistory } from '../domain/history';
-import type { AslState, AslStateMachine } from './asl';
-import { InfraError } from './errors';
-import { STATE_NAMES } from './run-state-machine';
+import type { BatchHistory, RunHistory } from '../lib/domain/history';
+import type { AslState, AslStateMachine } from '../lib/infra/asl';
+import { InfraError } from '../lib/infra/errors';
+import { STATE_NAMES } from '../lib/infra/run-state-machine';
 
 /*
  * Counts what one subtask costs the run's state machine under the callback pattern we built and
@@ -79,7 +79,9 @@ const eventsOf = (state: AslState): number => {
       return HISTORY_EVENTS.fail;
     case 'Map':
       return HISTORY_EVENTS.mapState;
-    default:
+    // No tessera state machine has a Parallel state; it is counted as a Pass, as it always was.
+    case 'Pass':
+    case 'Parallel':
       return HISTORY_EVENTS.pass;
   }
 };

@@ -11,7 +11,7 @@ import {
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { ledgerTableDefinition } from '../../lib/ledger';
 import { resolveLocalhostSubdomains } from '../../lib/local/loopback-dns';
-import { startRequestCounter, type RequestCounter } from '../../lib/local/request-counter';
+import { startRequestCounter, type RequestCounter } from '../../bench/request-counter';
 import { createTable, dynamoClient, localCredentials, localRegion, uniqueName } from '../support/aws';
 
 const sdkConfig = (endpoint: string) => ({ endpoint, region: localRegion, credentials: localCredentials });
