@@ -71,7 +71,9 @@ const finalStatus = (runStatus: RunStatus, task: CloseTask, decision: StatusDeci
 /** The error the run ends with, if any: why its execution ended, why a step failed, or the required gap. */
 const closingError = (task: CloseTask, status: RunStatus, decision: StatusDecision): RunError | undefined => {
   if (task.closes) return task.closes.error;
-  if (task.mode === 'abort') return { code: task.error?.Error ?? RUN_ABORTED_ERROR_CODE, message: 'a step of the run failed after its retries; see the execution history' };
+  // The step's own error name (an adapter's class, `States.TaskFailed`) is logged, never made
+  // public: a run's `error.code` is one of the codes docs/api.md lists ("Run error codes").
+  if (task.mode === 'abort') return { code: RUN_ABORTED_ERROR_CODE, message: 'a step of the run failed after its retries; see the execution history' };
   if (decision.status === 'failed' && status === 'failed') return { code: decision.error.name, message: decision.error.message };
   return undefined;
 };
@@ -123,6 +125,7 @@ export const reconcileRun =
   async (event: ReconcileEvent): Promise<ReconcileResult> => {
     const task = toTask(event);
     startInvocation(deps.logger, { runId: task.runId, tenantId: task.tenantId, mode: task.mode });
+    if (task.mode === 'abort' && task.error) deps.logger.error('a step of the run failed', { stepError: task.error.Error, cause: task.error.Cause });
     const read = await deps.ledger.readManifest(task.tenantId, task.runId);
     const manifest = { ...read.manifest, sources: deps.sources };
     const round = currentRound(manifest);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { DispatchedSubtask } from '../contract';
-import { planNextRound, planRun, roundModes, roundSizes, type RoundMode } from '../domain';
+import { planNextRound, planRun, reconcile, roundModes, roundSizes, type RoundMode } from '../domain';
 import { RunCancelled, type RunRecord } from '../ledger';
 import { PlanRejected } from '../runtime/errors';
 import { startInvocation } from '../runtime/lambda';
@@ -38,8 +38,10 @@ const planRound = async (deps: DispatchDeps, input: RoundRef, record: RunRecord)
   // A retried Task whose earlier attempt committed this round: the round is what is stored.
   const committed = record.subtasks.filter((item) => item.assignment.round === input.round).map((item) => item.assignment);
   if (committed.length > 0) return committed;
-  const { manifest, outcomes } = await deps.ledger.readManifest(input.tenantId, input.runId);
-  return planNextRound({ ...manifest, sources: deps.sources }, outcomes, undefined, undefined, deps.paths);
+  const read = await deps.ledger.readManifest(input.tenantId, input.runId);
+  const manifest = { ...read.manifest, sources: deps.sources };
+  // Judged as Reconcile judged it: a subtask won by its subdivide pieces, by the pieces' observations.
+  return planNextRound(manifest, read.outcomes, reconcile(manifest, read.outcomes, read.pieces), undefined, deps.paths);
 };
 
 /**

@@ -148,15 +148,16 @@ describe('reconcile when every round is done', () => {
 });
 
 describe('reconcile in abort mode', () => {
-  it('ends the run failed with the failed step named and the coverage it has', async () => {
+  it('ends the run failed with the public code RunAborted (never the step’s own error name) and the coverage it has', async () => {
     const run = await roundOneWorked(halfYearRequest(), ['A']);
 
-    const result = await p.get().reconcile({ mode: 'abort', ...run, error: { Error: 'States.TaskFailed', Cause: 'the Dispatch Lambda timed out' } });
+    // An adapter's class name, as Dispatch's Catch hands it to Finalize.
+    const result = await p.get().reconcile({ mode: 'abort', ...run, error: { Error: 'InvalidLedgerInput', Cause: 'invalid input to appendRound' } });
 
     expect(result).toEqual({ next: 'finish', ...run, round: 1, status: 'failed' });
     const resource = await resourceOf(run.tenantId, run.runId);
     expect(resource.status).toBe('failed');
-    expect(resource.error).toEqual({ code: 'States.TaskFailed', message: 'a step of the run failed after its retries; see the execution history' });
+    expect(resource.error).toEqual({ code: 'RunAborted', message: 'a step of the run failed after its retries; see the execution history' });
     const statement =
       'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps. One gap (2025-04-01 to 2025-06-30) not read: B has no outcome. Not covered: B (monthly statements, required) has no outcome. Question q2 unanswered.';
     expect(resource.answer).toEqual({
