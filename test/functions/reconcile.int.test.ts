@@ -48,8 +48,26 @@ describe('reconcile with rounds left', () => {
   it("sends B's observed gap back out as round 2 and writes no answer yet", async () => {
     const run = await roundOneWorked(halfYearRequest());
 
+    p.get().clock.moveTo(5_000);
     expect(await reconcileRound(run, 1)).toEqual({ next: 'dispatch', ...run, round: 2 });
     expect(await resourceOf(run.tenantId, run.runId)).toMatchObject({ status: 'running', answer: null });
+    // The round Reconcile decided is the round stored, its deadline fixed when it was decided
+    // (T0 + 5 s + B's 60 s); nothing is enqueued until Dispatch sends it.
+    const { manifest } = await p.get().ledger.readManifest(run.tenantId, run.runId);
+    expect(manifest.subtasks.filter((s) => s.round === 2).map((s) => [s.id, s.worker, s.assigned, s.deadline])).toEqual([
+      ['B.g1', 'transaction-feed', { from: '2025-06-28', toExclusive: '2025-07-01' }, '2040-06-01T12:01:05.000Z'],
+    ]);
+    expect(await messagesOfRun(p.get(), 'transaction-feed', run.runId)).toEqual([]);
+  });
+
+  it('answers a retried Reconcile with the round it already stored, appending nothing again', async () => {
+    const run = await roundOneWorked(halfYearRequest());
+    await reconcileRound(run, 1);
+    const stored = await p.get().ledger.getRun(run.tenantId, run.runId);
+
+    p.get().clock.moveTo(20_000);
+    expect(await reconcileRound(run, 1)).toEqual({ next: 'dispatch', ...run, round: 2 });
+    expect(await p.get().ledger.getRun(run.tenantId, run.runId)).toEqual(stored);
   });
 });
 
