@@ -13,16 +13,13 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
   return {
     ledger: ledgerFor(config.TABLE_NAME),
     queue: queueFor(config.QUEUE_URLS),
-    catalog: registry.catalog(),
-    sources: registry.sources(),
-    maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
     paths: config.ROUND_PATHS,
     now: Date.now,
     logger: createLogger('dispatch', env),
   };
 };
 
-/** Dispatch: plan the round, write it to the manifest, enqueue it; returns the Map's items. */
+/** Dispatch: the round as it was stored (round 1: the api's plan, appended), enqueued; returns the Map's items. */
 export const createHandler = (deps: DispatchDeps) => {
   const dispatch = dispatchRound(deps);
   return async (event: unknown) => dispatch(parseInput('Dispatch', RoundRef, event));

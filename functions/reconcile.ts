@@ -12,6 +12,7 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
   const config = parseConfig(FUNCTION_CONFIG.reconcile, env);
   return {
     ledger: ledgerFor(config.TABLE_NAME),
+    now: Date.now,
     registry,
     sources: registry.sources(),
     paths: config.ROUND_PATHS,

@@ -1,7 +1,7 @@
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import type { Answer, Coverage, RunStatus } from '../contract';
-import { buildCoverage, currentRound, decideStatus, planNextRound, reconcile, synthesisInputs, type Reconciliation } from '../domain';
+import { buildCoverage, currentRound, decideStatus, planFollowUps, reconcile, synthesisInputs, type Reconciliation } from '../domain';
 
 type StatusDecision = ReturnType<typeof decideStatus>;
 import { METRIC_DIMENSIONS, METRICS } from '../observability/metrics';
@@ -10,6 +10,7 @@ import { jsonVariable, parseInput } from '../runtime/config';
 import { publishMetrics, startInvocation } from '../runtime/lambda';
 import type { WorkerRegistry } from '../workers';
 import type { ReconcileDeps } from './deps';
+import { appendUnlessCancelled } from './rounds';
 
 const run = { runId: z.string().min(1), tenantId: z.string().min(1) };
 const ReconcileTask = z.discriminatedUnion('mode', [
@@ -71,7 +72,9 @@ const finalStatus = (runStatus: RunStatus, task: CloseTask, decision: StatusDeci
 /** The error the run ends with, if any: why its execution ended, why a step failed, or the required gap. */
 const closingError = (task: CloseTask, status: RunStatus, decision: StatusDecision): RunError | undefined => {
   if (task.closes) return task.closes.error;
-  if (task.mode === 'abort') return { code: task.error?.Error ?? RUN_ABORTED_ERROR_CODE, message: 'a step of the run failed after its retries; see the execution history' };
+  // The step's own error name (an adapter's class, `States.TaskFailed`) is logged, never made
+  // public: a run's `error.code` is one of the codes docs/api.md lists ("Run error codes").
+  if (task.mode === 'abort') return { code: RUN_ABORTED_ERROR_CODE, message: 'a step of the run failed after its retries; see the execution history' };
   if (decision.status === 'failed' && status === 'failed') return { code: decision.error.name, message: decision.error.message };
   return undefined;
 };
@@ -123,6 +126,7 @@ export const reconcileRun =
   async (event: ReconcileEvent): Promise<ReconcileResult> => {
     const task = toTask(event);
     startInvocation(deps.logger, { runId: task.runId, tenantId: task.tenantId, mode: task.mode });
+    if (task.mode === 'abort' && task.error) deps.logger.error('a step of the run failed', { stepError: task.error.Error, cause: task.error.Cause });
     const read = await deps.ledger.readManifest(task.tenantId, task.runId);
     const manifest = { ...read.manifest, sources: deps.sources };
     const round = currentRound(manifest);
@@ -133,15 +137,29 @@ export const reconcileRun =
       deps.logger.info('execution ended after its run was closed', { status: read.run.status, executionStatus: task.closes.executionStatus });
       return { next: 'finish', ...ref, round, status: read.run.status };
     }
+    // A retried Task whose earlier attempt appended the next round: that round is the decision.
+    if (task.mode === 'reconcile' && read.run.status === 'running' && round > task.round) return { next: 'dispatch', ...ref, round };
     // A subtask won by its subdivide pieces is judged by the pieces' observations.
     const reconciliation = reconcile(manifest, read.outcomes, read.pieces);
-    if (task.mode === 'reconcile' && read.run.status === 'running' && planNextRound(manifest, read.outcomes, reconciliation, undefined, deps.paths).length > 0) {
-      return { next: 'dispatch', ...ref, round: round + 1 };
+    let runStatus = read.run.status;
+    let cutNow: readonly string[] = [];
+    if (task.mode === 'reconcile' && runStatus === 'running') {
+      // The next round is planned here, once, and stored as planned: Dispatch sends exactly it.
+      const next = planFollowUps(manifest, read.outcomes, reconciliation, undefined, deps.paths);
+      if (next.subtasks.length > 0) {
+        const at = read.uncommittedDispatchedAt ?? new Date(deps.now()).toISOString();
+        const input = { ...ref, round: round + 1, subtasks: next.subtasks, dispatchedAt: at, notFollowedUp: next.notFollowedUp };
+        if (await appendUnlessCancelled(deps.ledger, input)) return { next: 'dispatch', ...ref, round: round + 1 };
+        // Cancelled meanwhile: the run closes as a cancelled run, with what it has.
+        runStatus = 'cancelled';
+      } else {
+        // The run closes here: what this boundary's plan cut is decided now, and said in the answer.
+        cutNow = next.notFollowedUp;
+      }
     }
-    // A running run that reconciled its last round closes because no follow-up fits: say which.
-    const coverage = buildCoverage(manifest, read.outcomes, reconciliation, { closing: task.mode === 'reconcile' && read.run.status === 'running', ...(deps.paths ? { paths: deps.paths } : {}) });
+    const coverage = buildCoverage(manifest, read.outcomes, reconciliation, { notFollowedUp: [...read.notFollowedUp, ...cutNow] });
     const decision = decideStatus(manifest, coverage, reconciliation);
-    const status = finalStatus(read.run.status, task, decision);
+    const status = finalStatus(runStatus, task, decision);
     const error = closingError(task, status, decision);
     await deps.ledger.finishRun({ ...ref, status, answer: composeAnswer(deps.registry, status, task, coverage, reconciliation), ...(error ? { error } : {}) });
     deps.logger.info('run finished', { status, complete: coverage.complete, round });

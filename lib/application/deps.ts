@@ -32,13 +32,10 @@ export interface ApiDeps {
   readonly runForms?: RunFormOptions;
 }
 
-/** The dispatch function: plans a round, writes it, enqueues it. */
+/** The dispatch function: sends a round as it was stored (round 1: appends the api's plan first). */
 export interface DispatchDeps {
   readonly ledger: Ledger;
   readonly queue: SubtaskQueue;
-  readonly catalog: WorkerCatalog;
-  readonly sources: Record<string, SourceLabel>;
-  readonly maxDeadlineSeconds: number;
   /** How the deployment runs rounds (inline, or in batches of child executions); every round inline without it. */
   readonly paths?: RoundPaths | undefined;
   readonly now: () => number;
@@ -69,9 +66,11 @@ export interface WorkerDeps {
   readonly metrics: Metrics;
 }
 
-/** The reconcile function: reconciles a round, then plans the next one or closes the run. */
+/** The reconcile function: reconciles a round, then appends the next one or closes the run. */
 export interface ReconcileDeps {
   readonly ledger: Ledger;
+  /** The clock that fixes a follow-up round's absolute deadlines when Reconcile appends it. */
+  readonly now: () => number;
   readonly registry: WorkerRegistry;
   readonly sources: Record<string, SourceLabel>;
   /** How the deployment runs rounds (inline, or in batches of child executions); every round inline without it. */

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import type { DispatchedSubtask } from '../contract';
-import { planNextRound, planRun, roundModes, roundSizes, type RoundMode } from '../domain';
-import { RunCancelled, type RunRecord } from '../ledger';
+import { roundModes, roundSizes, type RoundMode } from '../domain/history';
+import type { RunRecord } from '../ledger';
 import { PlanRejected } from '../runtime/errors';
 import { startInvocation } from '../runtime/lambda';
 import type { DispatchDeps } from './deps';
+import { appendUnlessCancelled, dispatchedAt } from './rounds';
 
 /** One round of one run: the execution input for round 1, the reconcile output for later rounds. */
 export const RoundRef = z.object({ runId: z.string().min(1), tenantId: z.string().min(1), round: z.int().min(1) });
@@ -28,28 +29,21 @@ export interface DispatchedRound extends RoundRef {
   readonly batches: BatchDescriptor[];
 }
 
-/** The subtasks of a round: the plan for round 1, follow-ups (retries, gap re-checks) after. */
-const planRound = async (deps: DispatchDeps, input: RoundRef, record: RunRecord): Promise<DispatchedSubtask[]> => {
-  if (input.round === 1) {
-    const plan = planRun(record.meta.request, deps.catalog, { maxDeadlineSeconds: deps.maxDeadlineSeconds, ...(deps.paths ? { paths: deps.paths } : {}) });
-    if (!plan.ok) throw new PlanRejected(input.runId, plan.problems.map((p) => `${p.path}: ${p.message}`));
-    return plan.subtasks;
-  }
-  // A retried Task whose earlier attempt committed this round: the round is what is stored.
+/**
+ * The round to send, as it was decided: round 1 is the plan the api stored with the run (appended
+ * to the manifest here, once), every later round is the one Reconcile appended when it decided
+ * "dispatch". Dispatch plans nothing. `undefined` when the run was cancelled before round 1 was
+ * appended.
+ */
+const storedRound = async (deps: DispatchDeps, input: RoundRef, record: RunRecord): Promise<readonly DispatchedSubtask[] | undefined> => {
   const committed = record.subtasks.filter((item) => item.assignment.round === input.round).map((item) => item.assignment);
   if (committed.length > 0) return committed;
-  const { manifest, outcomes } = await deps.ledger.readManifest(input.tenantId, input.runId);
-  return planNextRound({ ...manifest, sources: deps.sources }, outcomes, undefined, undefined, deps.paths);
-};
-
-/**
- * When this round was first dispatched. A retried Dispatch must fix the same absolute deadlines,
- * so it recovers the instant from any subtask an earlier attempt already wrote.
- */
-export const dispatchedAt = (now: number, round: number, record: Pick<RunRecord, 'subtasks' | 'uncommitted'>): string => {
-  const earlier = [...record.subtasks, ...record.uncommitted].find((item) => item.assignment.round === round);
-  const seconds = earlier?.assignment.deadlineSeconds;
-  return new Date(earlier && seconds !== undefined ? earlier.deadlineMs - seconds * 1000 : now).toISOString();
+  if (input.round > 1) throw new PlanRejected(input.runId, [`round ${input.round} was not stored: Reconcile appends a round before it asks for its dispatch`]);
+  const { plan } = record.meta;
+  if (plan === undefined || plan.length === 0) throw new PlanRejected(input.runId, ['the run was stored without its plan']);
+  // A retried Task recovers the instant an earlier attempt fixed, so the deadlines are the same.
+  const appended = await appendUnlessCancelled(deps.ledger, { ...input, subtasks: plan, dispatchedAt: dispatchedAt(deps.now(), input.round, record) });
+  return appended?.subtasks;
 };
 
 /** Writes the round's subtasks as batches of `size`, in dispatch order, and returns their descriptors. */
@@ -64,16 +58,10 @@ const writeBatches = async (deps: DispatchDeps, input: RoundRef, subtasks: reado
   return batches.map((_, batch) => ({ round: input.round, batch }));
 };
 
-/** Appends the round, or nothing when the run was cancelled in the meantime. */
-const appendUnlessCancelled = (deps: DispatchDeps, ...args: Parameters<DispatchDeps['ledger']['appendRound']>) =>
-  deps.ledger.appendRound(...args).catch((error: unknown) => {
-    if (error instanceof RunCancelled) return undefined;
-    throw error;
-  });
-
 /**
- * Dispatch a round: plan it → write it to the manifest → enqueue its subtasks. Returns the items
- * the Map awaits, each with its absolute deadline. A cancelled run gets no new round.
+ * Dispatch a round: read it as it was stored (round 1: append the api's plan) → enqueue its
+ * subtasks. Returns the items the Map awaits, each with its absolute deadline. A cancelled run
+ * gets no new round.
  *
  * @example
  * const { items } = await dispatchRound(deps)({ runId, tenantId, round: 1 });
@@ -86,19 +74,19 @@ export const dispatchRound =
     if (!record) throw new PlanRejected(input.runId, ['the run does not exist']);
     const nothing: DispatchedRound = { ...input, path: 'inline', items: [], batches: [] };
     if (record.run.status !== 'running') return nothing;
-    const subtasks = await planRound(deps, input, record);
-    // A run cancelled between the read above and this write gets no new round either.
-    const appended = await appendUnlessCancelled(deps, { ...input, subtasks, dispatchedAt: dispatchedAt(deps.now(), input.round, record) });
-    if (!appended) return nothing;
+    // A run cancelled between the read above and round 1's write gets no round either.
+    const subtasks = await storedRound(deps, input, record);
+    if (!subtasks) return nothing;
     const earlier = record.subtasks.filter((item) => item.assignment.round < input.round).map((item) => item.assignment);
-    const { modes } = roundModes(roundSizes([...earlier, ...appended.subtasks]), record.meta.request.policy.maxRounds, deps.paths);
+    const { modes } = roundModes(roundSizes([...earlier, ...subtasks]), record.meta.request.policy.maxRounds, deps.paths);
     const path = modes[input.round - 1] ?? 'inline';
     // The batches are written before anything is enqueued or returned, so a child never looks for one that is not there.
-    const batches = path === 'batched' && deps.paths ? await writeBatches(deps, input, appended.subtasks, deps.paths.batchSubtasks) : [];
+    const batches = path === 'batched' && deps.paths ? await writeBatches(deps, input, subtasks, deps.paths.batchSubtasks) : [];
     await deps.queue.enqueue(
-      appended.subtasks.map((s) => ({ worker: s.worker, message: { v: 1 as const, tenantId: input.tenantId, runId: input.runId, subtaskId: s.id } })),
+      subtasks.map((s) => ({ worker: s.worker, message: { v: 1 as const, tenantId: input.tenantId, runId: input.runId, subtaskId: s.id } })),
     );
-    deps.logger.info('round dispatched', { subtasks: appended.subtasks.length, written: appended.written, path, batches: batches.length });
+    deps.logger.info('round dispatched', { subtasks: subtasks.length, path, batches: batches.length });
     if (path === 'batched') return { ...input, path, items: [], batches };
-    return { ...input, path, items: appended.subtasks.map((s) => ({ runId: input.runId, tenantId: input.tenantId, subtaskId: s.id, deadline: s.deadline })), batches: [] };
+    const items = subtasks.map((s) => ({ runId: input.runId, tenantId: input.tenantId, subtaskId: s.id, deadline: s.deadline }));
+    return { ...input, path, items, batches: [] };
   };

@@ -29,7 +29,7 @@ const parseJson = (text: string): { ok: true; value: unknown } | { ok: false } =
 
 /**
  * Start a run: validate and plan (refused with every problem, nothing written), record the run
- * idempotently by its Idempotency-Key, and start the execution named after it. The 202 body
+ * with its plan idempotently by its Idempotency-Key, and start the execution named after it. The 202 body
  * carries the planner's warnings (`capacity_short`: a kind cannot meet the plan's deadlines).
  *
  * @example
@@ -49,7 +49,15 @@ export const startRun =
       const count = validation.problems.length;
       return { started: false, code: 'InvalidRunRequest', message: `the run request has ${count} problem${count === 1 ? '' : 's'}`, problems: validation.problems };
     }
-    const { run, created } = await deps.ledger.createRun({ tenantId: input.tenantId, runId: deps.newRunId(), request: validation.request, plannedSubtasks: validation.subtasks.length, ...(key ? { idempotencyKey: key } : {}) });
+    // Round 1 is stored as planned here: Dispatch appends exactly this plan and plans nothing.
+    const { run, created } = await deps.ledger.createRun({
+      tenantId: input.tenantId,
+      runId: deps.newRunId(),
+      request: validation.request,
+      plan: validation.subtasks,
+      plannedSubtasks: validation.subtasks.length,
+      ...(key ? { idempotencyKey: key } : {}),
+    });
     // Also on a replay: it heals a crash between recording the run and starting it.
     await deps.executions.start({ runId: run.runId, tenantId: input.tenantId });
     const { warnings } = validation;

@@ -1,8 +1,7 @@
 import { UnreadReason, type Coverage, type CoverageGap, type CoverageOverlap, type DispatchedSubtask, type Manifest, type Outcome, type Problem, type ProblemCode, type Scope } from '../contract';
 import { algebraFor, hasRegion, regionOf } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
-import { followUpsLeftByBound, type FollowUpsLeft } from './follow-up';
-import type { RoundPaths, RunHistory } from './history';
+import { followUpsLeft, type FollowUpsLeft } from './follow-up';
 import { recheckId, reportedState, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 import { renderStatement, type StatementFacts, type UncoveredWork } from './statement';
@@ -174,14 +173,11 @@ const wonByPiecesOf = (reconciliation: Reconciliation): NonNullable<StatementFac
 
 export interface CoverageOptions {
   /**
-   * True when the run closes after reconciling its last round: follow-ups the policy allowed for
-   * that round were not dispatched only because of the history bound (see `followUpsLeftByBound`).
+   * Follow-ups the run's plans cut for the history bound, as each plan decided them (the ids the
+   * ledger kept with each round, and the closing boundary's own): their gaps say
+   * `notFollowedUp: 'history_bound'` unless a later round dispatched them (see `followUpsLeft`).
    */
-  readonly closing?: boolean;
-  /** The history arithmetic the run's rounds were planned with; the callback design's by default. */
-  readonly history?: RunHistory;
-  /** How the deployment ran the run's rounds (inline or batched); every round inline by default. */
-  readonly paths?: RoundPaths;
+  readonly notFollowedUp?: readonly string[];
 }
 
 /**
@@ -206,9 +202,7 @@ export const buildCoverage = (
   options: CoverageOptions = {},
 ): Coverage => {
   const { problems, chains } = reconciliation;
-  // The replay of earlier rounds' planning judges a subtask won by its pieces by them, as the rounds did.
-  const wonPieces = new Map([...reconciliation.pieces].map(([id, won]) => [id, won.map((p) => p.outcome)]));
-  const left = followUpsLeftByBound(manifest, outcomes, options.closing ?? false, options.history, wonPieces, options.paths);
+  const left = options.notFollowedUp === undefined ? NOTHING_LEFT : followUpsLeft(manifest, options.notFollowedUp);
   const resolved = resolveGaps(reconciliation, left);
   const missingQuestions = missingQuestionsOf(manifest, reconciliation);
   const degradedReason = degradedReasonsOf(reconciliation, resolved);

@@ -1,5 +1,5 @@
 import { Policy, type DispatchedSubtask, type Manifest, type Outcome } from '../contract';
-import { RUN_HISTORY, nextRoundRoom, type RoundPaths, type RoundSize, type RunHistory } from './history';
+import { RUN_HISTORY, nextRoundRoom, roundSizes, type RoundPaths, type RunHistory } from './history';
 import { recheckId, retryId, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 
@@ -77,24 +77,6 @@ const wantedFollowUps = (manifest: Manifest, policy: Policy, reconciliation: Rec
   return [...retries, ...newRechecks];
 };
 
-/** How many of `subtasks` declare a hedge: each costs the run's history more (`worstHedgedSubtask`). */
-/**
- * The size of each round `subtasks` dispatched, rounds 1…n in order, as the history bound counts them.
- *
- * @example
- * roundSizes(manifest.subtasks) // [{ subtasks: 1000, hedged: 0 }, { subtasks: 600, hedged: 0 }]
- */
-export const roundSizes = (subtasks: readonly DispatchedSubtask[]): RoundSize[] => {
-  const last = subtasks.reduce((max, s) => Math.max(max, s.round), 0);
-  const sizes = Array.from({ length: last }, () => ({ subtasks: 0, hedged: 0 }));
-  for (const s of subtasks) {
-    const size = sizes[s.round - 1]!;
-    size.subtasks += 1;
-    if (s.hedge !== undefined) size.hedged += 1;
-  }
-  return sizes;
-};
-
 /** The first `room` follow-ups, required work first, kept in the order they were planned. */
 const withinRoom = (wanted: DispatchedSubtask[], room: number): DispatchedSubtask[] => {
   if (wanted.length <= room) return wanted;
@@ -102,26 +84,61 @@ const withinRoom = (wanted: DispatchedSubtask[], room: number): DispatchedSubtas
   return wanted.filter((s) => chosen.has(s));
 };
 
+/** The next round as it is decided: what is dispatched, and what the plan cut. */
+export interface PlannedRound {
+  /** The next round's subtasks, in the order they are dispatched; none when the run closes. */
+  readonly subtasks: DispatchedSubtask[];
+  /**
+   * Follow-ups the policy allowed that the history bound kept out of this round (their ids, as
+   * they would have been dispatched: `C.r2`, `B.g1`). The ledger keeps them with the round, and
+   * the answer reads them back ({@link followUpsLeft}): nobody plans the round again.
+   */
+  readonly notFollowedUp: string[];
+}
+
 /**
- * The next round's subtasks, or none. After round `maxRounds` nothing more is dispatched, so
+ * The next round, decided once. After round `maxRounds` nothing more is dispatched, so
  * follow-ups can never loop. Otherwise: a retry of every line of work whose latest attempt
  * ended `timed_out`, `invalid` or `empty` and has retries left under `policy.retry[state]`
  * (same scope, worker and allowance); and a re-check of every observed gap not yet re-checked,
  * for exactly the gap, against the kind's `alternateSource` when the manifest's `sources`
- * declare one (a gap a `subdivide` hedge's winning piece left is re-checked as `<piece>.g<n>`).
- * Re-checks are not themselves re-checked; their retries follow the same rules.
+ * declare one (a gap a `subdivide` hedge's winning piece left is re-checked as `<piece>.g<n>`,
+ * so pass the `reconciliation` made with the pieces). Re-checks are not themselves re-checked;
+ * their retries follow the same rules.
  *
  * The round is capped by the run's history bound: with every round's overhead and every
  * subtask dispatched so far counted at its costliest path (`history`), only as many follow-ups
  * are dispatched as still fit the execution's history, required ones first. Those left out are
- * not lost: {@link followUpsLeftByBound} names them, and the coverage reports their gaps as
+ * returned as `notFollowedUp`, and the coverage reports their gaps as
  * `notFollowedUp: 'history_bound'`.
  *
  * @example
- * planNextRound(taxManifest, outcomes)
+ * planFollowUps(taxManifest, outcomes).subtasks
  * // [{ id: 'B.g1', worker: 'transaction-feed', round: 2,
  * //    assigned: { from: '2025-06-28', toExclusive: '2025-07-01' },
  * //    lineage: { kind: 'recheck', of: 'B', gap: { … } }, … }]
+ */
+export const planFollowUps = (
+  manifest: Manifest,
+  outcomes: readonly Outcome[],
+  reconciliation: Reconciliation = reconcile(manifest, outcomes),
+  history: RunHistory = RUN_HISTORY,
+  paths?: RoundPaths,
+): PlannedRound => {
+  const policy = policyOf(manifest);
+  const finished = currentRound(manifest);
+  if (finished >= policy.maxRounds) return { subtasks: [], notFollowedUp: [] };
+  const wanted = wantedFollowUps(manifest, policy, reconciliation, finished + 1);
+  const kept = withinRoom(wanted, nextRoundRoom(roundSizes(manifest.subtasks), policy.maxRounds, paths, history));
+  const dispatched = new Set(kept);
+  return { subtasks: kept, notFollowedUp: wanted.filter((s) => !dispatched.has(s)).map((s) => s.id) };
+};
+
+/**
+ * The next round's subtasks ({@link planFollowUps} without what it cut).
+ *
+ * @example
+ * planNextRound(taxManifest, outcomes).map((s) => s.id) // ['B.g1']
  */
 export const planNextRound = (
   manifest: Manifest,
@@ -129,13 +146,7 @@ export const planNextRound = (
   reconciliation: Reconciliation = reconcile(manifest, outcomes),
   history: RunHistory = RUN_HISTORY,
   paths?: RoundPaths,
-): DispatchedSubtask[] => {
-  const policy = policyOf(manifest);
-  const finished = currentRound(manifest);
-  if (finished >= policy.maxRounds) return [];
-  const wanted = wantedFollowUps(manifest, policy, reconciliation, finished + 1);
-  return withinRoom(wanted, nextRoundRoom(roundSizes(manifest.subtasks), policy.maxRounds, paths, history));
-};
+): DispatchedSubtask[] => planFollowUps(manifest, outcomes, reconciliation, history, paths).subtasks;
 
 /** Follow-ups the policy allowed that the history bound kept from being dispatched. */
 export interface FollowUpsLeft {
@@ -145,54 +156,32 @@ export interface FollowUpsLeft {
   readonly rechecks: ReadonlySet<string>;
 }
 
+const RETRY_ID = /^(.+)\.r(\d+)$/;
+
 /**
- * The follow-ups the policy allowed but no round dispatched because the history bound left no
- * room. Planning is replayed at every round boundary the run passed (after round `r`, from the
- * subtasks of rounds 1…r and their outcomes, which were final when round `r + 1` was planned), and
- * after the last round too when the run is `closing` from Reconcile (a run that ends any other
- * way, cancelled or aborted, never planned that round). A follow-up the bound cut at some
- * boundary and no later round dispatched is reported; one a hand-edited manifest simply lacks is not.
- * `pieces` are the outcomes of the pieces that won a `subdivide` hedge, by hedged subtask (as
- * {@link reconcile} takes them), so the replay judges such a subtask as its round did.
+ * What the plans of a run cut and no later round dispatched, from the ids they cut
+ * ({@link PlannedRound.notFollowedUp}, as the ledger kept them round by round, and the closing
+ * boundary's own). A cut retry names the attempt whose outcome stands (`C` for `C.r2`, `C.r2`
+ * for `C.r3`); a cut re-check names itself. A follow-up a later round did dispatch, or one whose
+ * attempt the manifest lacks, is not reported.
  *
  * @example
- * followUpsLeftByBound(manifest, outcomes, true).retries.has('C') // C timed out, no room for C.r2
+ * followUpsLeft(manifest, ['C.r2', 'B.g1']) // { retries: Set {'C'}, rechecks: Set {'B.g1'} }
  */
-export const followUpsLeftByBound = (
-  manifest: Manifest,
-  outcomes: readonly Outcome[],
-  closing: boolean,
-  history: RunHistory = RUN_HISTORY,
-  pieces: ReadonlyMap<string, readonly Outcome[]> = new Map(),
-  paths?: RoundPaths,
-): FollowUpsLeft => {
-  const policy = policyOf(manifest);
-  const last = currentRound(manifest);
-  const cut = new Map<string, DispatchedSubtask>();
-  for (let round = 1; round <= Math.min(closing ? last : last - 1, policy.maxRounds - 1); round += 1) {
-    const subtasks = manifest.subtasks.filter((s) => s.round <= round);
-    const ids = new Set(subtasks.map((s) => s.id));
-    const before = { ...manifest, subtasks };
-    const wonBefore = new Map([...pieces].filter(([id]) => ids.has(id)));
-    const wanted = wantedFollowUps(before, policy, reconcile(before, outcomes.filter((o) => ids.has(o.subtaskId)), wonBefore), round + 1);
-    const room = nextRoundRoom(roundSizes(subtasks), policy.maxRounds, paths, history);
-    if (wanted.length <= room) continue;
-    const kept = new Set(withinRoom(wanted, room));
-    for (const subtask of wanted) if (!kept.has(subtask)) cut.set(subtask.id, subtask);
-  }
+export const followUpsLeft = (manifest: Manifest, cut: readonly string[]): FollowUpsLeft => {
   const dispatched = new Set(manifest.subtasks.map((s) => s.id));
-  const byId = new Map(manifest.subtasks.map((s) => [s.id, s]));
   const retries = new Set<string>();
   const rechecks = new Set<string>();
-  for (const subtask of cut.values()) {
-    if (dispatched.has(subtask.id)) continue;
-    const { lineage } = subtask;
-    if (lineage?.kind === 'recheck') rechecks.add(subtask.id);
-    // The attempt before the cut retry is the one whose outcome stands: `C` for `C.r2`, `C.r2` for `C.r3`.
-    if (lineage?.kind === 'retry') {
-      const previous = lineage.attempt === 2 ? lineage.of : retryId(lineage.of, lineage.attempt - 1);
-      if (byId.has(previous)) retries.add(previous);
+  for (const id of cut) {
+    if (dispatched.has(id)) continue;
+    const retry = RETRY_ID.exec(id);
+    if (retry === null) {
+      rechecks.add(id);
+      continue;
     }
+    const [, origin = '', attempt = '0'] = retry;
+    const previous = Number(attempt) === 2 ? origin : retryId(origin, Number(attempt) - 1);
+    if (dispatched.has(previous)) retries.add(previous);
   }
   return { retries, rechecks };
 };

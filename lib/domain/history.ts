@@ -1,3 +1,5 @@
+import type { DispatchedSubtask } from '../contract';
+
 /**
  * The history arithmetic of one run's Standard execution. Every round of a run (Dispatch, the
  * Map of its subtasks, Reconcile) lives in the same execution, and Step Functions fails an
@@ -234,3 +236,20 @@ export const firstRoundCapacity = (maxRounds: number, paths?: RoundPaths, histor
   paths
     ? Math.max(0, Math.floor((history.limit - history.perRun - maxRounds * history.perRound) / batch.perBatch) * paths.batchSubtasks)
     : firstRoundBound(maxRounds, history);
+
+/**
+ * The size of each round `subtasks` dispatched, rounds 1…n in order, as the history bound counts them.
+ *
+ * @example
+ * roundSizes(manifest.subtasks) // [{ subtasks: 1000, hedged: 0 }, { subtasks: 600, hedged: 0 }]
+ */
+export const roundSizes = (subtasks: readonly DispatchedSubtask[]): RoundSize[] => {
+  const last = subtasks.reduce((max, s) => Math.max(max, s.round), 0);
+  const sizes = Array.from({ length: last }, () => ({ subtasks: 0, hedged: 0 }));
+  for (const s of subtasks) {
+    const size = sizes[s.round - 1]!;
+    size.subtasks += 1;
+    if (s.hedge !== undefined) size.hedged += 1;
+  }
+  return sizes;
+};

@@ -264,7 +264,7 @@ export class TesseraFanOut extends Construct {
       });
     };
     const maxDeadline = { [ENV.maxDeadlineSeconds]: String(settings.maxDeadlineSeconds) };
-    // Planning (api), dispatch and reconcile's replay of the bound must agree on how rounds run.
+    // Planning round 1 (api), later rounds (reconcile) and dispatch's batches must agree on how rounds run.
     const roundPaths = { [ENV.roundPaths]: JSON.stringify({ batchSubtasks: settings.batchSubtasks, inlineSubtasks: settings.inlineSubtasks }) };
     const functions: FanOutFunctions = {
       api: make('ApiFunction', 'api', true, {
@@ -284,7 +284,7 @@ export class TesseraFanOut extends Construct {
         },
       }),
       dispatch: make('DispatchFunction', 'dispatch', true, {
-        description: 'plans a round, writes its manifest and enqueues its subtasks',
+        description: 'sends a round as it was stored (round 1: appends the stored plan) and enqueues its subtasks',
         // One invocation writes and enqueues a whole round: up to MAX_SUBTASKS (10,000) subtask
         // items and 1,000 SendMessageBatch calls for the largest. Five minutes leaves room for that
         // round under throttling retries; a round of tens of subtasks takes well under a second.

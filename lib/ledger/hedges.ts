@@ -8,7 +8,7 @@
  * Copies are kept apart from the manifest: they are not subtasks of a round.
  */
 import type { DispatchedSubtask, SubtaskState } from '../contract';
-import { firstCompleteCover, hedgeCopies } from '../domain';
+import { firstCompleteCover, hedgeCopies } from '../domain/hedge';
 import { contentHash } from './canonical';
 import { DeadlinePassed, HedgeLost, InvalidLedgerInput, RunCancelled, RunEnded, RunNotFound, SubtaskNotFound, type LedgerError } from './errors';
 import { cancellationReasons, conditionFailed, type CancellationReason } from './failures';

@@ -27,6 +27,11 @@ export const CreateRunInput = z.object({
    * subtask items are spread over (`shardCount`). Omitted: one partition.
    */
   plannedSubtasks: z.int().min(0).optional(),
+  /**
+   * Round 1 as the api planned it (deadlines still relative): stored with the run, so Dispatch
+   * appends exactly this plan and never plans the request again.
+   */
+  plan: z.array(DispatchedSubtask).max(MAX_RUN_SUBTASKS).optional(),
 });
 export type CreateRunInput = z.input<typeof CreateRunInput>;
 
@@ -41,6 +46,12 @@ export const AppendRoundInput = z.object({
    * entered time) so a retried dispatch computes the same deadlines; defaults to now.
    */
   dispatchedAt: Instant.optional(),
+  /**
+   * Follow-ups the plan of this round cut for the history bound (the ids they would have had).
+   * Kept on the run when the round is committed, so the answer reads them instead of planning
+   * the round again.
+   */
+  notFollowedUp: z.array(SubtaskId).max(MAX_RUN_SUBTASKS).default([]),
 });
 export type AppendRoundInput = z.input<typeof AppendRoundInput>;
 

@@ -51,6 +51,8 @@ export const RunItem = z.object({
   round: count,
   /** `roundSizes[r - 1]` is the number of subtasks committed in round r. */
   roundSizes: z.array(count),
+  /** Follow-ups the committed rounds' plans cut for the history bound (`appendRound`'s `notFollowedUp`). */
+  notFollowedUp: z.array(z.string()).optional(),
   cancelledAt: z.string().optional(),
   finishedAt: z.string().optional(),
   answer: Answer.optional(),
@@ -77,6 +79,8 @@ export const MetaItem = z.object({
   goal: z.string(),
   universe: Universe,
   request: RunRequest,
+  /** Round 1 as the api planned it, when the run was created with its plan (`createRun`'s `plan`). */
+  plan: z.array(DispatchedSubtask).optional(),
   createdAt: z.string(),
 });
 export type MetaItem = z.infer<typeof MetaItem>;

@@ -35,7 +35,7 @@ export const PartsRef = z.object({
 export type PartsRef = z.infer<typeof PartsRef>;
 
 /** The attributes that may be stored in parts, each under the reference attribute `<name>Parts`. */
-export const SPILLABLE = ['request', 'assignment', 'outcome', 'answer'] as const;
+export const SPILLABLE = ['request', 'plan', 'assignment', 'outcome', 'answer'] as const;
 export type Spillable = (typeof SPILLABLE)[number];
 
 /** Name of the attribute holding the reference. @example partsAttribute('outcome') // 'outcomeParts' */

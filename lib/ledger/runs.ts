@@ -57,7 +57,15 @@ const newRunItems = (ctx: LedgerContext, input: ReturnType<typeof CreateRunInput
     round: 0,
     roundSizes: [],
   };
-  const meta: MetaItem = { ...metaKey(tenantId, runId), entity: 'meta', goal: request.goal, universe: request.universe, request, createdAt };
+  const meta: MetaItem = {
+    ...metaKey(tenantId, runId),
+    entity: 'meta',
+    goal: request.goal,
+    universe: request.universe,
+    request,
+    ...(input.plan === undefined ? {} : { plan: input.plan }),
+    createdAt,
+  };
   return { run, meta };
 };
 
@@ -66,8 +74,8 @@ const newRunItems = (ctx: LedgerContext, input: ReturnType<typeof CreateRunInput
  * stored a second time (it is `request.universe`; {@link metaFromStored} puts it back).
  */
 const storedMeta = (meta: MetaItem): Spilled<Record<string, unknown> & { pk: string }> => {
-  const spilled = spill<Record<string, unknown> & { pk: string }>(meta, ['request'], (name) => partsPrefix(SORT_KEYS.meta, name));
-  if (spilled.parts.length === 0) return spilled;
+  const spilled = spill<Record<string, unknown> & { pk: string }>(meta, ['request', 'plan'], (name) => partsPrefix(SORT_KEYS.meta, name));
+  if (spilled.item.requestParts === undefined) return spilled;
   const { universe: _universe, ...item } = spilled.item;
   return { item, parts: spilled.parts };
 };
@@ -229,6 +237,13 @@ export interface ManifestRead {
   /** Subtasks written by a round whose commit marker is missing (a dispatch in progress or crashed). */
   readonly uncommitted: readonly string[];
   /**
+   * When the round after the committed ones was first written, if an earlier attempt wrote some
+   * of it: a retried append must fix the same absolute deadlines.
+   */
+  readonly uncommittedDispatchedAt: string | undefined;
+  /** Follow-ups the committed rounds' plans cut for the history bound (their ids), in the order cut. */
+  readonly notFollowedUp: readonly string[];
+  /**
    * By hedged subtask id, the outcomes of the pieces that won its `subdivide` race
    * (`hedgeWinner.by === 'pieces'`): reconcile judges such a subtask by them (docs/hedging.md).
    */
@@ -290,6 +305,8 @@ export const readManifest = async (ctx: LedgerContext, tenantId: string, runId: 
     outcomes: record.subtasks.map(toOutcome).filter((outcome): outcome is Outcome => outcome !== undefined),
     unfinished: record.subtasks.filter((item) => !isTerminal(item.state)).map((item) => item.subtaskId),
     uncommitted: record.uncommitted.map((item) => item.subtaskId),
+    uncommittedDispatchedAt: record.uncommitted.find((item) => item.round === record.run.round + 1)?.dispatchedAt,
+    notFollowedUp: record.run.notFollowedUp ?? [],
     pieces: winningPieces(record.subtasks, record.copies ?? []),
   };
 };

@@ -31,7 +31,11 @@ export const CLOSED_RUN_ERROR_CODES = {
  */
 export const RUN_EXECUTION_ERRORS = { runFailed: 'RunFailed', finalizeFailed: 'FinalizeFailed' } as const;
 
-/** The run error code of a run that Finalize closed after a step failed with no error name. */
+/**
+ * The run error code of a run that Finalize closed after a step failed, whatever the step's own
+ * error was: an adapter's error names never reach a run's public `error.code` (docs/api.md,
+ * "Run error codes").
+ */
 export const RUN_ABORTED_ERROR_CODE = 'RunAborted';
 
 /** The input every run execution starts with (the API's StartExecution); later fields are ignored. */

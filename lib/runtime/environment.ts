@@ -31,7 +31,7 @@ export const ENV = {
   /**
    * JSON object `{ batchSubtasks, inlineSubtasks }`: how the deployment runs a round, inline up to
    * `inlineSubtasks` subtasks, else in batches of `batchSubtasks` child executions (api, which
-   * plans; dispatch, which writes batches; reconcile, which replays the bound). Absent: every
+   * plans round 1; dispatch, which writes batches; reconcile, which plans the later rounds). Absent: every
    * round inline, as one execution's history allows.
    */
   roundPaths: 'ROUND_PATHS',

@@ -13,6 +13,7 @@ import {
   type RoundPaths,
   firstRoundBound,
   followUpRoom,
+  planFollowUps,
   planNextRound,
   reconcile,
   validateRunRequest,
@@ -144,6 +145,10 @@ interface Simulated {
   readonly dispatchedPerRound: number[];
   /** What the history bound counts: every round's overhead, the costliest ending, every subtask at its costliest path. */
   readonly worstEvents: number;
+  /** What the plans of the dispatched rounds cut, as the ledger keeps it with each round. */
+  readonly stored: string[];
+  /** What the closing boundary's plan cut, as Reconcile decides it when the run closes. */
+  readonly closingCut: string[];
 }
 
 /**
@@ -159,14 +164,16 @@ const simulate = (request: RunRequestInput, outcomeOf: (subtask: DispatchedSubta
   let round = plan.subtasks;
   const outcomes: Outcome[] = [];
   const dispatchedPerRound: number[] = [];
+  const stored: string[] = [];
   for (let rounds = 1; rounds <= 5; rounds += 1) {
     dispatchedPerRound.push(round.length);
     outcomes.push(...round.map(outcomeOf));
-    const next = planNextRound(manifest, outcomes, undefined, undefined, paths);
+    const next = planFollowUps(manifest, outcomes, undefined, undefined, paths);
     const worstEvents = paths ? roundModes(roundSizes(manifest.subtasks), plan.request.policy.maxRounds, paths).events : worstCaseEvents(rounds, manifest.subtasks.length);
-    if (next.length === 0) return { manifest, outcomes, rounds, dispatchedPerRound, worstEvents };
-    manifest = Manifest.parse({ ...manifest, subtasks: [...manifest.subtasks, ...next] });
-    round = next;
+    if (next.subtasks.length === 0) return { manifest, outcomes, rounds, dispatchedPerRound, worstEvents, stored, closingCut: next.notFollowedUp };
+    stored.push(...next.notFollowedUp);
+    manifest = Manifest.parse({ ...manifest, subtasks: [...manifest.subtasks, ...next.subtasks] });
+    round = next.subtasks;
   }
   throw new Error('the run did not close within five rounds');
 };
@@ -183,7 +190,7 @@ describe('follow-ups after a round of hedged subtasks fit what the hedges left',
     const base = perIdRequest(590);
     const request: RunRequestInput = { ...base, split: { ...base.split!, idPrefix: 'S', hedge: { afterSeconds: 5, mode: 'replicate' } } };
     const run = simulate(request, (subtask) => ended(subtask.id, 'timed_out'));
-    const coverage = buildCoverage(run.manifest, run.outcomes, reconcile(run.manifest, run.outcomes), { closing: true });
+    const coverage = buildCoverage(run.manifest, run.outcomes, reconcile(run.manifest, run.outcomes), { notFollowedUp: [...run.stored, ...run.closingCut] });
 
     // ⌊(25,000 − 8 − 2 × 18 − 590 × 42) / 24⌋ = ⌊176 / 24⌋ = 7 (counted as plain subtasks it would be 449).
     expect(run.dispatchedPerRound).toEqual([590, 7]);
@@ -204,7 +211,7 @@ describe('a 1,000-subtask run in which 600 subtasks time out and are retried end
 
   it('one execution for the whole run, default policy: 39 retries fit, the other 561 gaps say the history bound kept them back', () => {
     const run = simulate(request(), SIX_HUNDRED_TIME_OUT);
-    const coverage = buildCoverage(run.manifest, run.outcomes, reconcile(run.manifest, run.outcomes), { closing: true });
+    const coverage = buildCoverage(run.manifest, run.outcomes, reconcile(run.manifest, run.outcomes), { notFollowedUp: [...run.stored, ...run.closingCut] });
     const bound = coverage.gaps.filter((g) => g.notFollowedUp === 'history_bound');
 
     expect(run.dispatchedPerRound).toEqual([1000, 39]);
@@ -220,14 +227,17 @@ describe('a 1,000-subtask run in which 600 subtasks time out and are retried end
 
   it('one execution, maxRounds 3 with two retries: round 3 has no room, so the run closes after round 2 and all 600 say so', () => {
     const run = simulate(request({ retry: { timed_out: 2, invalid: 1, empty: 0 }, maxRounds: 3 }), SIX_HUNDRED_TIME_OUT);
-    const coverage = buildCoverage(run.manifest, run.outcomes, reconcile(run.manifest, run.outcomes), { closing: true });
+    const coverage = buildCoverage(run.manifest, run.outcomes, reconcile(run.manifest, run.outcomes), { notFollowedUp: [...run.stored, ...run.closingCut] });
 
     expect(run.rounds).toBe(2);
     expect(run.dispatchedPerRound).toEqual([1000, 39]);
     expect(run.worstEvents).toBe(24_980); // 8 + 2 × 18 + 1,039 × 24: a third round's 18 events leave 2, no room for a subtask
     expect(coverage.gaps.filter((g) => g.notFollowedUp === 'history_bound')).toHaveLength(600);
-    // Read before the run closes (not closing), round 2's own timeouts are not yet known to be left out.
-    expect(buildCoverage(run.manifest, run.outcomes).gaps.filter((g) => g.notFollowedUp === 'history_bound')).toHaveLength(561);
+    // Read before the run closes, only what round 2's plan cut is known (stored with round 2); round 2's own timeouts are not.
+    expect(run.stored).toHaveLength(561);
+    expect(run.closingCut).toHaveLength(600);
+    const beforeClosing = buildCoverage(run.manifest, run.outcomes, undefined, { notFollowedUp: run.stored });
+    expect(beforeClosing.gaps.filter((g) => g.notFollowedUp === 'history_bound')).toHaveLength(561);
   });
 
   it('names the bound in the gap itself: a tax quarter whose retry does not fit', () => {
@@ -235,8 +245,9 @@ describe('a 1,000-subtask run in which 600 subtasks time out and are retried end
     const tight: RunHistory = { ...RUN_HISTORY, limit: 159 };
     const manifest = taxManifest();
     const outcomes = fullQuarters({ C: ended('C', 'timed_out') });
-    expect(planNextRound(manifest, outcomes, reconcile(manifest, outcomes), tight)).toEqual([]);
-    const coverage = buildCoverage(manifest, outcomes, reconcile(manifest, outcomes), { closing: true, history: tight });
+    const next = planFollowUps(manifest, outcomes, reconcile(manifest, outcomes), tight);
+    expect(next).toEqual({ subtasks: [], notFollowedUp: ['C.r2'] });
+    const coverage = buildCoverage(manifest, outcomes, reconcile(manifest, outcomes), { notFollowedUp: next.notFollowedUp });
     expect(coverage.gaps).toEqual([
       { from: '2025-07-01', toExclusive: '2025-10-01', kind: 'unread', subtaskId: 'C', reason: 'timed_out', status: 'unchecked', notFollowedUp: 'history_bound' },
     ]);
@@ -246,9 +257,13 @@ describe('a 1,000-subtask run in which 600 subtasks time out and are retried end
         'Not covered: C (monthly statements, required) timed out. Question q1 unanswered.',
     );
     // An aborted or cancelled run never planned the next round, so nothing is said about it;
-    // nor when there was room: a manifest that simply lacks C.r2 is not blamed on the bound.
-    expect(buildCoverage(manifest, outcomes, undefined, { history: tight }).gaps[0]?.notFollowedUp).toBeUndefined();
-    expect(buildCoverage(manifest, outcomes, undefined, { closing: true }).gaps[0]?.notFollowedUp).toBeUndefined();
+    // nor when there was room: the plan cut nothing, and a manifest that lacks C.r2 is not blamed on the bound.
+    expect(buildCoverage(manifest, outcomes).gaps[0]?.notFollowedUp).toBeUndefined();
+    expect(planFollowUps(manifest, outcomes).notFollowedUp).toEqual([]);
+    // A cut that a later round dispatched after all is not reported either.
+    const retry = { ...manifest.subtasks[2]!, id: 'C.r2', round: 2, lineage: { kind: 'retry' as const, of: 'C', attempt: 2 } };
+    const retried = Manifest.parse({ ...manifest, subtasks: [...manifest.subtasks, retry] });
+    expect(buildCoverage(retried, outcomes, undefined, { notFollowedUp: ['C.r2'] }).gaps.some((g) => g.notFollowedUp !== undefined)).toBe(false);
   });
 
   it('required retries get the room first, in the order they were planned', () => {
@@ -263,7 +278,7 @@ describe('a 1,000-subtask run in which 600 subtasks time out and are retried end
 
   it('with batched rounds, all 600 retries are dispatched as a batched round and the run closes inside the bound', () => {
     const run = simulate(request(), SIX_HUNDRED_TIME_OUT, DEFAULT_ROUND_PATHS);
-    const coverage = buildCoverage(run.manifest, run.outcomes, reconcile(run.manifest, run.outcomes), { closing: true, paths: DEFAULT_ROUND_PATHS });
+    const coverage = buildCoverage(run.manifest, run.outcomes, reconcile(run.manifest, run.outcomes), { notFollowedUp: [...run.stored, ...run.closingCut] });
 
     expect(run.dispatchedPerRound).toEqual([1000, 600]);
     // Round 1 inline (1,000 ≤ 1,000, and 8 + 2 × 18 + 24,000 fits); round 2's 600 × 24 = 14,400 do not fit the 956 left: 2 batches.

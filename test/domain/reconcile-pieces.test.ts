@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DispatchedSubtask } from '../../lib/contract';
-import { RUN_HISTORY, buildCoverage, planNextRound, reconcile, resolveGaps, synthesisInputs } from '../../lib/domain';
+import { RUN_HISTORY, buildCoverage, planFollowUps, planNextRound, reconcile, resolveGaps, synthesisInputs } from '../../lib/domain';
 import { manifestOf, okIds, outcome, withRound } from './fixtures';
 
 /**
@@ -96,12 +96,14 @@ describe('the history bound, for a subtask won by its pieces', () => {
   const NO_ROOM = { ...RUN_HISTORY, limit: 100 };
   const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2']), okIds('CRM.h2', ['acc-3'])]]]);
 
-  it('a piece’s gap whose re-check did not fit says so: the replay of round 1 judges CRM by its pieces too', () => {
+  it('a piece’s gap whose re-check did not fit says so: the plan that cut it judged CRM by its pieces', () => {
     const reconciliation = reconcile(manifest, [wonByPieces], pieces);
     expect(planNextRound(manifest, [wonByPieces], reconciliation, NO_ROOM)).toEqual([]);
     expect(planNextRound(manifest, [wonByPieces], reconciliation).map((s) => s.id)).toEqual(['CRM.h2.g1']);
 
-    const coverage = buildCoverage(manifest, [wonByPieces], reconciliation, { closing: true, history: NO_ROOM });
+    const cut = planFollowUps(manifest, [wonByPieces], reconciliation, NO_ROOM).notFollowedUp;
+    expect(cut).toEqual(['CRM.h2.g1']);
+    const coverage = buildCoverage(manifest, [wonByPieces], reconciliation, { notFollowedUp: cut });
     expect(coverage.gaps).toEqual([expect.objectContaining({ ids: ['acc-4'], kind: 'observed', subtaskId: 'CRM.h2', notFollowedUp: 'history_bound' })]);
   });
 });

@@ -75,6 +75,15 @@ describe('dispatch, round 1', () => {
     expect(await sortedSubtaskIds(runId)).toEqual([]);
   });
 
+  it('fails the Task when the run was stored without its plan: Dispatch never plans a request', async () => {
+    const tenantId = uniqueName('tenant');
+    const runId = uniqueName('run');
+    await p.get().ledger.createRun({ tenantId, runId, request: halfYearRequest() });
+
+    await expect(dispatchRound(p.get(), tenantId, runId)).rejects.toThrow(`run ${runId} cannot be planned: the run was stored without its plan`);
+    expect((await p.get().ledger.getRun(tenantId, runId))?.run.round).toBe(0);
+  });
+
   it('fails the Task, naming the run, when the run does not exist', async () => {
     const attempt = p.get().dispatch({ runId: 'no-such-run', tenantId: uniqueName('tenant'), round: 1 });
     await expect(attempt).rejects.toBeInstanceOf(PlanRejected);
@@ -91,8 +100,10 @@ describe('dispatch, a later round', () => {
     const { tenantId, runId } = await acceptedRun();
     await dispatchRound(p.get(), tenantId, runId);
     await deliverRun(p.get(), 'tax-statements', runId);
-    expect(await p.get().reconcile({ mode: 'reconcile', runId, tenantId, round: 1 })).toMatchObject({ next: 'dispatch', round: 2 });
+    // Reconcile decides round 2 at T0 + 10 s and stores it; Dispatch sends it a second later.
     p.get().clock.moveTo(10_000);
+    expect(await p.get().reconcile({ mode: 'reconcile', runId, tenantId, round: 1 })).toMatchObject({ next: 'dispatch', round: 2 });
+    p.get().clock.moveTo(11_000);
     const first = await dispatchRound(p.get(), tenantId, runId, 2);
     // B's statements end on 2025-06-27: the feed re-checks the rest of June, 90 s from T0 + 10 s.
     expect(first.items).toEqual([{ runId, tenantId, subtaskId: 'B.g1', deadline: '2040-06-01T12:01:40.000Z' }]);
@@ -104,5 +115,18 @@ describe('dispatch, a later round', () => {
 
     expect(retry).toEqual(first);
     expect(await p.get().ledger.getRun(tenantId, runId)).toEqual(stored);
+  });
+});
+
+describe('dispatch sends only what was stored', () => {
+  it('fails a round-2 Task whose round Reconcile did not store, writing and enqueuing nothing', async () => {
+    const { tenantId, runId } = await acceptedRun();
+    await dispatchRound(p.get(), tenantId, runId);
+    const before = await p.get().ledger.getRun(tenantId, runId);
+
+    await expect(dispatchRound(p.get(), tenantId, runId, 2)).rejects.toThrow(
+      `run ${runId} cannot be planned: round 2 was not stored: Reconcile appends a round before it asks for its dispatch`,
+    );
+    expect(await p.get().ledger.getRun(tenantId, runId)).toEqual(before);
   });
 });

@@ -48,8 +48,26 @@ describe('reconcile with rounds left', () => {
   it("sends B's observed gap back out as round 2 and writes no answer yet", async () => {
     const run = await roundOneWorked(halfYearRequest());
 
+    p.get().clock.moveTo(5_000);
     expect(await reconcileRound(run, 1)).toEqual({ next: 'dispatch', ...run, round: 2 });
     expect(await resourceOf(run.tenantId, run.runId)).toMatchObject({ status: 'running', answer: null });
+    // The round Reconcile decided is the round stored, its deadline fixed when it was decided
+    // (T0 + 5 s + B's 60 s); nothing is enqueued until Dispatch sends it.
+    const { manifest } = await p.get().ledger.readManifest(run.tenantId, run.runId);
+    expect(manifest.subtasks.filter((s) => s.round === 2).map((s) => [s.id, s.worker, s.assigned, s.deadline])).toEqual([
+      ['B.g1', 'transaction-feed', { from: '2025-06-28', toExclusive: '2025-07-01' }, '2040-06-01T12:01:05.000Z'],
+    ]);
+    expect(await messagesOfRun(p.get(), 'transaction-feed', run.runId)).toEqual([]);
+  });
+
+  it('answers a retried Reconcile with the round it already stored, appending nothing again', async () => {
+    const run = await roundOneWorked(halfYearRequest());
+    await reconcileRound(run, 1);
+    const stored = await p.get().ledger.getRun(run.tenantId, run.runId);
+
+    p.get().clock.moveTo(20_000);
+    expect(await reconcileRound(run, 1)).toEqual({ next: 'dispatch', ...run, round: 2 });
+    expect(await p.get().ledger.getRun(run.tenantId, run.runId)).toEqual(stored);
   });
 });
 
@@ -148,15 +166,16 @@ describe('reconcile when every round is done', () => {
 });
 
 describe('reconcile in abort mode', () => {
-  it('ends the run failed with the failed step named and the coverage it has', async () => {
+  it('ends the run failed with the public code RunAborted (never the step’s own error name) and the coverage it has', async () => {
     const run = await roundOneWorked(halfYearRequest(), ['A']);
 
-    const result = await p.get().reconcile({ mode: 'abort', ...run, error: { Error: 'States.TaskFailed', Cause: 'the Dispatch Lambda timed out' } });
+    // An adapter's class name, as Dispatch's Catch hands it to Finalize.
+    const result = await p.get().reconcile({ mode: 'abort', ...run, error: { Error: 'InvalidLedgerInput', Cause: 'invalid input to appendRound' } });
 
     expect(result).toEqual({ next: 'finish', ...run, round: 1, status: 'failed' });
     const resource = await resourceOf(run.tenantId, run.runId);
     expect(resource.status).toBe('failed');
-    expect(resource.error).toEqual({ code: 'States.TaskFailed', message: 'a step of the run failed after its retries; see the execution history' });
+    expect(resource.error).toEqual({ code: 'RunAborted', message: 'a step of the run failed after its retries; see the execution history' });
     const statement =
       'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps. One gap (2025-04-01 to 2025-06-30) not read: B has no outcome. Not covered: B (monthly statements, required) has no outcome. Question q2 unanswered.';
     expect(resource.answer).toEqual({

@@ -1,7 +1,8 @@
-import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import type { DispatchedSubtask } from '../../lib/contract';
 import { ImmutableAssignment, InvalidLedgerInput, RunCancelled, toRunResource, type Ledger } from '../../lib/ledger';
+import { metaKey } from '../../lib/ledger/keys';
 import { documentClient, dynamoClient, uniqueName } from '../support/aws';
 import { dispatched, ledgerFor, ledgerTestTable, taxYearRequest } from './support';
 
@@ -152,5 +153,34 @@ describe('round bookkeeping', () => {
     await suite.ledger.cancelRun(tenantId, runId);
     await expect(suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks: [dispatched('A', '2025-01-01', '2025-04-01')] })).rejects.toBeInstanceOf(RunCancelled);
     expect((await suite.ledger.getRun(tenantId, runId))?.uncommitted).toEqual([]);
+  });
+});
+
+describe('what a round was decided with', () => {
+  it('keeps the plan a run was created with, in parts once it is large, for Dispatch to append as it is', async () => {
+    const tenantId = uniqueName('tenant');
+    const runId = uniqueName('run');
+    const plan = days250().map(({ deadline: _absolute, ...s }) => ({ ...s, deadlineSeconds: 60 }));
+    await suite.ledger.createRun({ tenantId, runId, request: taxYearRequest(), plan });
+
+    const record = await suite.ledger.getRun(tenantId, runId);
+    expect(record?.meta.plan).toEqual(plan);
+    expect(record?.meta.universe).toEqual(taxYearRequest().universe);
+    // 250 assignments are more than 16 KB of JSON: the meta item refers to parts instead.
+    const { Item } = await documentClient().send(new GetCommand({ TableName: suite.tableName, Key: metaKey(tenantId, runId) }));
+    expect(Item?.plan).toBeUndefined();
+    expect(Item?.planParts).toMatchObject({ prefix: 'PART#META#plan#', count: 1 });
+  });
+
+  it('keeps the follow-ups a round’s plan cut with the round, once, for the answer to read', async () => {
+    const { tenantId, runId } = await newRun();
+    const round1 = [dispatched('A', '2025-01-01', '2025-07-01'), dispatched('B', '2025-07-01', '2026-01-01')];
+    await suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks: round1 });
+    const round2 = { tenantId, runId, round: 2, subtasks: [dispatched('A.r2', '2025-01-01', '2025-07-01', { round: 2 })], notFollowedUp: ['B.r2'] };
+    await suite.ledger.appendRound(round2);
+    // A retry of the same append finds the round committed and cuts nothing twice.
+    await suite.ledger.appendRound(round2);
+
+    expect((await suite.ledger.readManifest(tenantId, runId)).notFollowedUp).toEqual(['B.r2']);
   });
 });

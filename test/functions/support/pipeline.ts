@@ -169,9 +169,6 @@ const build = async (prefix: string, options: PipelineOptions = {}): Promise<Pip
     dispatch: createDispatchHandler({
       ledger,
       queue: kindQueues,
-      catalog,
-      sources: referenceRegistry.sources(),
-      maxDeadlineSeconds: 900,
       paths: options.paths,
       now: clock.now,
       logger: quietLogger('dispatch'),
@@ -191,6 +188,7 @@ const build = async (prefix: string, options: PipelineOptions = {}): Promise<Pip
     }),
     reconcile: createReconcileHandler({
       ledger,
+      now: clock.now,
       registry: referenceRegistry,
       sources: referenceRegistry.sources(),
       paths: options.paths,
