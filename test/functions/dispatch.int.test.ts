@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { InvalidTaskInput, PlanRejected } from '../../lib/runtime/errors';
 import { uniqueName } from '../support/aws';
-import { acceptedForDispatch, at, callApi, deliverRun, dispatchRound, messagesOfRun, pipeline, subtaskOf } from './support';
+import { acceptedForDispatch, at, callApi, deliverRun, dispatchRound, halfYearRequest, messagesOfRun, pipeline, subtaskOf } from './support';
 
 /**
  * The Dispatch task over the real planner, ledger and queues: round 1 of a stored request becomes
