@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { DispatchedSubtask } from '../contract';
-import { planNextRound, planRun, roundModes, roundSizes, type RoundMode } from '../domain';
+import { planNextRound, planRun, roundModes, roundSizes, withRecheckInputs, type RoundMode } from '../domain';
 import { RunCancelled, type RunRecord } from '../ledger';
 import { PlanRejected } from '../runtime/errors';
 import { startInvocation } from '../runtime/lambda';
@@ -39,7 +39,8 @@ const planRound = async (deps: DispatchDeps, input: RoundRef, record: RunRecord)
   const committed = record.subtasks.filter((item) => item.assignment.round === input.round).map((item) => item.assignment);
   if (committed.length > 0) return committed;
   const { manifest, outcomes } = await deps.ledger.readManifest(input.tenantId, input.runId);
-  return planNextRound({ ...manifest, sources: deps.sources }, outcomes, undefined, undefined, deps.paths);
+  const planned = planNextRound({ ...manifest, sources: deps.sources }, outcomes, undefined, undefined, deps.paths);
+  return withRecheckInputs(planned, manifest, deps.catalog);
 };
 
 /**

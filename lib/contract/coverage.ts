@@ -55,7 +55,20 @@ export const Problem = z.object({
 });
 export type Problem = z.infer<typeof Problem>;
 
-export const GapStatus = z.enum(['confirmed_empty', 'data_found', 'unchecked', 'recheck_failed', 'source_unreachable']);
+/**
+ * What the re-check of an observed gap concluded. Only a source other than the one that left the
+ * gap can confirm it empty: `confirmed_empty` and `data_found` settle a gap, every other status
+ * leaves it unsettled (`coverage.complete` is then false).
+ */
+export const GapStatus = z
+  .enum(['confirmed_empty', 'data_found', 'unchecked', 'recheck_failed', 'source_unreachable', 'unconfirmed_empty'])
+  .describe(
+    'What the re-check of the gap concluded. confirmed_empty: another kind than the one that left the gap reached its source and found nothing (settled). ' +
+      'data_found: the re-check read records in the gap, which are folded into the answer (settled). ' +
+      'unconfirmed_empty: the re-check returned nothing, but no other source vouched for it: it ran on the kind that left the gap, or read nothing at all (unsettled). ' +
+      'source_unreachable: the re-check reached no source (unsettled). recheck_failed: the re-check timed out, was invalid or cancelled (unsettled). ' +
+      'unchecked: no re-check was dispatched (unsettled).',
+  );
 export type GapStatus = z.infer<typeof GapStatus>;
 
 /** Why an assigned region was never read: its line of work's latest attempt did not end `ok`. */
