@@ -71,6 +71,15 @@ export const GapStatus = z
   );
 export type GapStatus = z.infer<typeof GapStatus>;
 
+/**
+ * The gap statuses that settle a gap: a re-check confirmed it empty from another source, or
+ * found its data. A coverage with any other gap is not `complete`.
+ *
+ * @example
+ * coverage.gaps.filter((gap) => !SETTLED_GAP_STATUSES.includes(gap.status)) // what is left in doubt
+ */
+export const SETTLED_GAP_STATUSES: readonly GapStatus[] = Object.freeze(['confirmed_empty', 'data_found'] as const);
+
 /** Why an assigned region was never read: its line of work's latest attempt did not end `ok`. */
 export const UnreadReason = z.enum(['timed_out', 'invalid', 'empty', 'cancelled', 'source_unreachable', 'missing_outcome']);
 export type UnreadReason = z.infer<typeof UnreadReason>;

@@ -1,4 +1,4 @@
-import { UnreadReason, type Coverage, type CoverageGap, type CoverageOverlap, type DispatchedSubtask, type Manifest, type Outcome, type Problem, type ProblemCode, type Scope } from '../contract';
+import { SETTLED_GAP_STATUSES, UnreadReason, type Coverage, type CoverageGap, type CoverageOverlap, type DispatchedSubtask, type Manifest, type Outcome, type Problem, type ProblemCode, type Scope } from '../contract';
 import { algebraFor, hasRegion, regionOf } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
 import { followUpsLeftByBound, type FollowUpsLeft } from './follow-up';
@@ -20,8 +20,8 @@ export const PLAN_PROBLEM_CODES: ReadonlySet<ProblemCode> = new Set([
 /** Problems with what a worker reported about its data, other than gaps to re-check. */
 export const OBSERVATION_PROBLEM_CODES: ReadonlySet<ProblemCode> = new Set(['observed_outside_assignment', 'ids_unexpected', 'inconsistent_observation']);
 
-/** Gap states that leave nothing to doubt: confirmed empty by a re-check, or data found and folded in. */
-const RESOLVED = new Set(['confirmed_empty', 'data_found']);
+/** Gap states that leave nothing to doubt: confirmed empty by another source, or data found and folded in. */
+const RESOLVED: ReadonlySet<string> = new Set(SETTLED_GAP_STATUSES);
 
 /** One observed gap with what its re-check (if any) concluded. */
 export interface ResolvedGap {
