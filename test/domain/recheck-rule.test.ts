@@ -153,6 +153,37 @@ describe('an ok outcome that read nothing (its worker asked no source)', () => {
   });
 });
 
+describe("the starter's step 6: a worker told to skip vendor/ (examples/starter)", () => {
+  it('reports the skipped file as not inspected, re-read by the same kind and left unconfirmed, never as an unreachable source', () => {
+    const files = [{ path: 'src/app.ts' }, { path: 'src/util.ts' }, { path: 'vendor/left-pad.js' }];
+    const delegation = { deadlineSeconds: 30, budget: { modelCalls: 1, estimatedCostPerCall: 1 } };
+    const manifest = manifestOf({
+      universe: { dimension: 'paths', files },
+      subtasks: [
+        { id: 'R1', worker: 'todo-review', round: 1, assigned: { files: files.slice(0, 2) }, ...delegation },
+        { id: 'R2', worker: 'todo-review', round: 1, assigned: { files: files.slice(2) }, input: { ignore: ['vendor/'] }, ...delegation },
+      ],
+      sources: { 'todo-review': { label: 'repository', recordNoun: 'lines' } },
+    });
+    // R1 reads its two files (6 + 3 lines); R2 asks for nothing: ok, an empty observation.
+    const readNothing = (id: string) => outcome({ subtaskId: id, state: 'ok', observed: { files: [], recordCount: 0 }, sourcesReached: 0, reason: READ_NOTHING });
+    const first = [outcome({ subtaskId: 'R1', state: 'ok', observed: { files: files.slice(0, 2), recordCount: 9 }, sourcesReached: 2 }), readNothing('R2')];
+    const { manifest: both, recheck } = afterRecheck(manifest, first);
+    // No alternate source: the same kind, with the same input, re-reads exactly the skipped file.
+    expect(recheck).toMatchObject({ id: 'R2.g1', worker: 'todo-review', input: { ignore: ['vendor/'] }, assigned: { files: [{ path: 'vendor/left-pad.js' }] } });
+
+    const coverage = buildCoverage(both, [...first, readNothing('R2.g1')]);
+    expect(coverage.problems.map((p) => [p.code, p.subtaskIds])).toEqual([['lines_not_inspected', ['R2']]]);
+    expect(coverage.gaps).toEqual([
+      { files: [{ path: 'vendor/left-pad.js' }], kind: 'observed', subtaskId: 'R2', status: 'unconfirmed_empty', recheckedAgainst: 'todo-review', recheckSubtaskId: 'R2.g1', records: 0 },
+    ]);
+    expect(coverage.complete).toBe(false);
+    expect(coverage.statement).toBe(
+      'Coverage: three files, two partitions, no overlaps. One gap (vendor/left-pad.js) re-read from the repository, which again read none of it; no other source confirmed it.',
+    );
+  });
+});
+
 /** How a random re-check ended. */
 const recheckFate = fc.constantFrom('ok', 'read_nothing', 'empty', 'unreachable', 'timed_out', 'missing');
 
