@@ -1,4 +1,16 @@
-import { SETTLED_GAP_STATUSES, UnreadReason, type Coverage, type CoverageGap, type CoverageOverlap, type DispatchedSubtask, type Manifest, type Outcome, type Problem, type ProblemCode, type Scope } from '../contract';
+import {
+  SETTLED_GAP_STATUSES,
+  UnreadReason,
+  type Coverage,
+  type CoverageGap,
+  type CoverageOverlap,
+  type DispatchedSubtask,
+  type Manifest,
+  type Outcome,
+  type Problem,
+  type ProblemCode,
+  type Scope,
+} from '../contract';
 import { algebraFor, hasRegion, regionOf } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
 import { followUpsLeftByBound, type FollowUpsLeft } from './follow-up';
