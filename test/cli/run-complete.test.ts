@@ -73,7 +73,8 @@ describe('tessera run, when the answer is incomplete', () => {
   });
 
   it('still exits 2 for a failed run with --require-complete: failure outranks incompleteness', async () => {
-    const failed: RunResource = { ...scoutRun(), status: 'failed', error: { code: 'RequiredGapError', message: 'required coverage is missing: C.r2:timed_out' } };
+    const error = { code: 'RequiredGapError', message: 'required coverage is missing: C.r2:timed_out' };
+    const failed: RunResource = { ...scoutRun(), status: 'failed', error };
     const result = await tessera(['run', 'examples/scout-required.json', '--require-complete', ...(await serve(failed))]);
     expect(result.code).toBe(RUN_EXIT.notSucceeded);
     expect(result.out.split('\n').slice(0, 3)).toEqual([
@@ -86,7 +87,8 @@ describe('tessera run, when the answer is incomplete', () => {
   it('lists at most ten unsettled gaps, then how many more', async () => {
     const ids = Array.from({ length: 12 }, (_, i) => `crm:${String(i + 1).padStart(2, '0')}`);
     const run = scoutRun();
-    const coverage = { ...run.answer!.coverage, gaps: ids.map((id) => ({ ids: [id], kind: 'observed' as const, subtaskId: 'C', status: 'unchecked' as const })) };
+    const gaps = ids.map((id) => ({ ids: [id], kind: 'observed' as const, subtaskId: 'C', status: 'unchecked' as const }));
+    const coverage = { ...run.answer!.coverage, gaps };
     const result = await tessera(['run', 'examples/scout.json', ...(await serve({ ...run, answer: { ...run.answer!, coverage } }))]);
     const lines = result.out.split('\n');
     const unsettled = lines.slice(lines.findIndex((line) => line.startsWith('Unsettled')), lines.findIndex((line) => line.startsWith('Answer')));
@@ -99,7 +101,9 @@ describe('tessera run, when the answer is incomplete', () => {
   it('documents --require-complete and every exit status in --help', async () => {
     const help = await tessera(['run', '--help']);
     expect(help.code).toBe(0);
-    expect(help.out.split('\n')[0]).toBe('usage: tessera run FILE [--json] [--require-complete] [--api URL] [--token JWT] [--idempotency-key KEY] [--workers PATH]');
+    expect(help.out.split('\n')[0]).toBe(
+      'usage: tessera run FILE [--json] [--require-complete] [--api URL] [--token JWT] [--idempotency-key KEY] [--workers PATH]',
+    );
     expect(help.out).toContain('  0  the run succeeded (with an incomplete answer too, unless --require-complete)');
     expect(help.out).toContain('  2  the run failed or was cancelled (its coverage is still printed)');
     expect(help.out).toContain('  3  --require-complete: the run succeeded, but its answer is not complete');

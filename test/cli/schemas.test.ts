@@ -37,7 +37,8 @@ describe('schemas/', () => {
       const policy = (root.properties as { policy: JsonNode }).policy;
       expect(described(policy)).toBe(true);
       const fields = propertiesOf(policy);
-      expect(fields.map((f) => f.path)).toEqual(['.retry', '.onRequiredGap', '.onOptionalGap', '.maxRounds', '.retry.timed_out', '.retry.invalid', '.retry.empty']);
+      const paths = ['.retry', '.onRequiredGap', '.onOptionalGap', '.maxRounds', '.retry.timed_out', '.retry.invalid', '.retry.empty'];
+      expect(fields.map((f) => f.path)).toEqual(paths);
       expect(fields.filter((f) => !described(f.schema)).map((f) => f.path)).toEqual([]);
       // Each description states the field's default, as docs/api.md does.
       for (const { schema } of fields.filter((f) => f.path !== '.retry')) expect(schema.description).toMatch(/default/i);

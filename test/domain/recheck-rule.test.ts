@@ -69,7 +69,8 @@ describe('a gap re-read by the kind that left it', () => {
     expect(coverage.complete).toBe(false);
     expect(coverage.degradedReason).toEqual(['H.g1:unconfirmed_empty']);
     expect(coverage.statement).toBe(
-      'Coverage: six tickets, one partition, no overlaps. One gap (ids t-4 and t-5) re-read from the helpdesk, which again returned nothing; no other source confirmed it.',
+      'Coverage: six tickets, one partition, no overlaps. ' +
+        'One gap (ids t-4 and t-5) re-read from the helpdesk, which again returned nothing; no other source confirmed it.',
     );
   });
 
@@ -89,7 +90,9 @@ describe('a gap re-read by the kind that left it', () => {
   it('is settled when the same kind finds the data this time: data_found, complete', () => {
     const { manifest: both } = afterRecheck(manifest, first);
     const coverage = buildCoverage(both, [...first, okIds('H.g1', DROPPED)]);
-    expect(coverage.gaps).toEqual([{ ids: DROPPED, kind: 'observed', subtaskId: 'H', status: 'data_found', recheckedAgainst: 'helpdesk', recheckSubtaskId: 'H.g1', records: 2 }]);
+    expect(coverage.gaps).toEqual([
+      { ids: DROPPED, kind: 'observed', subtaskId: 'H', status: 'data_found', recheckedAgainst: 'helpdesk', recheckSubtaskId: 'H.g1', records: 2 },
+    ]);
     expect(coverage.complete).toBe(true);
   });
 
@@ -124,13 +127,19 @@ describe('a gap re-checked against another source', () => {
 
   it('is dispatched with the input its kind takes: the primary maps its own (recheckInput); same-kind re-checks and retries keep theirs', () => {
     const catalog = catalogOf([
-      kindInfo({ kind: 'helpdesk-mirrored', dimension: 'ids', alternateSource: 'ticket-export', recheckInput: (input) => ({ format: 'csv', rows: Number(input?.pageSize) * 5 }) }),
+      kindInfo({
+        kind: 'helpdesk-mirrored',
+        dimension: 'ids',
+        alternateSource: 'ticket-export',
+        recheckInput: (input) => ({ format: 'csv', rows: Number(input?.pageSize) * 5 }),
+      }),
       kindInfo({ kind: 'ticket-export', dimension: 'ids' }),
       kindInfo({ kind: 'helpdesk', dimension: 'ids' }),
     ]);
     const planned = planNextRound(manifest, first);
     expect(planned[0]?.input).toEqual({ pageSize: 20 });
-    expect(withRecheckInputs(planned, manifest, catalog).map((s) => [s.id, s.worker, s.input])).toEqual([['H.g1', 'ticket-export', { format: 'csv', rows: 100 }]]);
+    const mapped = withRecheckInputs(planned, manifest, catalog);
+    expect(mapped.map((s) => [s.id, s.worker, s.input])).toEqual([['H.g1', 'ticket-export', { format: 'csv', rows: 100 }]]);
 
     const same = helpdeskRun('helpdesk', { input: { pageSize: 20 } });
     expect(withRecheckInputs(planNextRound(same, first), same, catalog).map((s) => s.input)).toEqual([{ pageSize: 20 }]);
@@ -143,10 +152,20 @@ describe('an ok outcome that read nothing (its worker asked no source)', () => {
   it('leaves its whole time assignment as an observed gap, never a silent "complete"', () => {
     const manifest = manifestOf({
       universe: { dimension: 'time', from: '2025-01-01', toExclusive: '2025-02-01' },
-      subtasks: [{ id: 'A', worker: 'transaction-feed', round: 1, deadlineSeconds: 30, budget: { modelCalls: 1, estimatedCostPerCall: 1 }, assigned: { from: '2025-01-01', toExclusive: '2025-02-01' } }],
+      subtasks: [
+        {
+          id: 'A',
+          worker: 'transaction-feed',
+          round: 1,
+          deadlineSeconds: 30,
+          budget: { modelCalls: 1, estimatedCostPerCall: 1 },
+          assigned: { from: '2025-01-01', toExclusive: '2025-02-01' },
+        },
+      ],
       policy: { maxRounds: 1 },
     });
-    const nothing = outcome({ subtaskId: 'A', state: 'ok', observed: { minDate: null, maxDate: null, recordCount: 0 }, sourcesReached: 0, reason: READ_NOTHING });
+    const observed = { minDate: null, maxDate: null, recordCount: 0 };
+    const nothing = outcome({ subtaskId: 'A', state: 'ok', observed, sourcesReached: 0, reason: READ_NOTHING });
     const coverage = buildCoverage(manifest, [nothing]);
     expect(coverage.gaps).toEqual([{ from: '2025-01-01', toExclusive: '2025-02-01', kind: 'observed', subtaskId: 'A', status: 'unchecked' }]);
     expect(coverage.complete).toBe(false);
@@ -166,20 +185,35 @@ describe("the starter's step 6: a worker told to skip vendor/ (examples/starter)
       sources: { 'todo-review': { label: 'repository', recordNoun: 'lines' } },
     });
     // R1 reads its two files (6 + 3 lines); R2 asks for nothing: ok, an empty observation.
-    const readNothing = (id: string) => outcome({ subtaskId: id, state: 'ok', observed: { files: [], recordCount: 0 }, sourcesReached: 0, reason: READ_NOTHING });
+    const readNothing = (id: string) =>
+      outcome({ subtaskId: id, state: 'ok', observed: { files: [], recordCount: 0 }, sourcesReached: 0, reason: READ_NOTHING });
     const first = [outcome({ subtaskId: 'R1', state: 'ok', observed: { files: files.slice(0, 2), recordCount: 9 }, sourcesReached: 2 }), readNothing('R2')];
     const { manifest: both, recheck } = afterRecheck(manifest, first);
     // No alternate source: the same kind, with the same input, re-reads exactly the skipped file.
-    expect(recheck).toMatchObject({ id: 'R2.g1', worker: 'todo-review', input: { ignore: ['vendor/'] }, assigned: { files: [{ path: 'vendor/left-pad.js' }] } });
+    expect(recheck).toMatchObject({
+      id: 'R2.g1',
+      worker: 'todo-review',
+      input: { ignore: ['vendor/'] },
+      assigned: { files: [{ path: 'vendor/left-pad.js' }] },
+    });
 
     const coverage = buildCoverage(both, [...first, readNothing('R2.g1')]);
     expect(coverage.problems.map((p) => [p.code, p.subtaskIds])).toEqual([['lines_not_inspected', ['R2']]]);
     expect(coverage.gaps).toEqual([
-      { files: [{ path: 'vendor/left-pad.js' }], kind: 'observed', subtaskId: 'R2', status: 'unconfirmed_empty', recheckedAgainst: 'todo-review', recheckSubtaskId: 'R2.g1', records: 0 },
+      {
+        files: [{ path: 'vendor/left-pad.js' }],
+        kind: 'observed',
+        subtaskId: 'R2',
+        status: 'unconfirmed_empty',
+        recheckedAgainst: 'todo-review',
+        recheckSubtaskId: 'R2.g1',
+        records: 0,
+      },
     ]);
     expect(coverage.complete).toBe(false);
     expect(coverage.statement).toBe(
-      'Coverage: three files, two partitions, no overlaps. One gap (vendor/left-pad.js) re-read from the repository, which again read none of it; no other source confirmed it.',
+      'Coverage: three files, two partitions, no overlaps. ' +
+        'One gap (vendor/left-pad.js) re-read from the repository, which again read none of it; no other source confirmed it.',
     );
   });
 });
@@ -202,7 +236,9 @@ describe('the re-check rule over random runs', () => {
           const outcomes = [...first];
           const recheck = planned[0];
           if (recheck && fate === 'ok') outcomes.push(okIds(recheck.id, 'ids' in recheck.assigned ? recheck.assigned.ids : []));
-          if (recheck && fate === 'read_nothing') outcomes.push(outcome({ subtaskId: recheck.id, state: 'ok', observed: { ids: [], recordCount: 0 }, sourcesReached: 0 }));
+          if (recheck && fate === 'read_nothing') {
+            outcomes.push(outcome({ subtaskId: recheck.id, state: 'ok', observed: { ids: [], recordCount: 0 }, sourcesReached: 0 }));
+          }
           if (recheck && (fate === 'empty' || fate === 'unreachable')) outcomes.push(emptyIds(recheck.id, fate === 'empty' ? 1 : 0));
           if (recheck && fate === 'timed_out') outcomes.push(outcome({ subtaskId: recheck.id, state: 'timed_out', observed: null }));
           const coverage = buildCoverage(both, outcomes);

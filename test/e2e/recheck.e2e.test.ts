@@ -34,7 +34,9 @@ describe('re-checks: only another source confirms a gap', () => {
       complete: false,
       missingQuestions: [],
       degradedReason: ['A.g1:unconfirmed_empty'],
-      gaps: [{ ids: DROPPED, kind: 'observed', subtaskId: 'A', status: 'unconfirmed_empty', recheckedAgainst: 'helpdesk', recheckSubtaskId: 'A.g1', records: 0 }],
+      gaps: [
+        { ids: DROPPED, kind: 'observed', subtaskId: 'A', status: 'unconfirmed_empty', recheckedAgainst: 'helpdesk', recheckSubtaskId: 'A.g1', records: 0 },
+      ],
     });
     expect(run.answer?.coverage.statement).toContain(
       'One gap (ids T-017, T-018 and T-019) re-read from the helpdesk, which again returned nothing; no other source confirmed it.',
@@ -62,7 +64,12 @@ describe('re-checks: only another source confirms a gap', () => {
     const run = await runToEnd(backlog('helpdesk-mirrored', { input: { pageSize: 20 } }));
 
     expect(run.status).toBe('succeeded');
-    expect(subtask(run, 'A.g1')).toMatchObject({ worker: 'ticket-export', state: 'ok', assigned: { ids: DROPPED }, observed: { ids: DROPPED, recordCount: 3 } });
+    expect(subtask(run, 'A.g1')).toMatchObject({
+      worker: 'ticket-export',
+      state: 'ok',
+      assigned: { ids: DROPPED },
+      observed: { ids: DROPPED, recordCount: 3 },
+    });
     expect(run.answer?.coverage).toMatchObject({
       complete: true,
       degradedReason: [],
