@@ -1,10 +1,12 @@
 /**
- * The example app plus the fault-injection kind `chaos`: the worker module of a stack that runs
- * the end-to-end fault suite (`-c tessera:faultInjection=true`) and of the local cloud that suite
- * starts. A production stack deploys `workers.ts`, which has no `chaos` kind and no queue for it.
+ * The example app plus the fault-injection kind `chaos` and the re-check kinds of the helpdesk
+ * (`helpdesk`, `helpdesk-mirrored`, `ticket-export`): the worker module of a stack that runs the
+ * end-to-end fault suite (`-c tessera:faultInjection=true`) and of the local cloud that suite
+ * starts. A production stack deploys `workers.ts`, which has none of them and no queue for them.
  */
 import { createRegistry } from '../../lib/workers';
 import { chaosKind } from './chaos';
+import { helpdesk, helpdeskMirrored, ticketExport } from './helpdesk';
 import { createReferenceKinds } from './kinds';
 
-export const registry = createRegistry([...createReferenceKinds(), chaosKind]);
+export const registry = createRegistry([...createReferenceKinds(), chaosKind, helpdesk, helpdeskMirrored, ticketExport]);

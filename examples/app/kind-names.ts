@@ -17,4 +17,11 @@ export const KIND_NAMES = {
   cateringQuote: 'catering-quote',
   /** The fault-injection kind, only in `fault-workers.ts`. */
   chaos: 'chaos',
+  /** The re-check kinds of the end-to-end suite (examples/app/helpdesk.ts), only in `fault-workers.ts`. */
+  helpdesk: 'helpdesk',
+  helpdeskMirrored: 'helpdesk-mirrored',
+  ticketExport: 'ticket-export',
 } as const;
+
+/** The kinds only `fault-workers.ts` registers: a production deployment of `workers.ts` has none of them. */
+export const FAULT_SUITE_KINDS: readonly string[] = [KIND_NAMES.chaos, KIND_NAMES.helpdesk, KIND_NAMES.helpdeskMirrored, KIND_NAMES.ticketExport];

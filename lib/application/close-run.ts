@@ -1,7 +1,7 @@
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import type { Answer, Coverage, RunStatus } from '../contract';
-import { buildCoverage, currentRound, decideStatus, planFollowUps, reconcile, synthesisInputs, type Reconciliation } from '../domain';
+import { buildCoverage, currentRound, decideStatus, planFollowUps, reconcile, synthesisInputs, withRecheckInputs, type Reconciliation } from '../domain';
 
 type StatusDecision = ReturnType<typeof decideStatus>;
 import { METRIC_DIMENSIONS, METRICS } from '../observability/metrics';
@@ -148,7 +148,9 @@ export const reconcileRun =
       const next = planFollowUps(manifest, read.outcomes, reconciliation, undefined, deps.paths);
       if (next.subtasks.length > 0) {
         const at = read.uncommittedDispatchedAt ?? new Date(deps.now()).toISOString();
-        const input = { ...ref, round: round + 1, subtasks: next.subtasks, dispatchedAt: at, notFollowedUp: next.notFollowedUp };
+        // A re-check by an alternate kind that takes another input gets it mapped here, as planned.
+        const subtasks = withRecheckInputs(next.subtasks, manifest, deps.registry.catalog());
+        const input = { ...ref, round: round + 1, subtasks, dispatchedAt: at, notFollowedUp: next.notFollowedUp };
         if (await appendUnlessCancelled(deps.ledger, input)) return { next: 'dispatch', ...ref, round: round + 1 };
         // Cancelled meanwhile: the run closes as a cancelled run, with what it has.
         runStatus = 'cancelled';

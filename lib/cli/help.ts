@@ -20,7 +20,17 @@ export const COMMAND_HELP = {
   },
   run: {
     summary: 'run a request against the local cloud (or --api URL) with live progress; print the answer and its coverage',
-    usage: 'tessera run FILE [--json] [--api URL] [--token JWT] [--idempotency-key KEY] [--workers PATH]',
+    usage: 'tessera run FILE [--json] [--require-complete] [--api URL] [--token JWT] [--idempotency-key KEY] [--workers PATH]',
+    details: [
+      'A run that succeeded with an incomplete answer (a question unanswered, a gap no other source settled) prints',
+      '"succeeded, incomplete", then the missing questions and the unsettled gaps.',
+      '',
+      'exit status:',
+      '  0  the run succeeded (with an incomplete answer too, unless --require-complete)',
+      '  1  a usage or request error, or waiting for the accepted run failed',
+      '  2  the run failed or was cancelled (its coverage is still printed)',
+      '  3  --require-complete: the run succeeded, but its answer is not complete',
+    ].join('\n'),
   },
   runs: {
     summary: 'list your runs, newest first (GET /runs): --status, --limit, --json',
@@ -30,4 +40,4 @@ export const COMMAND_HELP = {
     summary: 'start the local cloud (DynamoDB Local, SQS, Step Functions, Lambda, HTTP API) until Ctrl-C',
     usage: 'tessera serve [--port N] [--run FILE] [--workers PATH] [--verbose] [--lambda-port N] [--sfn-port N] [--dynamodb-port N] [--sqs-port N]',
   },
-} as const satisfies Record<string, Pick<Command, 'summary' | 'usage'>>;
+} as const satisfies Record<string, Pick<Command, 'summary' | 'usage' | 'details'>>;

@@ -7,7 +7,7 @@ import { recordPhase } from '../local/startup-trace';
  * listing the commands or `tessera run --help` loads none of them, and `tessera run` does not pay
  * for the imports of the other commands (the model settings of `plan`, the local cloud of `serve`).
  */
-const onDemand = (help: Pick<Command, 'summary' | 'usage'>, load: () => Promise<Command>): Command => ({
+const onDemand = (help: Pick<Command, 'summary' | 'usage' | 'details'>, load: () => Promise<Command>): Command => ({
   ...help,
   run: async (args, io) => {
     const command = await load();

@@ -78,6 +78,17 @@ const gapRow = (dimension: Universe['dimension'], gap: CoverageGap): string[] =>
 };
 
 /**
+ * One gap on one line: where it is, who left it, and its status with the re-check that set it.
+ *
+ * @example
+ * gapLine('ids', unconfirmed) // 'T-017, T-018, T-019  observed by A, unconfirmed_empty (A.g1 against helpdesk)'
+ */
+export const gapLine = (dimension: Universe['dimension'], gap: CoverageGap): string => {
+  const [region, origin, status, recheck] = gapRow(dimension, gap);
+  return printable(`${region ? `${region}  ` : ''}${origin}, ${status}${recheck ? ` (${recheck})` : ''}`);
+};
+
+/**
  * A coverage report for people: the statement first, then the structured fields behind it.
  *
  * @example

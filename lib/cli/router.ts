@@ -21,6 +21,8 @@ export interface Command {
   readonly summary: string;
   /** `tessera plan FILE [--json]`. */
   readonly usage: string;
+  /** More for `--help`, after the summary: what the flags do, the exit codes. */
+  readonly details?: string;
   /** Runs with the arguments after the command name; resolves to the exit code. */
   run(args: readonly string[], io: CliIo): Promise<number>;
 }
@@ -140,7 +142,7 @@ export const runCli = async (argv: readonly string[], commands: CommandTable, io
     return 1;
   }
   if (args.some((a) => HELP.has(a))) {
-    io.out(`usage: ${command.usage}\n\n${command.summary}`);
+    io.out(`usage: ${command.usage}\n\n${command.summary}${command.details ? `\n\n${command.details}` : ''}`);
     return 0;
   }
   try {

@@ -1,6 +1,6 @@
-import type { Observed, RunResource, SubtaskView } from '../contract';
+import { SETTLED_GAP_STATUSES, type Observed, type RunResource, type SubtaskView } from '../contract';
 import { BAR_LEGEND, coverageBar } from './coverage-bar';
-import { printable, table } from './output';
+import { gapLine, printable, table } from './output';
 
 /**
  * One line of live progress.
@@ -34,17 +34,50 @@ const subtaskRow = (s: SubtaskView): string[] => [
   [s.reason, s.late?.length ? `late result kept (${s.late.length})` : undefined].filter(Boolean).join('; '),
 ];
 
+/** Unsettled gaps shown one per line; a run of 100,000 ids can have more, which are counted. */
+const SHOWN_GAPS = 10;
+
+/** A question of the request, as `tessera run` read it from the file. */
+export interface RequestQuestion {
+  readonly id: string;
+  readonly text?: string | undefined;
+}
+
 /**
- * The finished run for people: status, answer, coverage statement and every subtask.
+ * How the run ended, for its first line: a run that succeeded with an incomplete answer says so,
+ * so nobody mistakes it for a whole answer.
+ *
+ * @example
+ * runOutcome(scoutRun) // 'succeeded, incomplete'
+ */
+export const runOutcome = (run: RunResource): string =>
+  run.status === 'succeeded' && run.answer?.coverage.complete === false ? 'succeeded, incomplete' : run.status;
+
+/** `Missing` and `Unsettled` lines: what an incomplete answer lacks, before anything else is read. */
+const incompleteLines = (run: RunResource, questions: readonly RequestQuestion[]): string[] => {
+  const coverage = run.answer?.coverage;
+  if (!coverage || coverage.complete) return [];
+  const text = new Map(questions.map((q) => [q.id, q.text]));
+  const missing = coverage.missingQuestions.map((id) => (text.get(id) ? `${id} (${text.get(id)})` : id));
+  const unsettled = coverage.gaps.filter((gap) => !SETTLED_GAP_STATUSES.includes(gap.status)).map((gap) => gapLine(run.universe.dimension, gap));
+  const shown = unsettled.length > SHOWN_GAPS ? [...unsettled.slice(0, SHOWN_GAPS), `… and ${unsettled.length - SHOWN_GAPS} more`] : unsettled;
+  const block = (label: string, items: readonly string[]) => items.map((item, i) => `${i === 0 ? label.padEnd(10) : ' '.repeat(10)}${item}`);
+  return [...block('Missing', missing), ...block('Unsettled', shown)];
+};
+
+/**
+ * The finished run for people: status (`succeeded, incomplete` when the answer is not complete,
+ * then the missing questions and the unsettled gaps), answer, coverage statement and every subtask.
+ * `questions` are the request's, to name each missing question by its text.
  *
  * @example
  * formatRun(run).split('\n')[0] // 'Run 3f2c… succeeded'
  */
-export const formatRun = (run: RunResource): string => {
+export const formatRun = (run: RunResource, questions: readonly RequestQuestion[] = []): string => {
   const statement = run.answer?.coverage.statement ?? '';
   const text = run.answer?.text ?? '';
   const answer = statement && text.endsWith(statement) ? text.slice(0, -statement.length).trim() : text;
-  const lines = [`Run ${run.runId} ${run.status}`];
+  const lines = [`Run ${run.runId} ${runOutcome(run)}`, ...incompleteLines(run, questions)];
   if (run.error) lines.push(`Error     ${run.error.code}: ${run.error.message}`);
   if (answer) lines.push(`Answer    ${answer}`);
   if (run.answer && Object.keys(run.answer.result).length > 0) lines.push(`Result    ${JSON.stringify(run.answer.result)}`);

@@ -1,17 +1,22 @@
+import { z } from 'zod';
 import { createTesseraClient, RunWaitTimeout, TesseraApiError, type TesseraClient } from '../client';
 import type { PlanWarning, RunResource, SubtaskView } from '../contract';
 import { UsageError } from './errors';
 import { tracePhase } from '../local/startup-trace';
 import { readLocalState } from './local-state';
 import { formatProblems, formatWarnings, printable } from './output';
-import { formatRun, progressLine } from './run-output';
+import { formatRun, progressLine, type RequestQuestion } from './run-output';
 import { fileArgs, readJson, type CliIo, type Command } from './router';
 import { COMMAND_HELP } from './help';
 
 const USAGE = COMMAND_HELP.run.usage;
 
-/** Exit codes of `tessera run`: the run's ending, or a problem with the call itself. */
-export const RUN_EXIT = { succeeded: 0, requestError: 1, notSucceeded: 2 } as const;
+/**
+ * Exit codes of `tessera run`: the run's ending, or a problem with the call itself. `incomplete`
+ * only with `--require-complete`: the run succeeded, but its answer is not complete (a question
+ * unanswered, a gap unsettled); without the flag such a run exits 0, as every succeeded run does.
+ */
+export const RUN_EXIT = { succeeded: 0, requestError: 1, notSucceeded: 2, incomplete: 3 } as const;
 
 /** Where runs go: a URL and a token, and what to stop afterwards (an in-process local cloud). */
 export interface RunTarget {
@@ -89,7 +94,21 @@ export interface ReportOptions {
   readonly apiUrl: string;
   /** A local cloud, whose runs live in memory and end with it. */
   readonly local: boolean;
+  /** `--require-complete`: a succeeded run whose answer is not complete exits `RUN_EXIT.incomplete`. */
+  readonly requireComplete?: boolean;
 }
+
+/** The request's questions, to name each missing one by its text; none when the file has no valid list. */
+const questionsOf = (body: unknown): RequestQuestion[] => {
+  const parsed = z.object({ questions: z.array(z.object({ id: z.string(), text: z.string().optional() })) }).safeParse(body);
+  return parsed.success ? parsed.data.questions : [];
+};
+
+/** The exit code of a run that ended. */
+const exitOf = (run: RunResource, requireComplete: boolean): number => {
+  if (run.status !== 'succeeded') return RUN_EXIT.notSucceeded;
+  return requireComplete && run.answer?.coverage.complete !== true ? RUN_EXIT.incomplete : RUN_EXIT.succeeded;
+};
 
 /**
  * Submits a run request, shows progress while it runs, and prints the run: the answer, its
@@ -125,8 +144,8 @@ export const submitAndReport = async (io: CliIo, client: TesseraClient, body: un
     return RUN_EXIT.requestError;
   }
   progress.done();
-  io.out(options.json ? JSON.stringify(run, null, 2) : formatRun(await withEverySubtask(client, run)));
-  return run.status === 'succeeded' ? RUN_EXIT.succeeded : RUN_EXIT.notSucceeded;
+  io.out(options.json ? JSON.stringify(run, null, 2) : formatRun(await withEverySubtask(client, run), questionsOf(body)));
+  return exitOf(run, options.requireComplete ?? false);
 };
 
 /**
@@ -151,7 +170,8 @@ const resolveTarget = async (values: ReadonlyMap<string, string>, io: CliIo, sta
 /**
  * `tessera run FILE`: runs a request against the local cloud (started in this process when
  * none is running) or, with `--api`, against a deployed stack. Exit 0 when the run succeeded,
- * 2 when it failed or was cancelled (its coverage is still printed), 1 on a usage or request error.
+ * 2 when it failed or was cancelled (its coverage is still printed), 1 on a usage or request error;
+ * with `--require-complete`, 3 when it succeeded with an incomplete answer.
  *
  * @example
  * await createRunCommand({ startLocal }).run(['examples/tax-2025.json'], processIo());
@@ -159,13 +179,14 @@ const resolveTarget = async (values: ReadonlyMap<string, string>, io: CliIo, sta
 export const createRunCommand = (options: { startLocal: StartLocal }): Command => ({
   ...COMMAND_HELP.run,
   run: async (args, io) => {
-    const parsed = fileArgs('run', USAGE, args, { flags: ['json'], options: ['api', 'token', 'idempotency-key', 'workers'] });
+    const parsed = fileArgs('run', USAGE, args, { flags: ['json', 'require-complete'], options: ['api', 'token', 'idempotency-key', 'workers'] });
     const body = await readJson(io, parsed.file);
     const target = await resolveTarget(parsed.values, io, options.startLocal);
     try {
       const client = createTesseraClient({ apiUrl: target.apiUrl, token: target.token });
       const key = parsed.values.get('idempotency-key');
-      return await submitAndReport(io, client, body, { json: parsed.flags.has('json'), apiUrl: target.apiUrl, local: target.local, ...(key ? { idempotencyKey: key } : {}) });
+      const report = { json: parsed.flags.has('json'), requireComplete: parsed.flags.has('require-complete'), apiUrl: target.apiUrl, local: target.local };
+      return await submitAndReport(io, client, body, { ...report, ...(key ? { idempotencyKey: key } : {}) });
     } finally {
       if (target.stop) await tracePhase('cloud.stop', () => target.stop?.());
     }

@@ -40,13 +40,15 @@ export const TenantId = z
   .string()
   .min(1, 'must not be empty')
   .refine(isWellFormed, 'must be well-formed Unicode (it has a lone surrogate)')
-  .refine((value) => utf8.encode(value).length <= TENANT_ID_MAX_BYTES, `must be at most ${TENANT_ID_MAX_BYTES} bytes of UTF-8`);
+  .refine((value) => utf8.encode(value).length <= TENANT_ID_MAX_BYTES, `must be at most ${TENANT_ID_MAX_BYTES} bytes of UTF-8`)
+  .describe('The tenant of the caller, from its JWT claim: 1-256 bytes of well-formed UTF-8.');
 export type TenantId = z.infer<typeof TenantId>;
 
 /** The `Idempotency-Key` header of `POST /runs`: 1-255 printable ASCII characters, no spaces. */
 export const IdempotencyKey = z
   .string()
-  .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 printable ASCII characters without spaces');
+  .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 printable ASCII characters without spaces')
+  .describe('A key that makes POST /runs idempotent: the same key and body answer with the same run.');
 
 /**
  * The body of an answer API Gateway gives itself, before or instead of the function: 401
@@ -54,5 +56,7 @@ export const IdempotencyKey = z
  * `Too Many Requests`, 503 `Service Unavailable` (the function took too long). Every other
  * non-2xx answer carries an `ErrorBody`.
  */
-export const GatewayError = z.object({ message: z.string() });
+export const GatewayError = z
+  .object({ message: z.string().describe("API Gateway's own message (Unauthorized, Too Many Requests…).") })
+  .describe('The body of an answer API Gateway gives itself, before or instead of the function.');
 export type GatewayError = z.infer<typeof GatewayError>;

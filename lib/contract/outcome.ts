@@ -3,12 +3,14 @@ import { FileScope, ItemId, Scope, TimePoint } from './scope';
 import { Hedge, HedgeMode, QuestionId, SubtaskBudget, SubtaskId, WorkerInput, WorkerKind } from './run-request';
 
 /** Every dispatched subtask ends in exactly one of these. */
-export const TerminalState = z.enum(['ok', 'timed_out', 'invalid', 'empty', 'cancelled']);
+export const TerminalState = z
+  .enum(['ok', 'timed_out', 'invalid', 'empty', 'cancelled'])
+  .describe('How a subtask ended: ok (valid output; records, or nothing asked), timed_out, invalid, empty (a source asked, no records), cancelled.');
 export type TerminalState = z.infer<typeof TerminalState>;
 
 /** Lifecycle states before a subtask is terminal. */
-export const LiveState = z.enum(['pending', 'running']);
-export const SubtaskState = z.union([LiveState, TerminalState]);
+export const LiveState = z.enum(['pending', 'running']).describe('A subtask not ended yet: pending (not claimed) or running.');
+export const SubtaskState = z.union([LiveState, TerminalState]).describe("A subtask's state: live, or how it ended.");
 export type SubtaskState = z.infer<typeof SubtaskState>;
 
 /**
@@ -16,89 +18,114 @@ export type SubtaskState = z.infer<typeof SubtaskState>;
  * processed, never written by the worker or a model. `minDate`/`maxDate` are inclusive and are
  * `null` exactly when `recordCount` is 0.
  */
+const recordCount = z.int().min(0).describe('Records the tools returned.');
 export const ObservedTime = z.object({
-  minDate: TimePoint.nullable(),
-  maxDate: TimePoint.nullable(),
-  recordCount: z.int().min(0),
+  minDate: TimePoint.nullable().describe('The first record\'s point (inclusive); null exactly when recordCount is 0.'),
+  maxDate: TimePoint.nullable().describe('The last record\'s point (inclusive); null exactly when recordCount is 0.'),
+  recordCount,
 });
-export const ObservedIds = z.object({ ids: z.array(ItemId), recordCount: z.int().min(0) });
-export const ObservedPaths = z.object({ files: z.array(FileScope), recordCount: z.int().min(0) });
-export const Observed = z.union([ObservedTime, ObservedIds, ObservedPaths]);
+export const ObservedIds = z.object({ ids: z.array(ItemId).describe('The ids the tools returned records for, or looked up.'), recordCount });
+export const ObservedPaths = z.object({ files: z.array(FileScope).describe('The files and line ranges the tools returned.'), recordCount });
+export const Observed = z
+  .union([ObservedTime, ObservedIds, ObservedPaths])
+  .describe('Coverage observed in the data the worker touched, recorded by its tools, never written by the worker or a model.');
 export type Observed = z.infer<typeof Observed>;
 export type ObservedTime = z.infer<typeof ObservedTime>;
 export type ObservedIds = z.infer<typeof ObservedIds>;
 export type ObservedPaths = z.infer<typeof ObservedPaths>;
 
-export const Usage = z.object({ modelCalls: z.int().min(0), estimatedCost: z.int().min(0) });
+export const Usage = z
+  .object({
+    modelCalls: z.int().min(0).describe('Model calls reserved (and charged, whatever their outcome).'),
+    estimatedCost: z.int().min(0).describe('Estimated cost units of those calls.'),
+  })
+  .describe('Model calls and estimated cost spent.');
 export type Usage = z.infer<typeof Usage>;
 
 /** A scoped tool refused a request outside the assignment. */
-export const Refusal = z.object({
-  tool: z.string(),
-  reason: z.string(),
-  /** What was asked for, summarised (never a payload). */
-  requested: z.string().optional(),
-});
+export const Refusal = z
+  .object({
+    tool: z.string().describe('The tool that refused.'),
+    reason: z.string().describe('Why: outside the assignment, arguments that do not match the tool…'),
+    /** What was asked for, summarised (never a payload). */
+    requested: z.string().optional().describe('What was asked for, summarised (never a payload).'),
+  })
+  .describe('A scoped tool refused a request outside the assignment.');
 export type Refusal = z.infer<typeof Refusal>;
 
 /** Comparison with a deterministic baseline, when the worker kind declares one (the catering example). */
-export const BaselineComparison = z.object({
-  matched: z.boolean(),
-  workerModelCalls: z.int().min(0),
-  baselineModelCalls: z.int().min(0),
-});
+export const BaselineComparison = z
+  .object({
+    matched: z.boolean().describe("Whether the worker's findings equal the baseline's."),
+    workerModelCalls: z.int().min(0).describe('Model calls the worker made.'),
+    baselineModelCalls: z.int().min(0).describe('Model calls the baseline made (none, by construction).'),
+  })
+  .describe('Comparison with a deterministic baseline, when the worker kind declares one (the catering example).');
 
 /** The outcome of one dispatched subtask, as recorded in the ledger. */
-export const Outcome = z.object({
-  subtaskId: SubtaskId,
-  state: TerminalState,
-  observed: Observed.nullable(),
-  sources: z.array(z.string()).default([]),
-  sourcesReached: z.int().min(0).default(0),
-  /** The worker kind's validated output. Synthesis reads it only when `state` is `ok`. */
-  findings: z.unknown().optional(),
-  usage: Usage.default({ modelCalls: 0, estimatedCost: 0 }),
-  /** Why the subtask is not ok, for people: `deadline 2025-…Z passed; never claimed`. */
-  reason: z.string().max(500).optional(),
-  refusals: z.array(Refusal).default([]),
-  baseline: BaselineComparison.optional(),
-});
+export const Outcome = z
+  .object({
+    subtaskId: SubtaskId,
+    state: TerminalState,
+    observed: Observed.nullable().describe('What its tools recorded; null when nothing was recorded (it never ran, or timed out).'),
+    sources: z.array(z.string()).default([]).describe('The sources that answered (a statement, a file, a feed).'),
+    sourcesReached: z.int().min(0).default(0).describe('How many sources answered; empty with 0 means a source was unreachable.'),
+    /** The worker kind's validated output. Synthesis reads it only when `state` is `ok`. */
+    findings: z.unknown().optional().describe("The worker kind's validated output; synthesis reads it only when state is ok."),
+    usage: Usage.default({ modelCalls: 0, estimatedCost: 0 }),
+    /** Why the subtask is not ok, for people: `deadline 2025-…Z passed; never claimed`. */
+    reason: z.string().max(500).optional().describe('Why it ended so, for people (deadline 2025-…Z passed; never claimed).'),
+    refusals: z.array(Refusal).default([]).describe('Requests its tools refused.'),
+    baseline: BaselineComparison.optional(),
+  })
+  .describe('The outcome of one dispatched subtask, as recorded in the ledger.');
 export type Outcome = z.infer<typeof Outcome>;
 export type OutcomeInput = z.input<typeof Outcome>;
 
 /** Who won a hedged subtask's race: a replica, or every piece (an original that wins records no winner). */
-export const HedgeWinner = z.discriminatedUnion('by', [
-  z.object({ by: z.enum(['original', 'replica']), id: SubtaskId }),
-  z.object({ by: z.literal('pieces'), ids: z.array(SubtaskId).min(1) }),
-]);
+export const HedgeWinner = z
+  .discriminatedUnion('by', [
+    z.object({ by: z.enum(['original', 'replica']).describe('The original or a replica won.'), id: SubtaskId }),
+    z.object({ by: z.literal('pieces').describe('The pieces won, together.'), ids: z.array(SubtaskId).min(1).describe('Every winning piece.') }),
+  ])
+  .describe("Who won a hedged subtask's race.");
 export type HedgeWinner = z.infer<typeof HedgeWinner>;
 
 /** How a subtask came to exist beyond the first round. */
-export const Lineage = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('retry'), of: SubtaskId, attempt: z.int().min(2) }),
-  z.object({ kind: z.literal('recheck'), of: SubtaskId, gap: Scope }),
-  /** A hedge copy of subtask `of`: replica or piece number `copy` (1-based), racing it on its allowance. */
-  z.object({ kind: z.literal('hedge'), of: SubtaskId, mode: HedgeMode, copy: z.int().min(1) }),
-]);
+export const Lineage = z
+  .discriminatedUnion('kind', [
+    z.object({ kind: z.literal('retry').describe('A retry of subtask of.'), of: SubtaskId, attempt: z.int().min(2).describe('The attempt number, from 2.') }),
+    z.object({ kind: z.literal('recheck').describe('The re-check of a gap subtask of left.'), of: SubtaskId, gap: Scope.describe('The gap it re-checks.') }),
+    /** A hedge copy of subtask `of`: replica or piece number `copy` (1-based), racing it on its allowance. */
+    z.object({
+      kind: z.literal('hedge').describe('A hedge copy of subtask of, racing it on its allowance.'),
+      of: SubtaskId,
+      mode: HedgeMode,
+      copy: z.int().min(1).describe('The replica or piece number, from 1.'),
+    }),
+  ])
+  .describe('How a subtask came to exist beyond the first round.');
 export type Lineage = z.infer<typeof Lineage>;
 
 /** One dispatched subtask with its immutable assignment. */
-export const DispatchedSubtask = z.object({
-  id: SubtaskId,
-  worker: WorkerKind,
-  round: z.int().min(1),
-  questionIds: z.array(QuestionId).default([]),
-  required: z.boolean().default(false),
-  justification: z.string().optional(),
-  assigned: Scope,
-  /** Absolute deadline, an ISO instant in UTC. */
-  deadline: z.string().optional(),
-  deadlineSeconds: z.int().min(1).optional(),
-  budget: SubtaskBudget.optional(),
-  input: WorkerInput.optional(),
-  model: z.string().optional(),
-  lineage: Lineage.optional(),
-  /** The hedge the subtask declared; its copies carry `lineage.kind: "hedge"` instead. */
-  hedge: Hedge.optional(),
-});
+export const DispatchedSubtask = z
+  .object({
+    id: SubtaskId,
+    worker: WorkerKind,
+    round: z.int().min(1).describe('The round that dispatched it: 1 for the plan, 2… for retries and re-checks.'),
+    questionIds: z.array(QuestionId).default([]).describe('The questions it answers.'),
+    required: z.boolean().default(false).describe('The answer needs it (policy.onRequiredGap applies to its gaps).'),
+    justification: z.string().optional().describe('Why the answer needs it, when required.'),
+    assigned: Scope.describe('Its immutable assignment, in the universe\'s dimension.'),
+    /** Absolute deadline, an ISO instant in UTC. */
+    deadline: z.string().optional().describe('Its absolute deadline, an ISO instant in UTC, fixed at dispatch.'),
+    deadlineSeconds: z.int().min(1).optional().describe('Seconds from dispatch to the deadline, as requested.'),
+    budget: SubtaskBudget.optional(),
+    input: WorkerInput.optional(),
+    model: z.string().optional().describe('The model it was given, when the request named one.'),
+    lineage: Lineage.optional(),
+    /** The hedge the subtask declared; its copies carry `lineage.kind: "hedge"` instead. */
+    hedge: Hedge.optional(),
+  })
+  .describe('One dispatched subtask with its immutable assignment.');
 export type DispatchedSubtask = z.infer<typeof DispatchedSubtask>;

@@ -32,17 +32,21 @@ export const RunListQuery = z.object({
 export type RunListQuery = z.infer<typeof RunListQuery>;
 
 /** One run as `GET /runs` lists it: the run resource's header fields, and whether its coverage is complete. */
-export const RunSummary = RunResource.pick({ runId: true, status: true, goal: true, createdAt: true, updatedAt: true, progress: true }).extend({
-  /** `answer.coverage.complete` once the run has ended with an answer; `null` before. */
-  complete: z.boolean().nullable(),
-});
+export const RunSummary = RunResource.pick({ runId: true, status: true, goal: true, createdAt: true, updatedAt: true, progress: true })
+  .extend({
+    /** `answer.coverage.complete` once the run has ended with an answer; `null` before. */
+    complete: z.boolean().nullable().describe('answer.coverage.complete once the run has ended with an answer; null before.'),
+  })
+  .describe('One run as GET /runs lists it.');
 export type RunSummary = z.infer<typeof RunSummary>;
 
 /** `200` body of `GET /runs`. `nextCursor` is present when there may be more runs. */
-export const RunList = z.object({
-  runs: z.array(RunSummary),
-  nextCursor: z.string().optional(),
-});
+export const RunList = z
+  .object({
+    runs: z.array(RunSummary).describe('Runs, newest first.'),
+    nextCursor: z.string().optional().describe('Present when there may be more runs: pass it as cursor.'),
+  })
+  .describe('200 body of GET /runs.');
 export type RunList = z.infer<typeof RunList>;
 
 /**

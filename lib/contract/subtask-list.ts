@@ -43,8 +43,10 @@ export const SubtaskListQuery = z.object({
 export type SubtaskListQuery = z.infer<typeof SubtaskListQuery>;
 
 /** `200` body of `GET /runs/{runId}/subtasks`: subtasks in id order; `nextCursor` is present while more follow. */
-export const SubtaskList = z.object({
-  subtasks: z.array(SubtaskView),
-  nextCursor: z.string().optional(),
-});
+export const SubtaskList = z
+  .object({
+    subtasks: z.array(SubtaskView).describe('Subtasks in id order.'),
+    nextCursor: z.string().optional().describe('Present while more follow: pass it as cursor.'),
+  })
+  .describe('200 body of GET /runs/{runId}/subtasks.');
 export type SubtaskList = z.infer<typeof SubtaskList>;

@@ -20,6 +20,11 @@ export interface WorkerKindInfo {
   readonly recordNoun: string;
   /** The kind that re-checks this kind's observed gaps against another source. */
   readonly alternateSource?: string;
+  /**
+   * Maps an input of this kind to its `alternateSource`'s, for a re-check of a gap this kind left
+   * ({@link withRecheckInputs}); absent when the two kinds take the same input.
+   */
+  recheckInput?(input: Readonly<Record<string, unknown>> | undefined): Record<string, unknown>;
   /** How long one subtask of this kind typically runs, in seconds, when the kind declares it. */
   readonly typicalSeconds?: number;
   /** Validates a subtask `input` against the kind's schema. An empty list means valid. */

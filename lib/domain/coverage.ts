@@ -1,4 +1,16 @@
-import { UnreadReason, type Coverage, type CoverageGap, type CoverageOverlap, type DispatchedSubtask, type Manifest, type Outcome, type Problem, type ProblemCode, type Scope } from '../contract';
+import {
+  SETTLED_GAP_STATUSES,
+  UnreadReason,
+  type Coverage,
+  type CoverageGap,
+  type CoverageOverlap,
+  type DispatchedSubtask,
+  type Manifest,
+  type Outcome,
+  type Problem,
+  type ProblemCode,
+  type Scope,
+} from '../contract';
 import { algebraFor, hasRegion, regionOf } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
 import { followUpsLeft, type FollowUpsLeft } from './follow-up';
@@ -19,8 +31,8 @@ export const PLAN_PROBLEM_CODES: ReadonlySet<ProblemCode> = new Set([
 /** Problems with what a worker reported about its data, other than gaps to re-check. */
 export const OBSERVATION_PROBLEM_CODES: ReadonlySet<ProblemCode> = new Set(['observed_outside_assignment', 'ids_unexpected', 'inconsistent_observation']);
 
-/** Gap states that leave nothing to doubt: confirmed empty by a re-check, or data found and folded in. */
-const RESOLVED = new Set(['confirmed_empty', 'data_found']);
+/** Gap states that leave nothing to doubt: confirmed empty by another source, or data found and folded in. */
+const RESOLVED: ReadonlySet<string> = new Set(SETTLED_GAP_STATUSES);
 
 /** One observed gap with what its re-check (if any) concluded. */
 export interface ResolvedGap {
@@ -30,19 +42,29 @@ export interface ResolvedGap {
   readonly recheck?: AttemptChain;
 }
 
-const resolution = (chain: AttemptChain | undefined): Pick<CoverageGap, 'status' | 'recheckedAgainst' | 'recheckSubtaskId' | 'records'> => {
+/**
+ * What a re-check concluded about its gap. The rule that makes a re-check evidence: only a source
+ * other than the one that missed the data can vouch that there was none. Data a re-check found is
+ * read data, whichever kind read it (`data_found`); an empty answer confirms the gap only when it
+ * came from another kind with a source reached (`confirmed_empty`). The same kind answering empty
+ * again, or a re-check that asked no source and read nothing, leaves the gap `unconfirmed_empty`.
+ */
+const resolution = (gap: ObservedGap, chain: AttemptChain | undefined): Pick<CoverageGap, 'status' | 'recheckedAgainst' | 'recheckSubtaskId' | 'records'> => {
   if (!chain) return { status: 'unchecked' };
   const base = { recheckedAgainst: chain.origin.worker, recheckSubtaskId: chain.latest.id };
-  if (chain.state === 'ok') return { ...base, status: 'data_found', records: chain.outcome?.observed?.recordCount ?? 0 };
+  const records = chain.outcome?.observed?.recordCount ?? 0;
+  if (chain.state === 'ok') return records > 0 ? { ...base, status: 'data_found', records } : { ...base, status: 'unconfirmed_empty', records: 0 };
   if (chain.state !== 'empty') return { ...base, status: 'recheck_failed' };
-  return (chain.outcome?.sourcesReached ?? 0) > 0 ? { ...base, status: 'confirmed_empty', records: 0 } : { ...base, status: 'source_unreachable' };
+  if ((chain.outcome?.sourcesReached ?? 0) === 0) return { ...base, status: 'source_unreachable' };
+  return { ...base, status: chain.origin.worker === gap.worker ? 'unconfirmed_empty' : 'confirmed_empty', records: 0 };
 };
 
 /**
  * Each observed gap with the outcome of its re-check (`<subtaskId>.g<n>` and its retries):
- * `data_found` (re-check `ok`), `confirmed_empty` (`empty` with a source reached),
- * `source_unreachable` (`empty`, none reached), `recheck_failed` (anything else) or
- * `unchecked` (no re-check dispatched).
+ * `data_found` (re-check `ok` with records), `confirmed_empty` (`empty` with a source reached, from
+ * a kind other than the one that left the gap), `unconfirmed_empty` (`empty` from that same kind,
+ * or `ok` having read nothing), `source_unreachable` (`empty`, none reached), `recheck_failed`
+ * (anything else) or `unchecked` (no re-check dispatched).
  *
  * @example
  * resolveGaps(reconcile(manifest, outcomes))[0].coverage.status // 'confirmed_empty'
@@ -52,8 +74,9 @@ export const resolveGaps = (reconciliation: Reconciliation, left: FollowUpsLeft 
   return reconciliation.observedGaps.map((gap) => {
     const id = recheckId(gap.subtaskId, gap.number);
     const recheck = rechecks.get(id);
-    const bound = recheck ? left.retries.has(recheck.latest.id) && !RESOLVED.has(resolution(recheck).status) : left.rechecks.has(id);
-    const coverage: CoverageGap = { ...gap.region, kind: 'observed', subtaskId: gap.subtaskId, ...resolution(recheck), ...(bound ? BOUND : {}) };
+    const status = resolution(gap, recheck);
+    const bound = recheck ? left.retries.has(recheck.latest.id) && !RESOLVED.has(status.status) : left.rechecks.has(id);
+    const coverage: CoverageGap = { ...gap.region, kind: 'observed', subtaskId: gap.subtaskId, ...status, ...(bound ? BOUND : {}) };
     return recheck ? { gap, coverage, recheck } : { gap, coverage };
   });
 };
@@ -88,11 +111,15 @@ export const planReason = (problem: Problem): string => {
  * Why a gap is unresolved: the gap's subtask and code when never re-checked, else the failed re-check.
  *
  * @example
- * gapReason(unchecked) // 'B:observed_ends_early'
- * gapReason(timedOut)  // 'B.g1:timed_out'
+ * gapReason(unchecked)   // 'B:observed_ends_early'
+ * gapReason(timedOut)    // 'B.g1:timed_out'
+ * gapReason(sameSource)  // 'H.g1:unconfirmed_empty' (the helpdesk re-read itself and again found nothing)
  */
-export const gapReason = (gap: ResolvedGap): string =>
-  gap.recheck ? `${gap.recheck.latest.id}:${reportedState(gap.recheck)}` : `${gap.gap.subtaskId}:${gap.gap.code}`;
+export const gapReason = (gap: ResolvedGap): string => {
+  if (!gap.recheck) return `${gap.gap.subtaskId}:${gap.gap.code}`;
+  // An empty answer nobody else confirmed is not an ended-empty line of work: say what it is.
+  return `${gap.recheck.latest.id}:${gap.coverage.status === 'unconfirmed_empty' ? 'unconfirmed_empty' : reportedState(gap.recheck)}`;
+};
 
 /**
  * True when a re-check settled the gap: confirmed empty, or data found and folded in.
@@ -171,6 +198,14 @@ const observationProblemsOf = (problems: readonly Problem[]): StatementFacts['ob
 const wonByPiecesOf = (reconciliation: Reconciliation): NonNullable<StatementFacts['wonByPieces']> =>
   [...reconciliation.pieces].map(([subtaskId, pieces]) => ({ subtaskId, pieces: pieces.map((p) => ({ subtaskId: p.subtask.id, assigned: p.subtask.assigned })) }));
 
+/** A gap as the statement is told it: how a failed re-check ended, whose re-check an unconfirmed one was. */
+const gapFacts = (g: ResolvedGap): StatementFacts['gaps'][number] => {
+  if (!g.recheck) return g.coverage;
+  if (g.coverage.status === 'recheck_failed') return { ...g.coverage, recheckState: reportedState(g.recheck) };
+  if (g.coverage.status !== 'unconfirmed_empty') return g.coverage;
+  return { ...g.coverage, sameSource: g.recheck.origin.worker === g.gap.worker, readNothing: g.recheck.state === 'ok' };
+};
+
 export interface CoverageOptions {
   /**
    * Follow-ups the run's plans cut for the history bound, as each plan decided them (the ids the
@@ -215,7 +250,7 @@ export const buildCoverage = (
     overlaps,
     gaps: [
       ...assignmentGaps,
-      ...resolved.map((g) => (g.recheck && g.coverage.status === 'recheck_failed' ? { ...g.coverage, recheckState: reportedState(g.recheck) } : g.coverage)),
+      ...resolved.map(gapFacts),
       ...unreadGaps,
     ],
     uncovered: uncoveredOf(chains.partitions),

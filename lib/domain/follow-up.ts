@@ -1,6 +1,7 @@
 import { Policy, type DispatchedSubtask, type Manifest, type Outcome } from '../contract';
+import type { WorkerCatalog } from './catalog';
 import { RUN_HISTORY, nextRoundRoom, roundSizes, type RoundPaths, type RunHistory } from './history';
-import { recheckId, retryId, type AttemptChain } from './lineage';
+import { HEDGE_SUFFIX, recheckId, retryId, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 
 /**
@@ -54,6 +55,9 @@ const retryOf = (chain: AttemptChain, policy: Policy, round: number): Dispatched
 const recheckOf = (gap: ObservedGap, subtask: DispatchedSubtask, manifest: Manifest, round: number): DispatchedSubtask => ({
   id: recheckId(gap.subtaskId, gap.number),
   // The tax example: ask a narrower question of a different source when the kind declares one.
+  // A kind without one still re-reads its own gap: a source that lost records once (a page that
+  // shifted while it was read) may return them now, and data found is data read. An empty answer
+  // from the same kind settles nothing, though: the gap stays `unconfirmed_empty` (coverage.ts).
   worker: manifest.sources?.[subtask.worker]?.alternateSource ?? subtask.worker,
   round,
   ...inherited(subtask),
@@ -102,9 +106,10 @@ export interface PlannedRound {
  * ended `timed_out`, `invalid` or `empty` and has retries left under `policy.retry[state]`
  * (same scope, worker and allowance); and a re-check of every observed gap not yet re-checked,
  * for exactly the gap, against the kind's `alternateSource` when the manifest's `sources`
- * declare one (a gap a `subdivide` hedge's winning piece left is re-checked as `<piece>.g<n>`,
- * so pass the `reconciliation` made with the pieces). Re-checks are not themselves re-checked;
- * their retries follow the same rules.
+ * declare one, else by the same kind, which can find data but never confirm the gap empty
+ * (a gap a `subdivide` hedge's winning piece left is re-checked as `<piece>.g<n>`, so pass the
+ * `reconciliation` made with the pieces). Re-checks are not themselves re-checked; their retries
+ * follow the same rules.
  *
  * The round is capped by the run's history bound: with every round's overhead and every
  * subtask dispatched so far counted at its costliest path (`history`), only as many follow-ups
@@ -147,6 +152,29 @@ export const planNextRound = (
   history: RunHistory = RUN_HISTORY,
   paths?: RoundPaths,
 ): DispatchedSubtask[] => planFollowUps(manifest, outcomes, reconciliation, history, paths).subtasks;
+
+/**
+ * The planned round with each new re-check's `input` made the input of the kind that runs it: a
+ * re-check is planned with the input of the subtask whose gap it re-checks, and when that kind
+ * declares `recheckInput` (its alternate source takes another input), the input is mapped. A
+ * re-check by the same kind, a retry (which inherits its re-check's mapped input) and every other
+ * subtask are returned as they are.
+ *
+ * @example
+ * withRecheckInputs(planNextRound(manifest, outcomes), manifest, catalog)
+ * // [{ id: 'H.g1', worker: 'ticket-export', input: { format: 'csv' }, … }] (the helpdesk's { pageSize: 20 } mapped)
+ */
+export const withRecheckInputs = (subtasks: readonly DispatchedSubtask[], manifest: Manifest, catalog: WorkerCatalog): DispatchedSubtask[] => {
+  const byId = new Map(manifest.subtasks.map((s) => [s.id, s]));
+  return subtasks.map((subtask) => {
+    const { lineage } = subtask;
+    if (lineage?.kind !== 'recheck') return subtask;
+    // A gap a hedge piece left (`C.h2`) is re-checked with the input of the subtask it is a piece of.
+    const primary = byId.get(lineage.of) ?? byId.get(lineage.of.replace(HEDGE_SUFFIX, ''));
+    const map = primary === undefined || primary.worker === subtask.worker ? undefined : catalog.get(primary.worker)?.recheckInput;
+    return map === undefined ? subtask : { ...subtask, input: map(primary?.input) };
+  });
+};
 
 /** Follow-ups the policy allowed that the history bound kept from being dispatched. */
 export interface FollowUpsLeft {

@@ -25,6 +25,9 @@ export const recheckId = (subtaskId: string, gapNumber: number): string => `${su
  */
 export const hedgeId = (subtaskId: string, copy: number): string => `${subtaskId}.h${copy}`;
 
+/** The suffix of a hedge copy's id (`.h2`), as {@link hedgeId} writes it. */
+export const HEDGE_SUFFIX = /\.h\d+$/;
+
 /** Suffixes reserved for generated ids; a caller's own subtask ids may not end with one. */
 export const RESERVED_ID_SUFFIX = /\.[rgh]\d+$/;
 

@@ -14,6 +14,12 @@ export interface ClassificationInput {
   /** Observed coverage derived by the tool layer; `null` when nothing was recorded. */
   readonly observed: Observed | null;
   readonly sourcesReached: number;
+  /**
+   * How many times the worker asked one of its sources for assigned data (a request the tool
+   * accepted, whether or not the source answered). `0` means the worker chose to read nothing:
+   * its assignment is unread by choice, not behind an unreachable source. Unknown when absent.
+   */
+  readonly sourcesAsked?: number;
 }
 
 export interface Classification {
@@ -75,9 +81,13 @@ export const checkObservation = (dimension: Dimension, observed: Observed): Prob
 
 const recordCount = (observed: Observed): number => observed.recordCount;
 
+/** The reason of an `ok` outcome whose worker asked no source for assigned data (it skipped it, or every request was refused). */
+export const READ_NOTHING = 'the worker asked its sources for none of its assignment: nothing was read';
+
 /**
  * How an outcome is classified. The first split is time, decided by the parent's clock; the second
- * is what arrived: schema-invalid → `invalid`; valid and empty → `empty`; otherwise `ok`.
+ * is what arrived: schema-invalid → `invalid`; valid and empty → `empty` (a source was asked and
+ * answered nothing, or none could be reached); valid with nothing asked, or with records → `ok`.
  *
  * @example
  * classifyOutcome({ dimension: 'time', outputValid: true, sourcesReached: 0,
@@ -95,6 +105,9 @@ export const classifyOutcome = (input: ClassificationInput): Classification => {
   const issues = observationIssues(input.dimension, input.observed);
   if (issues.length > 0) return { state: 'invalid', reason: `inconsistent observation: ${issues.join('; ')}` };
   if (recordCount(input.observed) === 0) {
+    // Nothing asked, nothing read: the worker skipped its assignment (the starter's `ignore`). Its
+    // output stands, and reconcile reports the whole assignment as not observed (a gap to re-check).
+    if (input.sourcesAsked === 0) return { state: 'ok', reason: READ_NOTHING };
     return input.sourcesReached === 0
       ? { state: 'empty', reason: 'no source was reachable', sourceUnreachable: true }
       : { state: 'empty', reason: `no records in ${input.sourcesReached} source${input.sourcesReached === 1 ? '' : 's'} reached` };

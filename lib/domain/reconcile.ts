@@ -17,6 +17,11 @@ export type ObservedGapCode = Extract<ProblemCode, 'observed_starts_late' | 'obs
 export interface ObservedGap {
   /** The attempt whose observation left the gap. */
   readonly subtaskId: string;
+  /**
+   * The worker kind of that attempt: the source that missed the data. Only an outcome of another
+   * kind can confirm the gap empty (lib/domain/coverage.ts, `resolveGaps`).
+   */
+  readonly worker: string;
   /** 1-based position among that attempt's gaps; the re-check is `<subtaskId>.g<number>`. */
   readonly number: number;
   readonly code: ObservedGapCode;
@@ -52,6 +57,7 @@ const recordUnit = (format: TimeFormat): number => (format.form === 'date' ? DAY
  */
 class Comparison {
   private id = '';
+  private worker = '';
   /** Index of the outcome in the input, for the problem path (built only when a problem is found). */
   private outcomeIndex = 0;
   /** Index of the piece among the subtask's piece outcomes (a `subdivide` hedge won by pieces), -1 for the subtask's own. */
@@ -64,6 +70,7 @@ class Comparison {
 
   reset(subtask: DispatchedSubtask, outcomeIndex: number, piece = -1): this {
     this.id = subtask.id;
+    this.worker = subtask.worker;
     this.outcomeIndex = outcomeIndex;
     this.piece = piece;
     this.findGaps = subtask.lineage?.kind !== 'recheck';
@@ -79,7 +86,7 @@ class Comparison {
   gap(code: ObservedGapCode, message: string, region: Scope): void {
     this.problem(code, message, region);
     this.gapNumber += 1;
-    this.gaps.push({ subtaskId: this.id, number: this.gapNumber, code, region });
+    this.gaps.push({ subtaskId: this.id, worker: this.worker, number: this.gapNumber, code, region });
   }
 }
 
@@ -90,7 +97,13 @@ const timeRegion = (format: TimeFormat, start: number, end: number): Scope => ({
 
 const compareTime = (cmp: Comparison, subtask: DispatchedSubtask, observed: ObservedTime, format: TimeFormat): void => {
   const assigned = subtask.assigned;
-  if (!('from' in assigned) || observed.minDate === null || observed.maxDate === null) return;
+  if (!('from' in assigned)) return;
+  if (observed.minDate === null || observed.maxDate === null) {
+    // An ok outcome with no records read nothing (its worker asked no source): all of it is a gap.
+    if (!cmp.findGaps) return;
+    const whole = timeRegion(format, pointMs(assigned.from), pointMs(assigned.toExclusive));
+    return cmp.gap('observed_starts_late', `${subtask.id} read no records of its assignment: gap ${describeScope('time', whole, 'exact')}`, whole);
+  }
   const dates = format.form === 'date';
   if ((observed.minDate.length === 10) !== dates || (observed.maxDate.length === 10) !== dates) {
     return cmp.problem('inconsistent_observation', `${subtask.id}'s observed dates must be ${dates ? 'dates' : 'instants'} like its assignment`);

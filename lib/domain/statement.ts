@@ -17,8 +17,12 @@ export interface StatementFacts {
   readonly universe: Universe;
   readonly partitions: number;
   readonly overlaps: readonly CoverageOverlap[];
-  /** Coverage gaps, with the re-check's own state when the re-check failed. */
-  readonly gaps: ReadonlyArray<CoverageGap & { readonly recheckState?: string }>;
+  /**
+   * Coverage gaps, with the re-check's own state when the re-check failed, and for an
+   * `unconfirmed_empty` gap whether the re-check ran on the kind that left the gap (`sameSource`)
+   * and whether it read nothing at all (`readNothing`: it asked no source).
+   */
+  readonly gaps: ReadonlyArray<CoverageGap & { readonly recheckState?: string; readonly sameSource?: boolean; readonly readNothing?: boolean }>;
   readonly uncovered: readonly UncoveredWork[];
   readonly missingQuestions: readonly string[];
   /** Observation problems: data outside assignments, unexpected ids, inconsistent observations. */
@@ -60,6 +64,16 @@ const overlapsText = (facts: StatementFacts): string => {
   return `${countOf(facts.overlaps.length, 'overlaps')} (${some(each, '; ')})`;
 };
 
+/**
+ * A re-check that returned nothing no other source vouched for: the source that missed the data
+ * cannot confirm there was none, and a re-check that read nothing confirms nothing.
+ */
+const unconfirmedPhrase = (label: string, gap: StatementFacts['gaps'][number]): string => {
+  const answer = gap.readNothing ? 'read none of it' : 'returned nothing';
+  if (gap.sameSource) return `re-read from the ${label}, which again ${answer}; no other source confirmed it`;
+  return `re-checked against the ${label}, which ${answer}; no source confirmed it`;
+};
+
 const gapPhrase = (facts: StatementFacts, gap: StatementFacts['gaps'][number]): string => {
   if (gap.kind === 'assignment') return 'assigned to no subtask';
   if (gap.kind === 'unread') return `not read: ${gap.subtaskId ?? 'its subtask'} ${statePhrase(gap.reason ?? 'missing_outcome')}`;
@@ -69,6 +83,7 @@ const gapPhrase = (facts: StatementFacts, gap: StatementFacts['gaps'][number]): 
   if (gap.status === 'confirmed_empty') return `re-checked ${against}: ${countOf(0, recordsOf(facts, kind))}`;
   if (gap.status === 'data_found') return `re-checked ${against}: ${countOf(gap.records ?? 0, recordsOf(facts, kind))} found and included`;
   if (gap.status === 'source_unreachable') return `re-checked ${against}: source unreachable`;
+  if (gap.status === 'unconfirmed_empty') return unconfirmedPhrase(labelOf(facts, kind), gap);
   return `re-check ${against} ${statePhrase(gap.recheckState ?? 'failed')}`;
 };
 

@@ -62,6 +62,7 @@ export const GAP_STATUSES: Readonly<Record<GapStatus, GapStatusLook>> = {
   unchecked: { category: 'unchecked', label: 'unchecked' },
   recheck_failed: { category: 'unchecked', label: 're-check failed' },
   source_unreachable: { category: 'unchecked', label: 're-check reached no source' },
+  unconfirmed_empty: { category: 'unchecked', label: 're-read, unconfirmed' },
 };
 
 /** The words of an `unread` gap, whatever its status: nobody read the region at all. */
@@ -455,6 +456,8 @@ const recheckText = (gap: CoverageGap, against: string): string => {
       return `re-check against ${against}${by} failed`;
     case 'source_unreachable':
       return `re-check against ${against}${by} reached no source`;
+    case 'unconfirmed_empty':
+      return `re-read from ${against}${by}, which again returned nothing; no other source confirmed it`;
     default:
       return unhandled(gap.status);
   }

@@ -70,8 +70,19 @@ export interface WorkerDefinition<
   readonly label: string;
   /** How reports name its records: `transactions`. */
   readonly recordNoun: string;
-  /** The kind that re-checks this kind's observed gaps; it must share this kind's `output` schema. */
+  /**
+   * The kind that re-checks this kind's observed gaps against another source; it must share this
+   * kind's `output` schema, and take this kind's `input` (the same schema) unless `recheckInput`
+   * maps it. Without one, a gap is re-read by this kind itself, which can find data but never
+   * confirm the gap empty.
+   */
   readonly alternateSource?: string;
+  /**
+   * Maps this kind's `input` to the `alternateSource`'s, for a re-check of a gap this kind left
+   * (the re-check is otherwise dispatched with this kind's input as it is). Needed when the two
+   * kinds' input schemas differ; the alternate validates the result with its own schema.
+   */
+  readonly recheckInput?: (input: z.output<I>) => Record<string, unknown>;
   /**
    * How long one subtask of this kind typically runs, in seconds. With it the planner warns
    * (`capacity_short`) when the kind's capacity cannot finish a plan's subtasks by their deadlines.
@@ -130,6 +141,13 @@ export interface DefinedWorker {
   readonly alternateSource?: string;
   /** Typical seconds one subtask runs, when the kind declares it. */
   readonly typicalSeconds?: number;
+  /** The schema of the kind's `input`; a re-check's input must fit its alternate's (`createRegistry`). */
+  readonly input: z.ZodType;
+  /**
+   * The kind's `recheckInput`, taking an input as dispatched: it is parsed with this kind's schema
+   * first, then mapped to the alternate source's input.
+   */
+  readonly recheckInput?: (input: unknown) => Record<string, unknown>;
   /** Identity of the findings shape; kinds with the same one are merged together. */
   readonly output: z.ZodType;
   readonly merge: (findings: readonly unknown[]) => Record<string, unknown>;
@@ -155,6 +173,7 @@ interface DeclaredShape {
   readonly recordNoun: string;
   readonly alternateSource?: string;
   readonly typicalSeconds?: number;
+  readonly recheckInput?: unknown;
   readonly sources: Readonly<Record<string, { readonly dimension: Dimension }>>;
 }
 
@@ -165,6 +184,9 @@ const checkDefinition = (definition: DeclaredShape): void => {
     throw problem('label and recordNoun must be non-empty and alternateSource a valid kind name');
   }
   if (definition.alternateSource === definition.kind) throw problem('a kind cannot be its own alternate source');
+  if (definition.recheckInput !== undefined && definition.alternateSource === undefined) {
+    throw problem('recheckInput maps a re-check\'s input to the alternate source\'s: declare alternateSource too');
+  }
   const typical = definition.typicalSeconds;
   if (typical !== undefined && !(Number.isFinite(typical) && typical > 0)) throw problem(`typicalSeconds must be a positive number of seconds (got ${typical})`);
   for (const [tool, source] of Object.entries(definition.sources)) {
@@ -208,7 +230,7 @@ export const defineWorker = <
   definition: WorkerDefinition<D, I, O, S, R>,
 ): DefinedWorker => {
   checkDefinition(definition);
-  const { summarize, baseline } = definition;
+  const { summarize, baseline, recheckInput } = definition;
   return Object.freeze({
     kind: definition.kind,
     dimension: definition.dimension,
@@ -216,6 +238,8 @@ export const defineWorker = <
     recordNoun: definition.recordNoun,
     ...(definition.alternateSource === undefined ? {} : { alternateSource: definition.alternateSource }),
     ...(definition.typicalSeconds === undefined ? {} : { typicalSeconds: definition.typicalSeconds }),
+    input: definition.input,
+    ...(recheckInput === undefined ? {} : { recheckInput: (input: unknown) => recheckInput(definition.input.parse(input ?? {})) }),
     output: definition.output,
     merge: (findings: readonly unknown[]) => definition.merge(findings.map((item) => definition.output.parse(item))),
     ...(summarize === undefined ? {} : { summarize: (result: Record<string, unknown>) => summarize(result as R) }),

@@ -191,6 +191,10 @@ export interface Evidence<D extends Dimension = Dimension> {
   readonly recorder: RecorderByDimension[D];
   /** A source answered (even with no records). */
   reach(source: string): void;
+  /** The worker asked a source for assigned data (a request its tool accepted). */
+  ask(): void;
+  /** How many requests for assigned data the worker made. */
+  asked(): number;
   refuse(refusal: Refusal): void;
   sources(): string[];
   refusals(): Refusal[];
@@ -207,9 +211,12 @@ export interface Evidence<D extends Dimension = Dimension> {
 export const openEvidence = <D extends Dimension>(dimension: D): Evidence<D> => {
   const reached = new Set<string>();
   const refused: Refusal[] = [];
+  let asked = 0;
   return {
     recorder: recorderFor(dimension),
     reach: (source) => void reached.add(source),
+    ask: () => void (asked += 1),
+    asked: () => asked,
     refuse: (refusal) => void refused.push(refusal),
     sources: () => [...reached],
     refusals: () => [...refused],

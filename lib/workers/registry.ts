@@ -57,6 +57,7 @@ const info = (kind: DefinedWorker): WorkerKindInfo => ({
   recordNoun: kind.recordNoun,
   ...(kind.alternateSource === undefined ? {} : { alternateSource: kind.alternateSource }),
   ...(kind.typicalSeconds === undefined ? {} : { typicalSeconds: kind.typicalSeconds }),
+  ...(kind.recheckInput === undefined ? {} : { recheckInput: kind.recheckInput }),
   validateInput: (input) => {
     const parsed = kind.parseInput(input);
     return parsed.ok ? [] : parsed.issues;
@@ -71,6 +72,14 @@ const checkAlternate = (kind: DefinedWorker, byName: ReadonlyMap<string, Defined
   if (alternate.dimension !== kind.dimension) throw problem(`alternate source "${alternate.kind}" works in another dimension`);
   if (alternate.output !== kind.output) {
     throw problem(`alternate source "${alternate.kind}" must use the same output schema, so a re-check's findings merge with this kind's`);
+  }
+  // A re-check is dispatched with the input of the subtask whose gap it re-checks: the alternate
+  // must take that input as it is (the same schema), or this kind must say how to map it.
+  if (kind.recheckInput === undefined && alternate.input !== kind.input) {
+    throw problem(
+      `alternate source "${alternate.kind}" has another input schema than "${kind.kind}", so it cannot take the input of a re-check of ` +
+        `"${kind.kind}"'s gaps: give both kinds the same input schema, or declare recheckInput on "${kind.kind}" to map its input to "${alternate.kind}"'s`,
+    );
   }
 };
 
@@ -103,7 +112,8 @@ const combine = (groups: readonly { kind: string; result: Record<string, unknown
 
 /**
  * Creates a registry, checking the kinds against each other: unique names, alternate sources
- * that exist in the same dimension with the same findings, shared merges.
+ * that exist in the same dimension with the same findings and take the primary's input (the
+ * same input schema, or the primary's `recheckInput` maps it), shared merges.
  *
  * @example
  * const registry = createRegistry([cateringQuote]);

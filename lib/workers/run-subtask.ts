@@ -102,7 +102,11 @@ const bindingFor = (run: Run, tool: string): ToolBinding<DefinedWorker['dimensio
     run.evidence.refuse({ tool, reason, requested });
     return new ScopeViolation(tool, requested, reason);
   },
-  guard: run.session.guard,
+  // Every source loads through the guard once a request passed its scope check: that is an ask.
+  guard: (work) => {
+    run.evidence.ask();
+    return run.session.guard(work);
+  },
 });
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -154,7 +158,7 @@ const conclude = async (run: Run, settled: Settled, settledAt: number, late = fa
     ...extra,
   });
   const classify = (extra: { cancelled?: boolean; outputValid: boolean; outputIssues?: string[] }) =>
-    classifyOutcome({ dimension: kind.dimension, observed, sourcesReached: sources.length, ...extra });
+    classifyOutcome({ dimension: kind.dimension, observed, sourcesReached: sources.length, sourcesAsked: run.evidence.asked(), ...extra });
 
   const halted = run.session.haltReason;
   if (halted instanceof SubtaskCancelled) return finish('cancelled', classify({ cancelled: true, outputValid: false }).reason);

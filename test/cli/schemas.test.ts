@@ -4,9 +4,54 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { renderSchemas, SCHEMAS_DIR } from '../../scripts/generate-schemas';
 
+type JsonNode = { readonly [key: string]: unknown };
+const isNode = (value: unknown): value is JsonNode => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Every property of every object schema under `node`, with its path, skipping the conditions of
+ * cross-field rules (`if`: they restate fields, they are not fields) and `$ref`s (their component
+ * carries its description).
+ */
+const propertiesOf = (node: unknown, path = ''): { path: string; schema: JsonNode }[] => {
+  if (Array.isArray(node)) return node.flatMap((item, i) => propertiesOf(item, `${path}[${i}]`));
+  if (!isNode(node)) return [];
+  const own = isNode(node.properties)
+    ? Object.entries(node.properties).flatMap(([name, schema]) => (isNode(schema) && schema.$ref === undefined ? [{ path: `${path}.${name}`, schema }] : []))
+    : [];
+  const nested = Object.entries(node)
+    .filter(([key]) => key !== 'if')
+    .flatMap(([key, child]) => propertiesOf(child, key === 'properties' ? path : `${path}.${key}`));
+  return [...own, ...nested];
+};
+
+const described = (schema: JsonNode): boolean => typeof schema.description === 'string' && schema.description.trim().length > 0;
+
 /** The committed JSON Schemas and OpenAPI document must be exactly what the zod schemas generate. */
 describe('schemas/', () => {
   const rendered = renderSchemas();
+
+  it('describes every policy field, its retries included, in the run request schema and the OpenAPI document', () => {
+    const request = JSON.parse(rendered.get('run-request.schema.json') ?? '{}') as JsonNode;
+    const openapi = JSON.parse(rendered.get('openapi.json') ?? '{}') as { components: { schemas: { RunRequest: JsonNode } } };
+    for (const root of [request, openapi.components.schemas.RunRequest]) {
+      const policy = (root.properties as { policy: JsonNode }).policy;
+      expect(described(policy)).toBe(true);
+      const fields = propertiesOf(policy);
+      const paths = ['.retry', '.onRequiredGap', '.onOptionalGap', '.maxRounds', '.retry.timed_out', '.retry.invalid', '.retry.empty'];
+      expect(fields.map((f) => f.path)).toEqual(paths);
+      expect(fields.filter((f) => !described(f.schema)).map((f) => f.path)).toEqual([]);
+      // Each description states the field's default, as docs/api.md does.
+      for (const { schema } of fields.filter((f) => f.path !== '.retry')) expect(schema.description).toMatch(/default/i);
+    }
+  });
+
+  it('describes every field of every contract schema (a $ref carries its component\'s description)', () => {
+    for (const [name, text] of rendered) {
+      const fields = propertiesOf(JSON.parse(text));
+      expect(fields.length, name).toBeGreaterThan(0);
+      expect(fields.filter((f) => !described(f.schema)).map((f) => f.path), name).toEqual([]);
+    }
+  });
 
   it('holds exactly the generated files, byte for byte (run `npm run schemas` after changing lib/contract)', () => {
     expect(readdirSync(SCHEMAS_DIR).sort()).toEqual([...rendered.keys()].sort());

@@ -66,6 +66,22 @@ describe('tessera plan --workers', () => {
   });
 });
 
+describe('a worker module whose alternate source cannot take its primary\'s input', () => {
+  it('is refused when it loads, with one line naming both kinds, before anything runs', async () => {
+    // One import per file: vitest's module runner does not evaluate a module that threw a second time.
+    const module = fixture('mismatched-alternate.ts');
+    const planned = await cli(['plan', 'run.json', '--workers', module], { 'run.json': invoiceRequest });
+    expect(planned).toEqual({
+      code: 1,
+      out: '',
+      err:
+        `tessera: worker module ${module} failed to load: worker kind "helpdesk": alternate source "ticket-export" has another input schema than ` +
+        '"helpdesk", so it cannot take the input of a re-check of "helpdesk"\'s gaps: give both kinds the same input schema, or declare ' +
+        'recheckInput on "helpdesk" to map its input to "ticket-export"\'s',
+    });
+  });
+});
+
 describe('tessera serve and run --workers', () => {
   it('refuse a missing module with one line before starting any emulator', async () => {
     const line = 'tessera: worker module no/such/workers.ts does not exist';

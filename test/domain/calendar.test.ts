@@ -218,7 +218,7 @@ describe('observed coverage of instant universes: each record covers the second 
   it('reports a gap from the second after the last record, in the universe offset', () => {
     const { observedGaps } = reconcile(manifest, [okTime('A', '2025-05-31T22:00:00Z', '2025-06-01T16:00:00Z', 40)]);
     expect(observedGaps).toEqual([
-      { subtaskId: 'A', number: 1, code: 'observed_ends_early', region: { from: '2025-06-01T18:00:01+02:00', toExclusive: '2025-06-02T00:00:00+02:00' } },
+      { subtaskId: 'A', worker: 'tax-statements', number: 1, code: 'observed_ends_early', region: { from: '2025-06-01T18:00:01+02:00', toExclusive: '2025-06-02T00:00:00+02:00' } },
     ]);
   });
 });

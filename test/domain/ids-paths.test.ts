@@ -47,7 +47,7 @@ describe('ids: a support backlog split by chunks of five tickets', () => {
       { code: 'ids_unexpected', subtaskIds: ['B'], ids: ['t-113'] },
       { code: 'ids_missing', subtaskIds: ['B'], ids: ['t-108'] },
     ]);
-    expect(observedGaps).toEqual([{ subtaskId: 'B', number: 1, code: 'ids_missing', region: { ids: ['t-108'] } }]);
+    expect(observedGaps).toEqual([{ subtaskId: 'B', worker: 'ticket-triage', number: 1, code: 'ids_missing', region: { ids: ['t-108'] } }]);
     expect(planNextRound(manifest, outcomes).map((s) => [s.id, s.worker, s.assigned, s.lineage])).toEqual([
       ['B.g1', 'ticket-triage', { ids: ['t-108'] }, { kind: 'recheck', of: 'B', gap: { ids: ['t-108'] } }],
     ]);

@@ -41,7 +41,7 @@ describe('reconcile, a subtask won by its pieces', () => {
   it('a gap a piece left is that piece\'s gap, not hidden in a merged range', () => {
     const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2']), okIds('CRM.h2', ['acc-3'])]]]);
     const result = reconcile(manifest, [wonByPieces], pieces);
-    expect(result.observedGaps).toEqual([{ subtaskId: 'CRM.h2', number: 1, code: 'ids_missing', region: { ids: ['acc-4'] } }]);
+    expect(result.observedGaps).toEqual([{ subtaskId: 'CRM.h2', worker: 'scout-crm', number: 1, code: 'ids_missing', region: { ids: ['acc-4'] } }]);
     expect(result.problems.map((p) => [p.code, p.path, p.subtaskIds])).toEqual([['ids_missing', 'pieces.CRM.h2.observed', ['CRM.h2']]]);
   });
 

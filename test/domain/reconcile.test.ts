@@ -57,7 +57,7 @@ describe('reconcile: the manifest against the outcomes', () => {
       ['observed_outside_assignment', ['B'], '2025-07-01', '2025-07-03'],
       ['observed_starts_late', ['C'], '2025-07-01', '2025-07-04'],
     ]);
-    expect(observedGaps).toEqual([{ subtaskId: 'C', number: 1, code: 'observed_starts_late', region: { from: '2025-07-01', toExclusive: '2025-07-04' } }]);
+    expect(observedGaps).toEqual([{ subtaskId: 'C', worker: 'tax-statements', number: 1, code: 'observed_starts_late', region: { from: '2025-07-01', toExclusive: '2025-07-04' } }]);
   });
 
   it('numbers two gaps of one subtask in order: starting late, then ending early', () => {

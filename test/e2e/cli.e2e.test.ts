@@ -40,6 +40,17 @@ describe('tessera run', () => {
     );
   });
 
+  it('says an incomplete answer is incomplete: the Scout example, q3 unanswered; --require-complete exits 3', async () => {
+    const result = await tessera('run', 'examples/scout.json', '--require-complete', ...api());
+
+    expect(result.code).toBe(3);
+    expect(result.stdout.split('\n').slice(0, 3)).toEqual([
+      expect.stringMatching(/^Run \S+ succeeded, incomplete$/),
+      'Missing   q3 (Which live deals mention Vantage?)',
+      'Unsettled crm:vantage  not read by C.r2 (timed_out), unchecked',
+    ]);
+  });
+
   it('exits 2 when the run fails, still printing its coverage', async () => {
     const result = await tessera('run', 'examples/scout-required.json', ...api());
 

@@ -178,6 +178,7 @@ describe('gap categories and spans', () => {
     expect(new Set(words).size).toBe(GapStatus.options.length + 1);
     expect(gapLabel({ kind: 'observed', status: 'recheck_failed' })).toBe('re-check failed');
     expect(gapLabel({ kind: 'assignment', status: 'source_unreachable' })).toBe('re-check reached no source');
+    expect(gapLabel({ kind: 'observed', status: 'unconfirmed_empty' })).toBe('re-read, unconfirmed');
     expect(gapLabel({ kind: 'unread', status: 'unchecked' })).toBe('unread');
   });
 
@@ -186,12 +187,14 @@ describe('gap categories and spans', () => {
       { lane: 0, ids: ['T-1002'], status: 'recheck_failed' },
       { lane: 0, ids: ['T-1004'], status: 'source_unreachable' },
       { lane: 1, ids: ['T-1007'], status: 'data_found' },
+      { lane: 1, ids: ['T-1009'], status: 'unconfirmed_empty' },
     ]);
     const details = pictureOf(run).gaps.map((g) => g.detail);
     expect(details).toEqual([
       "A's data stopped short of its assignment; re-check against ticket-archive failed",
       "A's data stopped short of its assignment; re-check against ticket-archive reached no source",
       "B's data stopped short of its assignment; re-checked against ticket-archive: 0 records found and included",
+      "B's data stopped short of its assignment; re-read from ticket-archive, which again returned nothing; no other source confirmed it",
     ]);
   });
 

@@ -6,6 +6,8 @@ import { referenceCatalog, referenceRegistry, transactionFeedSource } from '../.
 const Total = z.object({ total: z.int() });
 const sumTotals = (items: readonly { total: number }[]) => ({ total: items.reduce((sum, item) => sum + item.total, 0) });
 const describeTotal = ({ total }: { total: number }) => `Total ${total}.`;
+/** One input schema, shared: a re-check takes its primary's input, so an alternate must accept it. */
+const NoInput = z.strictObject({});
 
 const totalKind = (kind: string, extra: { alternateSource?: string; merge?: typeof sumTotals; output?: z.ZodType<{ total: number }> } = {}): DefinedWorker =>
   defineWorker({
@@ -14,7 +16,7 @@ const totalKind = (kind: string, extra: { alternateSource?: string; merge?: type
     label: `${kind} label`,
     recordNoun: 'rows',
     ...(extra.alternateSource === undefined ? {} : { alternateSource: extra.alternateSource }),
-    input: z.strictObject({}),
+    input: NoInput,
     output: extra.output ?? Total,
     sources: {},
     merge: extra.merge ?? sumTotals,
@@ -58,6 +60,72 @@ describe('createRegistry checks the kinds against each other', () => {
     expect(() => createRegistry([totalKind('a', { alternateSource: 'b' }), totalKind('b', { output: other })])).toThrow(/must use the same output schema/);
   });
 
+  it('refuses an alternate source that cannot take its primary\'s input, naming both kinds', () => {
+    const helpdesk = defineWorker({
+      kind: 'helpdesk',
+      dimension: 'ids',
+      label: 'helpdesk',
+      recordNoun: 'tickets',
+      alternateSource: 'ticket-export',
+      input: z.strictObject({ pageSize: z.int() }),
+      output: Total,
+      sources: {},
+      merge: sumTotals,
+      run: async () => ({ total: 0 }),
+    });
+    const ticketExport = defineWorker({
+      kind: 'ticket-export',
+      dimension: 'ids',
+      label: 'ticket export',
+      recordNoun: 'tickets',
+      input: z.strictObject({ format: z.literal('csv') }),
+      output: Total,
+      sources: {},
+      merge: sumTotals,
+      run: async () => ({ total: 0 }),
+    });
+    expect(() => createRegistry([helpdesk, ticketExport])).toThrow(
+      new WorkerDefinitionError(
+        'helpdesk',
+        'alternate source "ticket-export" has another input schema than "helpdesk", so it cannot take the input of a re-check of "helpdesk"\'s gaps: ' +
+          'give both kinds the same input schema, or declare recheckInput on "helpdesk" to map its input to "ticket-export"\'s',
+      ),
+    );
+  });
+
+  it('accepts an alternate source with another input when the primary maps its input (recheckInput)', () => {
+    const PageInput = z.strictObject({ pageSize: z.int().default(20) });
+    const helpdesk = defineWorker({
+      kind: 'helpdesk',
+      dimension: 'ids',
+      label: 'helpdesk',
+      recordNoun: 'tickets',
+      alternateSource: 'ticket-export',
+      recheckInput: (input) => ({ format: 'csv', rows: input.pageSize * 5 }),
+      input: PageInput,
+      output: Total,
+      sources: {},
+      merge: sumTotals,
+      run: async () => ({ total: 0 }),
+    });
+    const ticketExport = defineWorker({
+      kind: 'ticket-export',
+      dimension: 'ids',
+      label: 'ticket export',
+      recordNoun: 'tickets',
+      input: z.strictObject({ format: z.literal('csv'), rows: z.int() }),
+      output: Total,
+      sources: {},
+      merge: sumTotals,
+      run: async () => ({ total: 0 }),
+    });
+    const catalog = createRegistry([helpdesk, ticketExport]).catalog();
+    // The primary's input is parsed with its own schema first (the default pageSize 20), then mapped.
+    expect(catalog.get('helpdesk')?.recheckInput?.(undefined)).toEqual({ format: 'csv', rows: 100 });
+    expect(catalog.get('helpdesk')?.recheckInput?.({ pageSize: 2 })).toEqual({ format: 'csv', rows: 10 });
+    expect(catalog.get('ticket-export')).not.toHaveProperty('recheckInput');
+  });
+
   it('refuses kinds that share findings but not the merge', () => {
     expect(() => createRegistry([totalKind('a'), totalKind('b', { merge: (items) => sumTotals(items) })])).toThrow(/must share its merge and summarize/);
   });
@@ -74,6 +142,7 @@ describe('defineWorker checks a kind on its own', () => {
     ['a kind name with capitals', { kind: 'Tax' }, 'Tax', 'the kind must be lower-case letters, digits and "-", starting with a letter'],
     ['an empty label', { label: '' }, 'k', 'label and recordNoun must be non-empty and alternateSource a valid kind name'],
     ['itself as alternate', { alternateSource: 'k' }, 'k', 'a kind cannot be its own alternate source'],
+    ['recheckInput without an alternate', { recheckInput: () => ({}) }, 'k', "recheckInput maps a re-check's input to the alternate source's: declare alternateSource too"],
   ])('refuses %s', (_, change, kind, problem) => {
     expect(() =>
       defineWorker({

@@ -12,6 +12,7 @@ import {
   type WorkerContext,
   type DefinedWorker,
 } from '../../lib/workers';
+import { READ_NOTHING } from '../../lib/domain';
 import { dispatched, failingPort, FakeBudgetExhausted, memoryAllowance, offlineModels, testKind } from './support/harness';
 
 const models = offlineModels();
@@ -88,9 +89,20 @@ describe('the SDK classifies the outcome (the Scout example)', () => {
     expect(outcome).toMatchObject({ state: 'empty', sourcesReached: 1, observed: { ids: [], recordCount: 0 }, reason: 'no records in 1 source reached' });
   });
 
-  it('is empty with sourcesReached 0 when no source was reached', async () => {
+  it('is empty with sourcesReached 0 when the worker asked its source and the source could not be reached', async () => {
+    const unreachable = async () => {
+      throw new Error('connect ECONNREFUSED');
+    };
+    const outcome = await run({
+      load: unreachable,
+      run: async ({ read }) => ({ records: (await read().catch(() => [])).length }),
+    });
+    expect(outcome).toMatchObject({ state: 'empty', sourcesReached: 0, observed: { ids: [], recordCount: 0 }, reason: 'no source was reachable' });
+  });
+
+  it('is ok with an empty observation when the worker chose to ask no source: nothing read is not an unreachable source', async () => {
     const outcome = await run({ run: async () => ({ records: 0 }) });
-    expect(outcome).toMatchObject({ state: 'empty', sourcesReached: 0, reason: 'no source was reachable' });
+    expect(outcome).toMatchObject({ state: 'ok', sourcesReached: 0, observed: { ids: [], recordCount: 0 }, findings: { records: 0 }, reason: READ_NOTHING });
   });
 
   it('is invalid naming the error, never its message, when the worker throws', async () => {

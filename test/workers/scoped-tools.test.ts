@@ -131,8 +131,10 @@ describe('file tools refuse files and lines that were not assigned', () => {
       { tool: 'repo', requested: 'src/b.ts', reason: attempts[1]?.reason },
       { tool: 'repo', requested: 'src/b.ts#L100-L121', reason: attempts[2]?.reason },
     ]);
-    // Nothing was read, so nothing was covered.
+    // Nothing was read, so nothing was covered: every request was refused, none reached a source,
+    // so the outcome is ok with an empty observation and reconcile reports the file as not inspected.
     expect(outcome.observed).toEqual({ files: [], recordCount: 0 });
-    expect(outcome.state).toBe('empty');
+    expect(outcome.state).toBe('ok');
+    expect(outcome.sourcesReached).toBe(0);
   });
 });

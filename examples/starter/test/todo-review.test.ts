@@ -43,6 +43,18 @@ describe('todo-review', () => {
     expect(coverage.problems.map((problem) => problem.code)).toEqual(['lines_not_inspected']);
   });
 
+  it('skips a whole file it is told to ignore (README step 6): ok, nothing read, the file a lines_not_inspected gap, no unreachable source', async () => {
+    const assigned = { files: [{ path: 'vendor/left-pad.js' }] };
+    const { outcome, coverage } = await runOffline({ registry, worker: 'todo-review', assigned, input: { ignore: ['vendor/'] } });
+    // The worker asked its file tool for nothing: a choice, not a source it could not reach.
+    expect(outcome).toMatchObject({ state: 'ok', observed: { files: [], recordCount: 0 }, sources: [], sourcesReached: 0, findings: { items: [] } });
+    expect(outcome.reason).not.toMatch(/reach/);
+    expect(coverage.complete).toBe(false);
+    expect(coverage.gaps).toEqual([{ kind: 'observed', subtaskId: 'S1', status: 'unchecked', files: [{ path: 'vendor/left-pad.js' }] }]);
+    expect(coverage.problems.map((problem) => problem.code)).toEqual(['lines_not_inspected']);
+    expect(coverage.statement).not.toContain('could not reach');
+  });
+
   it('reads only the assigned lines of a file', async () => {
     const { outcome, coverage } = await runOffline({ registry, worker: 'todo-review', assigned: { files: [{ path: 'src/app.ts', lines: [[1, 3]] }] } });
     expect(outcome).toMatchObject({ state: 'ok', observed: { files: [{ path: 'src/app.ts', lines: [[1, 3]] }], recordCount: 3 }, findings: { items: [APP_TODO] } });
