@@ -106,14 +106,24 @@ export const RunAccepted = z.object({
 });
 export type RunAccepted = z.infer<typeof RunAccepted>;
 
+/**
+ * The most issues one error answer lists. A request can have tens of thousands of problems (one
+ * per bad id); listing them all would make the answer larger than the request, and past Lambda's
+ * 6 MB response limit a 400 would become API Gateway's 500. The rest are counted in `issuesOmitted`.
+ */
+export const MAX_LISTED_ISSUES = 100;
+
 /** Error body of every non-2xx answer except API Gateway's own 401. */
 export const ErrorBody = z.object({
   error: z.object({
     code: z.string(),
     message: z.string(),
+    /** The problems, each naming its field: the first {@link MAX_LISTED_ISSUES} found. */
     issues: z
       .array(z.object({ path: z.string(), code: z.string(), message: z.string(), subtaskIds: z.array(z.string()).optional() }).passthrough())
       .optional(),
+    /** How many more problems were found than `issues` lists; absent when it lists them all. */
+    issuesOmitted: z.int().min(1).optional(),
     requestId: z.string().optional(),
   }),
 });
