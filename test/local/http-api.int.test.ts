@@ -14,7 +14,7 @@ describe('local HTTP API', () => {
   /** A GET whose path goes on the wire exactly as written (fetch would resolve `..` and `%2e%2e` first). */
   const rawGet = (path: string, token?: string): Promise<{ status: number; body: string }> =>
     new Promise((resolve, reject) => {
-      const url = new URL(cloud.apiUrl);
+      const url = new URL(cloud.apiUrl ?? '');
       const request = httpRequest({ host: url.hostname, port: url.port, path, method: 'GET', headers: token ? { authorization: `Bearer ${token}` } : {} }, (response) => {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
