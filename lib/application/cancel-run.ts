@@ -1,4 +1,5 @@
 import type { RunResource, RunStatus } from '../contract';
+import { releaseAll } from '../orchestration/run-execution';
 import type { ApiDeps } from './deps';
 import { readRun, type RunRef } from './read-run';
 
@@ -19,7 +20,8 @@ export const cancelRun =
   async (ref: RunRef): Promise<CancelRunResult> => {
     const closed = await deps.ledger.cancelRun(ref.tenantId, ref.runId);
     if (closed.status !== 'cancelled') return { cancelled: false, status: closed.status };
-    await Promise.all(closed.taskTokens.map((token) => deps.executions.release(token, { cancelled: true })));
-    deps.logger.info('run cancelled', { runId: ref.runId, closed: closed.cancelledSubtaskIds.length });
+    // A bounded number of SendTaskSuccess calls at once, however many iterations wait.
+    const released = await releaseAll(deps.executions, closed.taskTokens, { cancelled: true });
+    deps.logger.info('run cancelled', { runId: ref.runId, closed: closed.cancelledSubtaskIds.length, ...released });
     return { cancelled: true, run: await readRun(deps)(ref) };
   };

@@ -46,21 +46,17 @@ export type ListSubtasksResult =
 /** A query as API Gateway passes it (a repeated parameter arrives joined with commas). */
 type RawQuery = Readonly<Record<string, string | undefined>>;
 
-const KNOWN = new Set(Object.keys(SubtaskListQuery.shape));
 const LIMIT_RULE = `must be a whole number from ${SUBTASK_PAGE_LIMITS.min} to ${SUBTASK_PAGE_LIMITS.max}`;
 
+/** The problems of the query's values; parameters the route does not take are the router's to refuse. */
 const queryProblems = (raw: RawQuery): QueryProblem[] => {
-  const unknown = Object.keys(raw)
-    .filter((name) => !KNOWN.has(name))
-    .map((name): QueryProblem => ({ path: name, code: 'unknown_parameter', message: 'is not a parameter of GET /runs/{runId}/subtasks (limit, cursor)' }));
-  const parsed = SubtaskListQuery.safeParse(Object.fromEntries(Object.entries(raw).filter(([name]) => KNOWN.has(name))));
-  const invalid = parsed.success
+  const parsed = SubtaskListQuery.safeParse(raw);
+  return parsed.success
     ? []
     : parsed.error.issues.map((issue): QueryProblem => {
         const path = String(issue.path[0] ?? 'query');
         return { path, code: issue.code, message: path === 'limit' ? LIMIT_RULE : issue.message };
       });
-  return [...unknown, ...invalid];
 };
 
 /** The subtask a cursor resumes after, or the problem; checked here as far as it can be without the ledger. */
@@ -118,7 +114,7 @@ export interface RunFormOptions {
 
 /**
  * The `?subtasks=` of `GET /runs/{runId}`: the form asked for (`undefined`: the default), or the
- * problem naming `subtasks`. Other parameters are ignored, as they always were.
+ * problem naming `subtasks`. Other parameters are refused by the router before this runs.
  *
  * @example
  * runFormOf({ subtasks: 'none' }) // 'none'

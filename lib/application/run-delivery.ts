@@ -127,7 +127,8 @@ const runDelivery = async (deps: WorkerDeps, record: SQSRecord, workerId: string
 
 /**
  * Run the deliveries of one SQS batch, each on its own, and report only the ones to deliver
- * again (`ReportBatchItemFailures`), so one bad message never fails its siblings.
+ * again (`ReportBatchItemFailures`), so one bad message never fails its siblings. A batch whose
+ * every delivery is to be retried throws `FullBatchFailure` (see `processPartialBatch`).
  *
  * @example
  * const { batchItemFailures } = await runDeliveries(deps)(event, 'request-1');
@@ -135,11 +136,14 @@ const runDelivery = async (deps: WorkerDeps, record: SQSRecord, workerId: string
 export const runDeliveries =
   (deps: WorkerDeps) =>
   async (event: SQSEvent, workerId: string): Promise<SQSBatchResponse> => {
-    const response = await processPartialBatch(
-      event.Records,
-      (record) => runDelivery(deps, record, workerId),
-      (record, error) => deps.logger.error('message failed', { messageId: record.messageId, errorName: (error as Error).name }),
-    );
-    publishMetrics(deps.metrics);
-    return response;
+    try {
+      return await processPartialBatch(
+        event.Records,
+        (record) => runDelivery(deps, record, workerId),
+        (record, error) => deps.logger.error('message failed', { messageId: record.messageId, errorName: (error as Error).name }),
+      );
+    } finally {
+      // Also when the whole batch failed (FullBatchFailure): its subtasks' metrics still count.
+      publishMetrics(deps.metrics);
+    }
   };

@@ -29,6 +29,8 @@ export const ProblemCode = z
   'invalid_input',
   'deadline_out_of_horizon',
   'unassigned_question',
+  'duplicate_question',
+  'unknown_question',
   'plan_too_large',
   'budget_exceeds_run',
   'unknown_model',

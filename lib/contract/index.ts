@@ -12,3 +12,4 @@ export * from './run-resource';
 export * from './run-list';
 export * from './http';
 export * from './subtask-list';
+export * from './routes';

@@ -129,6 +129,13 @@ export const RunAccepted = z
   .describe('202 Accepted body of POST /runs.');
 export type RunAccepted = z.infer<typeof RunAccepted>;
 
+/**
+ * The most issues one error answer lists. A request can have tens of thousands of problems (one
+ * per bad id); listing them all would make the answer larger than the request, and past Lambda's
+ * 6 MB response limit a 400 would become API Gateway's 500. The rest are counted in `issuesOmitted`.
+ */
+export const MAX_LISTED_ISSUES = 100;
+
 /** Error body of every non-2xx answer except API Gateway's own 401. */
 export const ErrorBody = z
   .object({
@@ -148,10 +155,15 @@ export const ErrorBody = z
               .passthrough(),
           )
           .optional()
-          .describe('Every problem with the request, each naming its field.'),
+          .describe(`The problems with the request, each naming its field: the first ${MAX_LISTED_ISSUES} found.`),
+        issuesOmitted: z
+          .int()
+          .min(1)
+          .optional()
+          .describe('How many more problems were found than `issues` lists; absent when it lists them all.'),
         requestId: z.string().optional().describe('The request id, for the logs.'),
       })
       .describe('The error.'),
   })
-  .describe('Error body of every non-2xx answer except API Gateway\'s own.');
+  .describe("Error body of every non-2xx answer except API Gateway's own.");
 export type ErrorBody = z.infer<typeof ErrorBody>;

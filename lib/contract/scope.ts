@@ -61,10 +61,48 @@ export const LineRange = z
   .describe('An inclusive, 1-based line range [first, last].');
 export type LineRange = z.infer<typeof LineRange>;
 
+/** A file path in its one written form, or why it has none. */
+export type NormalizedPath = { readonly ok: true; readonly path: string } | { readonly ok: false; readonly problem: string };
+
+/**
+ * The one form of a file path that scopes are compared in, so that `src/a.ts`, `./src/a.ts` and
+ * `src//a.ts` are one file: `/`-separated segments with the empty and `.` segments dropped (a
+ * trailing `/` too). A path is refused when it is absolute (it starts with `/`), has a `..`
+ * segment (it could name a file outside the tree the kind reads, or the same file twice), or is
+ * empty once normalized (`.`, `./`). `\` is an ordinary character, not a separator.
+ *
+ * @example
+ * normalizeFilePath('./src//a.ts') // { ok: true, path: 'src/a.ts' }
+ * normalizeFilePath('src/../etc/passwd').ok // false
+ */
+export const normalizeFilePath = (path: string): NormalizedPath => {
+  if (path.startsWith('/')) return { ok: false, problem: 'must be a relative path: an absolute path (one starting with /) is refused' };
+  const segments = path.split('/');
+  if (segments.includes('..')) return { ok: false, problem: 'must not contain a .. segment: a path names a file inside the tree the worker reads, in one way only' };
+  const kept = segments.filter((segment) => segment !== '' && segment !== '.');
+  if (kept.length === 0) return { ok: false, problem: 'must name a file: it is empty once its . segments and extra slashes are removed' };
+  return { ok: true, path: kept.join('/') };
+};
+
+/**
+ * A file path of a scope: refused as {@link normalizeFilePath} refuses it, else replaced by its
+ * normalized form, so everything past parsing (tiling, the manifest, a kind's `load`) sees one form.
+ */
+export const FilePath = PlainText.min(1)
+  .max(1024)
+  .superRefine((path, ctx) => {
+    const normalized = normalizeFilePath(path);
+    if (!normalized.ok) ctx.addIssue({ code: 'custom', message: normalized.problem });
+  })
+  .overwrite((path) => {
+    const normalized = normalizeFilePath(path);
+    return normalized.ok ? normalized.path : path;
+  });
+
 /** One file; without `lines` the whole file is meant. */
 export const FileScope = z
   .object({
-    path: PlainText.min(1).max(1024).describe('The file path, 1-1024 characters.'),
+    path: FilePath.describe('The file path, 1-1024 characters, relative, without `..`; normalized (`./src//a.ts` is `src/a.ts`).'),
     lines: z.array(LineRange).min(1).optional().describe('The line ranges meant; without them, the whole file.'),
   })
   .describe('One file, or line ranges of it.');

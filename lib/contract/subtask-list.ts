@@ -26,7 +26,7 @@ export const PAGED_RUN_SUBTASKS = 1000;
 export const RunSubtasksForm = z.enum(['page', 'none']);
 export type RunSubtasksForm = z.infer<typeof RunSubtasksForm>;
 
-/** The query of `GET /runs/{runId}`. Other parameters are ignored, as they always were. */
+/** The query of `GET /runs/{runId}`; any other parameter is refused (`ROUTE_QUERY_PARAMETERS`). */
 export const RunQuery = z.object({ subtasks: RunSubtasksForm.optional() });
 export type RunQuery = z.infer<typeof RunQuery>;
 

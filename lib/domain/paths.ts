@@ -1,4 +1,4 @@
-import type { FileScope, PathsScope, Scope } from '../contract';
+import { normalizeFilePath, type FileScope, type PathsScope, type Scope } from '../contract';
 import { DimensionMismatchError, ScopeError } from './errors';
 import { intervalSet, intersectSets, pairsOf, setsEqual, subtractSets, unionSets, type IntervalSet } from './intervals';
 import { chunkEvenly } from './ids';
@@ -39,7 +39,21 @@ const readLines = (file: FileScope, field: string): IntervalSet => {
 };
 
 /**
- * Reads a list of files into a region; a path listed twice contributes the union of its lines.
+ * A scope's file path in its normalized form (`normalizeFilePath`): scopes parsed by the contract
+ * already carry it, and this makes the algebra agree for a scope built in code too.
+ *
+ * @example
+ * filePath('./src//a.ts', 'files.0.path') // 'src/a.ts'
+ */
+export const filePath = (path: string, field: string): string => {
+  const normalized = normalizeFilePath(path);
+  if (!normalized.ok) throw new ScopeError(field, path, normalized.problem);
+  return normalized.path;
+};
+
+/**
+ * Reads a list of files into a region; a path listed twice, in any of its written forms
+ * (`src/a.ts`, `./src/a.ts`), contributes the union of its lines.
  *
  * @example
  * pathSet([{ path: 'src/a.ts', lines: [[1, 120]] }]).get('src/a.ts') // [1, 121]
@@ -48,8 +62,9 @@ export const pathSet = (files: readonly FileScope[]): PathSet => {
   const merged = new Map<string, IntervalSet>();
   files.forEach((file, i) => {
     const lines = readLines(file, `files.${i}`);
-    const before = merged.get(file.path);
-    merged.set(file.path, before ? unionSets(before, lines) : lines);
+    const path = filePath(file.path, `files.${i}.path`);
+    const before = merged.get(path);
+    merged.set(path, before ? unionSets(before, lines) : lines);
   });
   return tidy(merged);
 };

@@ -10,6 +10,7 @@ import { hedgeProblem } from './hedge';
 import { RESERVED_ID_SUFFIX } from './lineage';
 import { checkTiling, type Tile } from './tiling';
 import { readTimeRange, timeAlgebra } from './time';
+import { listSome } from './words';
 
 /** The deadline horizon when a deployment does not set `MAX_DEADLINE_SECONDS`. */
 export const DEFAULT_MAX_DEADLINE_SECONDS = 900;
@@ -254,12 +255,43 @@ const historyProblems = (request: RunRequest, drafts: readonly Draft[], options:
   ];
 };
 
-/** Declared questions that no subtask was given. */
+/** Every delegation's `questionIds` with the field path of the list. */
+const questionLists = (request: RunRequest): { readonly path: string; readonly ids: readonly string[] }[] => [
+  ...(request.split ? [{ path: 'split.questionIds', ids: request.split.questionIds }] : []),
+  ...(request.subtasks ?? []).map((s, i) => ({ path: `subtasks.${i}.questionIds`, ids: s.questionIds })),
+];
+
+/**
+ * The questions' problems: a question id declared twice; a delegation naming a question twice,
+ * or, when the request declares its questions, naming one it does not declare (a typo would
+ * otherwise leave that subtask's question out of `missingQuestions`); a declared question no
+ * subtask was given. A request that declares no questions uses its `questionIds` as the
+ * questions themselves.
+ */
 const questionProblems = (request: RunRequest, drafts: readonly Draft[]): RequestProblem[] => {
+  const declared = request.questions ?? [];
+  const firstAt = new Map<string, number>();
+  const duplicates = declared.flatMap((question, i): RequestProblem[] => {
+    const first = firstAt.get(question.id);
+    if (first === undefined) firstAt.set(question.id, i);
+    return first === undefined ? [] : [{ code: 'duplicate_question', path: `questions.${i}.id`, message: `question ${question.id} is already declared at questions.${first}.id` }];
+  });
+  const named = questionLists(request).flatMap(({ path, ids }) => {
+    const seen = new Map<string, number>();
+    return ids.flatMap((id, j): RequestProblem[] => {
+      const before = seen.get(id);
+      if (before !== undefined) return [{ code: 'duplicate_question', path: `${path}.${j}`, message: `names question ${id} twice (also at ${path}.${before})` }];
+      seen.set(id, j);
+      if (request.questions === undefined || firstAt.has(id)) return [];
+      const known = declared.length === 0 ? 'none' : listSome([...firstAt.keys()], 10);
+      return [{ code: 'unknown_question', path: `${path}.${j}`, message: `names question ${id}, which questions does not declare (declared: ${known})` }];
+    });
+  });
   const assigned = new Set(drafts.flatMap((d) => d.delegation.questionIds));
-  return (request.questions ?? []).flatMap((question, i): RequestProblem[] =>
-    assigned.has(question.id) ? [] : [{ code: 'unassigned_question', path: `questions.${i}.id`, message: `question ${question.id} is not assigned to any subtask` }],
+  const unassigned = [...firstAt].flatMap(([id, i]): RequestProblem[] =>
+    assigned.has(id) ? [] : [{ code: 'unassigned_question', path: `questions.${i}.id`, message: `question ${id} is not assigned to any subtask` }],
   );
+  return [...duplicates, ...named, ...unassigned];
 };
 
 /** Tiling problems at request paths; a group's scope is the group itself, not a `files` field. */
@@ -307,7 +339,8 @@ const dispatched = (draft: Draft): DispatchedSubtask => {
  * duplicate subtask or universe ids, an unknown worker kind or one of another dimension,
  * invalid worker input, a deadline outside `1..maxDeadlineSeconds`, a subtask allowance
  * larger than the run's budget, a `model` the catalog does not allow, a declared question
- * nobody was given, or more than {@link MAX_SUBTASKS} subtasks or than one execution's history
+ * nobody was given, a question id declared or named twice, a `questionIds` entry the declared
+ * questions do not include, or more than {@link MAX_SUBTASKS} subtasks or than one execution's history
  * holds across the rounds the policy allows, hedged subtasks counted at their costlier path
  * ({@link firstRoundFits}). Nothing is dispatched here.
  *
@@ -348,8 +381,15 @@ export type ValidationResult =
 const valueAt = (body: unknown, path: readonly PropertyKey[]): unknown =>
   path.reduce<unknown>((current, key) => (typeof current === 'object' && current !== null ? Reflect.get(current, key) : undefined), body);
 
-const quoted = (value: unknown): string =>
-  typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? ` (got ${JSON.stringify(value)})` : '';
+/** A problem quotes at most this many characters of a string: enough to find it, never a megabyte of it. */
+const QUOTED_CHARACTERS = 80;
+
+const quoted = (value: unknown): string => {
+  if (typeof value === 'string' && value.length > QUOTED_CHARACTERS) {
+    return ` (got ${JSON.stringify(value.slice(0, QUOTED_CHARACTERS))}…, ${value.length.toLocaleString('en-US')} characters)`;
+  }
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? ` (got ${JSON.stringify(value)})` : '';
+};
 
 /**
  * The whole validation of a `POST /runs` body or a `tessera plan FILE`: the zod schema first

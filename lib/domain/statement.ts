@@ -1,5 +1,6 @@
 import type { CoverageGap, CoverageOverlap, Scope, SourceLabel, Universe } from '../contract';
 import { describeScope, regionOf } from './dimensions';
+import { filePath } from './paths';
 import { RUN_HISTORY } from './history';
 import { capitalise, countOf, listWords, numberWord, plural } from './words';
 
@@ -55,7 +56,7 @@ const recordsOf = (facts: StatementFacts, kind: string): string => facts.sources
 const universeProse = (universe: Universe): string => {
   if (universe.dimension === 'time') return describeScope('time', universe);
   if (universe.dimension === 'ids') return countOf(new Set(universe.ids).size, plural(universe.noun ?? 'id'));
-  return countOf(new Set(universe.files.map((f) => f.path)).size, 'files');
+  return countOf(new Set(universe.files.map((f, i) => filePath(f.path, `files.${i}.path`))).size, 'files');
 };
 
 const overlapsText = (facts: StatementFacts): string => {

@@ -1,10 +1,13 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2WithJWTAuthorizer, APIGatewayProxyResultV2 } from 'aws-lambda';
+import type { QueryProblem } from '../application/cursor';
+import { ROUTE_QUERY_PARAMETERS } from '../contract';
 import { RunId } from '../ledger';
 import { errorResponse } from '../runtime/http';
 import { toHttpError } from '../runtime/http-errors';
 import { startInvocation } from '../runtime/lambda';
 import { tenantOf } from '../runtime/tenant';
+import { invalidQuery } from './run-list-responses';
 
 /** One request, once the caller's tenant is known. */
 export interface ApiRequest {
@@ -32,6 +35,21 @@ interface InvocationContext {
   getRemainingTimeInMillis?: () => number;
 }
 
+/**
+ * The query parameters a route does not take (`ROUTE_QUERY_PARAMETERS`), each as a problem
+ * naming it and what the route does take.
+ *
+ * @example
+ * unknownParameters('GET /runs/{runId}', { x: '1' }) // [{ path: 'x', code: 'unknown_parameter', message: 'is not a parameter of GET /runs/{runId} (subtasks)' }]
+ */
+export const unknownParameters = (routeKey: string, query: Readonly<Record<string, string | undefined>>): QueryProblem[] => {
+  const known = Object.hasOwn(ROUTE_QUERY_PARAMETERS, routeKey) ? (ROUTE_QUERY_PARAMETERS[routeKey] ?? []) : [];
+  const takes = known.length === 0 ? 'it takes none' : known.join(', ');
+  return Object.keys(query)
+    .filter((name) => !known.includes(name))
+    .map((name) => ({ path: name, code: 'unknown_parameter', message: `is not a parameter of ${routeKey} (${takes})` }));
+};
+
 /** A route: one use case, its input read from the request and its result mapped to a response. */
 export type Route = (request: ApiRequest) => Promise<APIGatewayProxyResultV2>;
 
@@ -39,8 +57,9 @@ export type Route = (request: ApiRequest) => Promise<APIGatewayProxyResultV2>;
  * The HTTP API over a table of routes keyed by API Gateway's `routeKey` (`'GET /runs/{runId}'`).
  * API Gateway's JWT authorizer has already verified the token; the tenant is one of its claims
  * (see `tenantOf`), and every ledger key starts with it, so another tenant's run is simply not
- * found. A path id no run could have is not found either. Errors become answers in
- * `toHttpError`; only a 5xx is logged as an error.
+ * found. A path id no run could have is not found either. A query parameter the route does not
+ * take is `400 InvalidQuery` on every route. Errors become answers in `toHttpError`; only a 5xx
+ * is logged as an error.
  *
  * @example
  * export const createHandler = (deps: ApiDeps) => routeRequests(deps, { 'GET /runs/{runId}': (request) => … });
@@ -61,6 +80,9 @@ export const routeRequests =
     }
     const route = Object.hasOwn(routes, event.routeKey) ? routes[event.routeKey] : undefined;
     if (!route) return errorResponse(404, { code: 'RouteNotFound', message: `no route ${event.routeKey}`, requestId });
+    // Every route refuses a parameter it does not take the same way, before its use case runs.
+    const unknown = unknownParameters(event.routeKey, event.queryStringParameters ?? {});
+    if (unknown.length > 0) return invalidQuery(unknown, requestId);
     const body = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
     try {
       return await route({ event, tenantId: caller.tenantId, runId, requestId, body, header: (name) => event.headers[name], answerBy });

@@ -28,8 +28,14 @@ export const listRunsResponse = async (
   return result.ok ? json(200, result.list, REVALIDATE) : invalidQuery(result.problems, request.requestId);
 };
 
-/** 400 `InvalidQuery`, naming each bad parameter in `issues`. */
-const invalidQuery = (problems: readonly QueryProblem[], requestId: string): APIGatewayProxyStructuredResultV2 => {
+/**
+ * 400 `InvalidQuery`, naming each bad parameter in `issues`: one answer for every route's query
+ * problems, from an unknown parameter (the router) to a bad value (the route).
+ *
+ * @example
+ * invalidQuery([{ path: 'x', code: 'unknown_parameter', message: 'is not a parameter of GET /runs/{runId} (subtasks)' }], requestId)
+ */
+export const invalidQuery = (problems: readonly QueryProblem[], requestId: string): APIGatewayProxyStructuredResultV2 => {
   const count = problems.length;
   return errorResponse(400, {
     code: 'InvalidQuery',

@@ -6,16 +6,22 @@ import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { CancelRunResult } from '../application/cancel-run';
 import type { StartRunResult } from '../application/start-run';
 import type { RunResource } from '../contract';
-import { errorResponse, json, largeJson } from '../runtime/http';
+import { errorBody, errorResponse, json, largeJson } from '../runtime/http';
 import type { ApiRequest } from './router';
 
 type Answered = Pick<ApiRequest, 'requestId' | 'header'>;
 
-/** `POST /runs`: 202 with the run's location, or 400 naming every problem. */
-export const startedResponse = (result: StartRunResult, request: Answered): APIGatewayProxyStructuredResultV2 =>
-  result.started
-    ? json(202, result.accepted, { location: result.accepted.location })
-    : errorResponse(400, { code: result.code, message: result.message, ...(result.problems ? { issues: [...result.problems] } : {}), requestId: request.requestId });
+/**
+ * `POST /runs`: 202 with the run's location, or 400 naming the first problems and counting the
+ * rest (`errorBody`). Each problem quotes at most a short piece of the value it is about, so even
+ * the listed ones stay small; the 400 goes through `largeJson` all the same, so no request can
+ * make it exceed Lambda's response limit.
+ */
+export const startedResponse = (result: StartRunResult, request: Answered): APIGatewayProxyStructuredResultV2 => {
+  if (result.started) return json(202, result.accepted, { location: result.accepted.location });
+  const body = errorBody({ code: result.code, message: result.message, ...(result.problems ? { issues: [...result.problems] } : {}), requestId: request.requestId });
+  return largeJson(400, body, request.header('accept-encoding'), request.requestId);
+};
 
 /**
  * `GET /runs/{runId}`: the run, or 404. A run of 100,000 ids is megabytes of JSON: compressed when

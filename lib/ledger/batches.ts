@@ -9,6 +9,7 @@ import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { SubtaskId, TenantId } from '../contract';
 import { BatchNotFound } from './errors';
+import { untilProcessed } from './failures';
 import { RunId, parseInput } from './inputs';
 import { getItem, type LedgerContext } from './io';
 import { runPartition, type LedgerKey } from './keys';
@@ -63,13 +64,15 @@ export const writeBatches = async (ctx: LedgerContext, raw: WriteBatchesInput): 
     subtaskIds: entries.map((e) => e.subtaskId),
     deadlines: entries.map((e) => e.deadline),
   }));
+  const context = { operation: 'writeBatches', tenantId: input.tenantId, runId: input.runId };
   for (let i = 0; i < items.length; i += WRITES_PER_CALL) {
-    let requests: Record<string, unknown>[] | undefined = items.slice(i, i + WRITES_PER_CALL).map((item) => ({ PutRequest: { Item: item } }));
-    for (let attempt = 0; requests && requests.length > 0; attempt += 1) {
-      if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(1000, 50 * 2 ** attempt)));
-      const result = await ctx.client.send(new BatchWriteCommand({ RequestItems: { [ctx.tableName]: requests } }));
-      requests = result.UnprocessedItems?.[ctx.tableName] as Record<string, unknown>[] | undefined;
-    }
+    const puts = items.slice(i, i + WRITES_PER_CALL).map((item): Record<string, unknown> => ({ PutRequest: { Item: item } }));
+    // Unprocessed items are DynamoDB shedding load: retried with backoff a bounded number of
+    // times, then `WritesUnprocessed`, which the dispatch Task retries as a whole.
+    await untilProcessed(ctx.conflictRetry, context, puts, async (requests) => {
+      const result = await ctx.client.send(new BatchWriteCommand({ RequestItems: { [ctx.tableName]: [...requests] } }));
+      return result.UnprocessedItems?.[ctx.tableName] as Record<string, unknown>[] | undefined;
+    });
   }
   return items.length;
 };

@@ -49,7 +49,7 @@ export class LedgerError extends Error {
  * Names of the ledger errors worth another attempt a little later (`WriteConflict`). A Step
  * Functions task that fails with one of them is retried; the state machine imports this list.
  */
-export const TRANSIENT_LEDGER_ERRORS = ['WriteConflict'] as const;
+export const TRANSIENT_LEDGER_ERRORS = ['WriteConflict', 'WritesUnprocessed'] as const;
 
 const lateNote = (kept: boolean | undefined): string => (kept ? '; the result was kept as late evidence' : '');
 
@@ -385,6 +385,24 @@ export class WriteConflict extends LedgerError {
   declare readonly attempts: number;
   constructor(details: LedgerErrorContext & Pick<WriteConflict, 'operation' | 'attempts'>, options?: ErrorOptions) {
     super(`${details.operation} kept conflicting with concurrent writes after ${details.attempts} attempts`, details, options);
+  }
+}
+
+/**
+ * A batch write still had unprocessed items after the adapter's last attempt: DynamoDB kept
+ * refusing them for throughput. Transient: the Step Functions task retries the whole step, which
+ * writes the same keys again.
+ *
+ * @example
+ * new WritesUnprocessed({ runId: 'r1', operation: 'writeBatches', attempts: 8, unprocessed: 3 })
+ */
+export class WritesUnprocessed extends LedgerError {
+  override readonly name = TRANSIENT_LEDGER_ERRORS[1];
+  declare readonly operation: string;
+  declare readonly attempts: number;
+  declare readonly unprocessed: number;
+  constructor(details: LedgerErrorContext & Pick<WritesUnprocessed, 'operation' | 'attempts' | 'unprocessed'>, options?: ErrorOptions) {
+    super(`${details.operation} left ${details.unprocessed} item(s) unprocessed after ${details.attempts} attempts`, details, options);
   }
 }
 

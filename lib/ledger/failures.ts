@@ -6,7 +6,7 @@
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { WriteConflict, type LedgerErrorContext } from './errors';
+import { WriteConflict, WritesUnprocessed, type LedgerErrorContext } from './errors';
 
 /** One entry of a cancelled transaction, aligned with the transaction's items. */
 export interface CancellationReason {
@@ -79,6 +79,38 @@ export const DEFAULT_CONFLICT_RETRY: ConflictRetry = { attempts: 8, baseDelayMs:
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
+ * The wait before attempt `tries + 1`: full jitter, a random time up to `baseDelayMs · 2^tries`,
+ * never more than `maxDelayMs`, so retrying writers spread out instead of colliding again.
+ *
+ * @example
+ * backoffMs(DEFAULT_CONFLICT_RETRY, 3) // somewhere in [0, 160)
+ */
+export const backoffMs = (policy: ConflictRetry, tries: number): number => Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** tries);
+
+/**
+ * Sends a batch write until DynamoDB has processed every item, at most `policy.attempts` times,
+ * pausing {@link backoffMs} between attempts; then `WritesUnprocessed`. `send` takes the requests
+ * still to write and answers the ones DynamoDB left unprocessed.
+ *
+ * @example
+ * await untilProcessed(ctx.conflictRetry, { operation: 'writeBatches', runId }, puts, (requests) => sendBatch(requests));
+ */
+export const untilProcessed = async <R>(
+  policy: ConflictRetry,
+  context: LedgerErrorContext & { operation: string },
+  requests: readonly R[],
+  send: (requests: readonly R[]) => Promise<readonly R[] | undefined>,
+): Promise<void> => {
+  let pending = requests;
+  for (let tries = 1; pending.length > 0; tries += 1) {
+    pending = (await send(pending)) ?? [];
+    if (pending.length === 0) return;
+    if (tries >= policy.attempts) throw new WritesUnprocessed({ ...context, attempts: tries, unprocessed: pending.length });
+    await pause(backoffMs(policy, tries));
+  }
+};
+
+/**
  * Runs `attempt` until it succeeds, fails for a reason other than a transient conflict, or runs
  * out of attempts (then `WriteConflict`, with the last error as cause). Each attempt builds its
  * request afresh, so a transaction's `ClientRequestToken` is new per attempt but kept by the
@@ -98,7 +130,7 @@ export const retryConflicts = async <T>(
     } catch (error) {
       if (!isTransientConflict(error)) throw error;
       if (tries >= policy.attempts) throw new WriteConflict({ ...context, attempts: tries }, { cause: error });
-      await pause(Math.random() * Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** tries));
+      await pause(backoffMs(policy, tries));
     }
   }
 };

@@ -31,19 +31,51 @@ const SERVICE_UNAVAILABLE = { message: 'Service Unavailable' } as const;
 
 type Headers = Readonly<Record<string, string>>;
 
-/** Multi-valued headers reach the function joined with commas, as API Gateway sends them. */
-const lowerCaseHeaders = (request: IncomingMessage): Record<string, string> => {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) {
-    if (value !== undefined && name !== 'cookie') headers[name] = Array.isArray(value) ? value.join(',') : value;
-  }
-  return headers;
+/**
+ * Multi-valued headers reach the function joined with commas, as API Gateway sends them. Built
+ * with `Object.fromEntries`, so a header named `__proto__` is a header like any other, never the
+ * object's prototype.
+ */
+const lowerCaseHeaders = (request: IncomingMessage): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(request.headers).flatMap(([name, value]) => (value === undefined || name === 'cookie' ? [] : [[name, Array.isArray(value) ? value.join(',') : value]])),
+  );
+
+/**
+ * The query parameters as API Gateway passes them: a repeated one joined with commas. Collected in
+ * a `Map`, so every name (`__proto__`, `constructor`) is a parameter the function sees and can refuse.
+ */
+const queryParameters = (search: URLSearchParams): Record<string, string> | undefined => {
+  const parameters = new Map<string, string>();
+  for (const [name, value] of search) parameters.set(name, parameters.has(name) ? `${parameters.get(name)},${value}` : value);
+  return parameters.size > 0 ? Object.fromEntries(parameters) : undefined;
 };
 
-const queryParameters = (search: URLSearchParams): Record<string, string> | undefined => {
-  const parameters: Record<string, string> = {};
-  for (const [name, value] of search) parameters[name] = name in parameters ? `${parameters[name]},${value}` : value;
-  return Object.keys(parameters).length > 0 ? parameters : undefined;
+/** A request's target, split without resolving it. */
+export interface RequestTarget {
+  /** The path exactly as sent, still percent-encoded. */
+  readonly pathname: string;
+  /** The query string with its `?`, or `''`. */
+  readonly search: string;
+  readonly searchParams: URLSearchParams;
+}
+
+/**
+ * Splits a request target into its path and query without resolving dot segments. The WHATWG URL
+ * parser would turn `/runs/%2e%2e` into `/`, a request for another resource than the one sent;
+ * API Gateway routes the path as sent, so `/runs/%2e%2e` is `GET /runs/{runId}` with the id `..`
+ * (no such run). An absolute-form target (`http://host/path`) keeps only its path and query.
+ *
+ * @example
+ * requestTarget('/runs/%2e%2e?x=1').pathname // '/runs/%2e%2e'
+ */
+export const requestTarget = (raw: string): RequestTarget => {
+  const originForm = raw.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/, '');
+  const withoutFragment = originForm.split('#', 1)[0] ?? '';
+  const queryAt = withoutFragment.indexOf('?');
+  const path = queryAt < 0 ? withoutFragment : withoutFragment.slice(0, queryAt);
+  const query = queryAt < 0 ? '' : withoutFragment.slice(queryAt + 1);
+  return { pathname: path.startsWith('/') ? path : `/${path}`, search: query === '' ? '' : `?${query}`, searchParams: new URLSearchParams(query) };
 };
 
 /** API Gateway passes text bodies as they are and anything else base64-encoded. */
@@ -72,14 +104,13 @@ const claimText = (value: unknown): string | undefined => {
   return typeof value === 'object' ? JSON.stringify(value) : String(value);
 };
 
-const claimTexts = (claims: JWTPayload): Record<string, string> => {
-  const texts: Record<string, string> = {};
-  for (const [name, value] of Object.entries(claims)) {
-    const text = claimText(value);
-    if (text !== undefined) texts[name] = text;
-  }
-  return texts;
-};
+const claimTexts = (claims: JWTPayload): Record<string, string> =>
+  Object.fromEntries(
+    Object.entries(claims).flatMap(([name, value]) => {
+      const text = claimText(value);
+      return text === undefined ? [] : [[name, text]];
+    }),
+  );
 
 const jwtAuthorizerContext = (claims: JWTPayload) => {
   const scope = typeof claims.scope === 'string' ? claims.scope : typeof claims.scp === 'string' ? claims.scp : undefined;
@@ -93,7 +124,7 @@ const jwtAuthorizerContext = (claims: JWTPayload) => {
 
 interface RequestFacts {
   readonly request: IncomingMessage;
-  readonly url: URL;
+  readonly url: RequestTarget;
   readonly body: Buffer;
   readonly requestId: string;
   readonly received: Date;
@@ -287,7 +318,7 @@ export const startHttpApi = async (options: {
   const { spec, authority } = options;
 
   const handle = async (request: IncomingMessage, body: Buffer, requestId: string): Promise<HttpReply> => {
-    const url = new URL(request.url ?? '/', 'http://local');
+    const url = requestTarget(request.url ?? '/');
     const method = request.method ?? 'GET';
     if (method === 'GET' && url.pathname === JWKS_PATH) return jsonReply(200, authority.jwks);
     const page = await options.pages?.(method, url.pathname);

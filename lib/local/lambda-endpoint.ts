@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { jsonReply, listenOnLoopback, type HttpReply, type LoopbackServer } from './http-server';
-import { findFunction, invokeFunction, type FunctionErrorPayload, type InvocationOutcome, type RunnableFunction } from './lambda-runtime';
+import { findFunction, invokeFunction, requestTooLarge, type FunctionErrorPayload, type InvocationOutcome, type InvocationType, type RunnableFunction } from './lambda-runtime';
 import { silentLog, type LocalLog } from './log';
 import { tracePhase } from './startup-trace';
 
@@ -86,11 +86,13 @@ export const startLambdaEndpoint = async (options: {
   const log = options.log ?? silentLog;
   const stats = new Map<string, { invocations: number; errors: number }>();
 
-  const run = async (fn: RunnableFunction, event: unknown, requestId: string, invokedFunctionArn?: string): Promise<InvocationOutcome> => {
+  const run = async (fn: RunnableFunction, event: unknown, requestId: string, invocationType: InvocationType, invokedFunctionArn?: string): Promise<InvocationOutcome> => {
     const entry = stats.get(fn.name) ?? { invocations: 0, errors: 0 };
     stats.set(fn.name, entry);
     entry.invocations += 1;
-    const outcome = await tracePhase(`lambda.invoke ${fn.entry ?? fn.logicalId}`, () => invokeFunction(fn, event, { requestId, ...(invokedFunctionArn ? { invokedFunctionArn } : {}) }));
+    const outcome = await tracePhase(`lambda.invoke ${fn.entry ?? fn.logicalId}`, () =>
+      invokeFunction(fn, event, { requestId, invocationType, ...(invokedFunctionArn ? { invokedFunctionArn } : {}) }),
+    );
     if (!outcome.ok) {
       entry.errors += 1;
       log({ level: 'warn', component: 'lambda', message: `${fn.name} failed: ${outcome.error.errorType}: ${outcome.error.errorMessage}`, data: { requestId } });
@@ -100,21 +102,31 @@ export const startLambdaEndpoint = async (options: {
 
   /** Event invocations are acknowledged at once; Lambda's async retries are not emulated. */
   const runInBackground = (fn: RunnableFunction, event: unknown, requestId: string): void => {
-    void run(fn, event, requestId);
+    void run(fn, event, requestId, 'Event');
   };
 
-  const invokeDirect = async (name: string, request: IncomingMessage, payload: unknown, requestId: string): Promise<HttpReply> => {
+  /** Lambda refuses a payload over its invocation type's limit before running anything (HTTP 413). */
+  const tooLarge = (bytes: number, invocationType: InvocationType): HttpReply | undefined => {
+    const refusal = requestTooLarge(bytes, invocationType);
+    return refusal === undefined ? undefined : serviceError(413, 'RequestEntityTooLargeException', refusal);
+  };
+
+  const invokeDirect = async (name: string, request: IncomingMessage, payload: unknown, bytes: number, requestId: string): Promise<HttpReply> => {
     const url = new URL(request.url ?? '/', 'http://local');
     const fn = findFunction(options.functions, name, url.searchParams.get('Qualifier') ?? undefined);
     if (!fn) return serviceError(404, 'ResourceNotFoundException', `Function not found: ${name}`);
     const invocationType = String(request.headers['x-amz-invocation-type'] ?? 'RequestResponse');
     if (invocationType === 'DryRun') return { status: 204 };
     if (invocationType === 'Event') {
+      const refused = tooLarge(bytes, 'Event');
+      if (refused) return refused;
       runInBackground(fn, payload, requestId);
       return { status: 202, headers: { 'x-amzn-requestid': requestId } };
     }
     if (invocationType !== 'RequestResponse') return serviceError(400, 'InvalidParameterValueException', `Unknown invocation type ${invocationType}`);
-    const outcome = await run(fn, payload, requestId, name.startsWith('arn:') ? name : undefined);
+    const refused = tooLarge(bytes, 'RequestResponse');
+    if (refused) return refused;
+    const outcome = await run(fn, payload, requestId, 'RequestResponse', name.startsWith('arn:') ? name : undefined);
     if (!outcome.ok) return functionErrorReply(outcome.error);
     return jsonReply(200, outcome.result ?? null, { 'x-amz-executed-version': '$LATEST', 'x-amzn-requestid': requestId });
   };
@@ -133,7 +145,7 @@ export const startLambdaEndpoint = async (options: {
       runInBackground(fn, event, requestId);
       return jsonReply(200, integrationResult(202, '', requestId));
     }
-    const outcome = await run(fn, event, requestId);
+    const outcome = await run(fn, event, requestId, 'RequestResponse');
     return outcome.ok ? jsonReply(200, integrationResult(200, outcome.result ?? null, requestId)) : functionErrorReply(outcome.error);
   };
 
@@ -147,7 +159,7 @@ export const startLambdaEndpoint = async (options: {
       const requestId = randomUUID();
       if (name === LAMBDA_INVOKE_INTEGRATION) return invokeIntegration(payload.value, requestId);
       if (name.startsWith('arn:aws:states:')) return serviceError(400, 'InvalidParameterValueException', `${name} is a Step Functions integration the local cloud does not emulate`);
-      return invokeDirect(name, request, payload.value, requestId);
+      return invokeDirect(name, request, payload.value, body.length, requestId);
     },
     { ...(options.port === undefined ? {} : { port: options.port }), onError: (error) => log({ level: 'error', component: 'lambda', message: String(error) }) },
   );

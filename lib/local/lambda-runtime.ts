@@ -266,6 +266,49 @@ export const functionErrorOf = (thrown: unknown): FunctionErrorPayload => {
   return { errorType: 'Error', errorMessage: String(thrown), trace: [] };
 };
 
+/**
+ * Lambda's payload limits, as the Invoke API applies them: a synchronous (`RequestResponse`)
+ * request may be 6 MB (6,291,456 bytes) and an asynchronous (`Event`) one 1 MB; a synchronous
+ * response may be 6,291,556 bytes, the figure Lambda's own error message names.
+ */
+export const PAYLOAD_LIMITS = {
+  RequestResponse: 6_291_456,
+  Event: 1_048_576,
+  response: 6_291_556,
+} as const;
+
+/** The invocation types with a payload limit of their own. */
+export type InvocationType = 'RequestResponse' | 'Event';
+
+/**
+ * The Invoke API's refusal of a request payload over its invocation type's limit, in Lambda's
+ * words (the SDK raises it as `RequestEntityTooLargeException`, HTTP 413); `undefined` when it fits.
+ *
+ * @example
+ * requestTooLarge(7_000_000, 'RequestResponse') // '7000000 byte payload is too large for the RequestResponse invocation type (limit 6291456 bytes)'
+ */
+export const requestTooLarge = (bytes: number, invocationType: InvocationType): string | undefined =>
+  bytes > PAYLOAD_LIMITS[invocationType]
+    ? `${bytes} byte payload is too large for the ${invocationType} invocation type (limit ${PAYLOAD_LIMITS[invocationType]} bytes)`
+    : undefined;
+
+/**
+ * Lambda's answer to a synchronous invocation whose result is over the response limit: the
+ * function ran, but its caller gets this function error instead of the result (API Gateway then
+ * answers 500, a Step Functions Task fails with `Function.ResponseSizeTooLarge`).
+ */
+const responseTooLarge = (): FunctionErrorPayload => ({
+  errorType: 'Function.ResponseSizeTooLarge',
+  errorMessage: `Response payload size exceeded maximum allowed payload size (${PAYLOAD_LIMITS.response} bytes).`,
+});
+
+/** The outcome as the caller of a synchronous invocation gets it: a result over the limit is an error. */
+const withinResponseLimit = (outcome: InvocationOutcome): InvocationOutcome => {
+  if (!outcome.ok) return outcome;
+  const bytes = Buffer.byteLength(JSON.stringify(outcome.result ?? null));
+  return bytes > PAYLOAD_LIMITS.response ? { ok: false, error: responseTooLarge() } : outcome;
+};
+
 const timedOut = (fn: LocalFunction, requestId: string): FunctionErrorPayload => ({
   errorType: 'Sandbox.Timedout',
   errorMessage: `RequestId: ${requestId} Error: Task timed out after ${fn.timeoutSeconds.toFixed(2)} seconds`,
@@ -274,7 +317,10 @@ const timedOut = (fn: LocalFunction, requestId: string): FunctionErrorPayload =>
 /**
  * Invokes a built handler once with a Lambda context and enforces the function's timeout: after
  * `Timeout` seconds the invocation fails with `Sandbox.Timedout`, as Lambda reports it. The
- * handler's promise cannot be killed in-process, so its late result is discarded.
+ * handler's promise cannot be killed in-process, so its late result is discarded. A synchronous
+ * invocation (the default) whose result is larger than Lambda's response limit fails with
+ * `Function.ResponseSizeTooLarge`, as on AWS; an `Event` invocation's result goes nowhere, so it
+ * has no limit.
  *
  * @example
  * const outcome = await invokeFunction(fn, { hello: 'world' });
@@ -283,7 +329,7 @@ const timedOut = (fn: LocalFunction, requestId: string): FunctionErrorPayload =>
 export const invokeFunction = async (
   fn: RunnableFunction,
   event: unknown,
-  options: { requestId?: string; invokedFunctionArn?: string } = {},
+  options: { requestId?: string; invokedFunctionArn?: string; invocationType?: InvocationType } = {},
 ): Promise<InvocationOutcome> => {
   const requestId = options.requestId ?? randomUUID();
   if (!fn.handler) {
@@ -299,7 +345,8 @@ export const invokeFunction = async (
     .then(() => (fn.handler as LambdaHandler)(event, context))
     .then((result): InvocationOutcome => ({ ok: true, result }), (error: unknown): InvocationOutcome => ({ ok: false, error: functionErrorOf(error) }));
   try {
-    return await Promise.race([run, deadline]);
+    const outcome = await Promise.race([run, deadline]);
+    return (options.invocationType ?? 'RequestResponse') === 'Event' ? outcome : withinResponseLimit(outcome);
   } finally {
     clearTimeout(timer);
   }

@@ -17,6 +17,15 @@ export type WaitNotDelivered = 'TaskTimedOut' | 'TaskDoesNotExist' | 'InvalidTok
 const GONE: ReadonlySet<string> = new Set<WaitNotDelivered>(['TaskTimedOut', 'TaskDoesNotExist', 'InvalidToken']);
 
 /**
+ * SendTaskSuccess calls in flight at once when many waiters are released together (a cancelled
+ * run). Step Functions throttles SendTaskSuccess per account with a token bucket, and every
+ * running execution of the account draws on it: a bounded number of calls keeps one large cancel
+ * from being throttled, or from throttling other runs' workers, while still answering hundreds of
+ * waiters a second (the SDK's own retries absorb a throttled call).
+ */
+export const RELEASE_CONCURRENCY = 16;
+
+/**
  * Starts run executions and answers the state machine's waiting tasks.
  *
  * @example
@@ -73,3 +82,30 @@ export const createRunExecutions = ({ client, stateMachineArn }: RunExecutionOpt
   },
 });
 export type RunExecutions = ReturnType<typeof createRunExecutions>;
+
+/**
+ * Releases many waiting tasks with the same output, {@link RELEASE_CONCURRENCY} at a time (never
+ * one unbounded burst). Answers how many were delivered; a waiter already gone is not delivered,
+ * and any other failure rejects once the calls in flight have settled.
+ *
+ * @example
+ * await releaseAll(executions, closed.taskTokens, { cancelled: true }); // { delivered: 120, gone: 3 }
+ */
+export const releaseAll = async (
+  executions: Pick<RunExecutions, 'release'>,
+  taskTokens: readonly string[],
+  output: Record<string, unknown>,
+): Promise<{ delivered: number; gone: number }> => {
+  let next = 0;
+  let delivered = 0;
+  const lane = async (): Promise<void> => {
+    while (next < taskTokens.length) {
+      const token = taskTokens[next++] as string;
+      if ((await executions.release(token, output)).delivered) delivered += 1;
+    }
+  };
+  const lanes = await Promise.allSettled(Array.from({ length: Math.min(RELEASE_CONCURRENCY, taskTokens.length) }, lane));
+  const failed = lanes.find((settled): settled is PromiseRejectedResult => settled.status === 'rejected');
+  if (failed) throw failed.reason;
+  return { delivered, gone: taskTokens.length - delivered };
+};

@@ -41,6 +41,22 @@ export class AwaitTooLate extends RuntimeError {
 }
 
 /**
+ * Every record of an SQS batch failed. Thrown, as Powertools' batch processor throws its
+ * `FullBatchFailureError`, instead of answering every record in `batchItemFailures`: the
+ * invocation then counts in Lambda's `Errors` metric, and the event-source mapping backs off its
+ * polling, as it does for a failing function. The records return to the queue either way.
+ *
+ * @example
+ * throw new FullBatchFailure(3, [new Error('boom')]);
+ */
+export class FullBatchFailure extends RuntimeError {
+  override readonly name = 'FullBatchFailure';
+  constructor(readonly records: number, readonly errors: readonly unknown[], options?: ErrorOptions) {
+    super(`all ${records} record(s) of the batch failed processing; ${errors.length} of them threw (each logged on its own)`, options);
+  }
+}
+
+/**
  * Errors of AWS services that a handler lets escape once the SDK's own retries are spent: a
  * throttled or briefly overloaded dependency. Another attempt a few seconds later usually passes,
  * so the Step Functions tasks retry them.

@@ -1,6 +1,6 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { gzipSync } from 'node:zlib';
-import type { ErrorBody } from '../contract';
+import { MAX_LISTED_ISSUES, type ErrorBody } from '../contract';
 
 /** A JSON response in API Gateway's payload-format-2.0 shape. */
 export const json = (statusCode: number, body: unknown, headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 => ({
@@ -9,9 +9,23 @@ export const json = (statusCode: number, body: unknown, headers: Record<string, 
   body: JSON.stringify(body),
 });
 
-/** The error body every non-2xx tessera answer uses. */
+/**
+ * The error body every non-2xx tessera answer uses, with at most {@link MAX_LISTED_ISSUES} issues:
+ * the rest are counted in `issuesOmitted`, so the size of an answer does not grow with the number
+ * of problems a request has.
+ *
+ * @example
+ * errorBody({ code: 'InvalidRunRequest', message: '…', issues: problems }).error.issuesOmitted // problems.length - 100
+ */
+export const errorBody = (error: ErrorBody['error']): ErrorBody => {
+  const { issues } = error;
+  if (issues === undefined || issues.length <= MAX_LISTED_ISSUES) return { error };
+  return { error: { ...error, issues: issues.slice(0, MAX_LISTED_ISSUES), issuesOmitted: issues.length - MAX_LISTED_ISSUES } };
+};
+
+/** An error answer: {@link errorBody} as JSON. */
 export const errorResponse = (statusCode: number, error: ErrorBody['error'], headers: Record<string, string> = {}): APIGatewayProxyStructuredResultV2 =>
-  json(statusCode, { error } satisfies ErrorBody, headers);
+  json(statusCode, errorBody(error), headers);
 
 /**
  * Lambda's limit on a synchronous response (6 MB), less room for the response envelope and the

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { LineRange, parseTimePoint, TimeRange, type Dimension, type FileScope, type ParsedTimePoint } from '../contract';
+import { LineRange, normalizeFilePath, parseTimePoint, TimeRange, type Dimension, type FileScope, type ParsedTimePoint } from '../contract';
 import type { ScopeByDimension } from './assignment';
 import { ScopeViolation, SourceDataError } from './errors';
 import { mergeRanges, type RecorderByDimension } from './observation';
@@ -296,23 +296,38 @@ export type FileTool = (request: FileRequest) => Promise<readonly string[]>;
  */
 export interface FileSpec {
   readonly description: string;
-  /** The file's lines. */
+  /**
+   * The file's lines. `path` is always an assigned path in its normalized form
+   * (`normalizeFilePath`): relative, `/`-separated, with no empty, `.` or `..` segment. It can
+   * still name a symbolic link, and `\` is an ordinary character in it (docs/workers.md).
+   */
   load(path: string, options: LoadOptions): Promise<readonly string[]>;
 }
 
-const checkFileRequest = (binding: ToolBinding<'paths'>, request: FileRequest): void => {
-  const assigned: readonly FileScope[] = binding.scope.files.filter((file) => file.path === request.path);
-  const requested = request.lines ? `${request.path}#L${request.lines[0]}-L${request.lines[1]}` : request.path;
-  if (assigned.length === 0) throw binding.refuse(requested, `${request.path} is not assigned`);
-  if (assigned.some((file) => file.lines === undefined)) return;
+/**
+ * Checks a request against the assignment and answers the path in its normalized form (the form
+ * assignments carry): `./src/a.ts` asks for the assigned `src/a.ts`; an absolute path or one with
+ * a `..` segment is refused before anything is read.
+ */
+const checkFileRequest = (binding: ToolBinding<'paths'>, request: FileRequest): string => {
+  // The request may be a model's output passed straight in: anything but a string is refused too.
+  if (typeof request.path !== 'string') throw binding.refuse(String(request.path), 'the path must be a string');
+  const normalized = normalizeFilePath(request.path);
+  if (!normalized.ok) throw binding.refuse(request.path, `the path ${normalized.problem}`);
+  const { path } = normalized;
+  const assigned: readonly FileScope[] = binding.scope.files.filter((file) => file.path === path);
+  const requested = request.lines ? `${path}#L${request.lines[0]}-L${request.lines[1]}` : path;
+  if (assigned.length === 0) throw binding.refuse(requested, `${path} is not assigned`);
+  if (assigned.some((file) => file.lines === undefined)) return path;
   const ranges = mergeRanges(assigned.flatMap((file) => file.lines ?? []));
   const allowed = ranges.map(([first, last]) => `${first}-${last}`).join(', ');
-  if (!request.lines) throw binding.refuse(requested, `only lines ${allowed} of ${request.path} are assigned`);
+  if (!request.lines) throw binding.refuse(requested, `only lines ${allowed} of ${path} are assigned`);
   if (!LineRange.safeParse(request.lines).success) throw binding.refuse(requested, 'not a valid line range');
   const [first, last] = request.lines;
   if (!ranges.some(([from, to]) => first >= from && last <= to)) {
-    throw binding.refuse(requested, `outside the assigned lines ${allowed} of ${request.path}`);
+    throw binding.refuse(requested, `outside the assigned lines ${allowed} of ${path}`);
   }
+  return path;
 };
 
 /**
@@ -327,16 +342,16 @@ export const fileSource = (spec: FileSpec): DataSource<'paths', FileTool> => ({
   dimension: 'paths',
   description: spec.description,
   bind: (binding) => async (request) => {
-    checkFileRequest(binding, request);
-    const lines = await binding.guard(() => spec.load(request.path, { signal: binding.signal }));
-    binding.reach(request.path);
+    const path = checkFileRequest(binding, request);
+    const lines = await binding.guard(() => spec.load(path, { signal: binding.signal }));
+    binding.reach(path);
     if (!request.lines) {
-      binding.recorder.recordWholeFile(request.path, lines.length);
+      binding.recorder.recordWholeFile(path, lines.length);
       return [...lines];
     }
     const [first, last] = [request.lines[0], Math.min(request.lines[1], lines.length)];
     if (first > last) return [];
-    binding.recorder.recordLines(request.path, [first, last]);
+    binding.recorder.recordLines(path, [first, last]);
     return lines.slice(first - 1, last);
   },
 });

@@ -1,6 +1,7 @@
 import type { SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { processPartialBatch, type RecordResult } from '../../lib/application/batch';
+import { FullBatchFailure } from '../../lib/runtime/errors';
 
 const record = (messageId: string): SQSRecord =>
   ({ messageId, body: messageId, receiptHandle: `rh-${messageId}`, attributes: { ApproximateReceiveCount: '1' }, eventSourceARN: 'arn:aws:sqs:eu-west-1:000000000000:q' }) as unknown as SQSRecord;
@@ -20,6 +21,26 @@ describe('processPartialBatch', () => {
     );
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: 'b' }, { itemIdentifier: 'c' }] });
     expect(errors).toEqual(['c: boom']);
+  });
+
+  it('throws FullBatchFailure when every record is to be delivered again, whether it threw or asked for a retry', async () => {
+    const errors: string[] = [];
+    const attempt = processPartialBatch(
+      ['a', 'b', 'c'].map(record),
+      async (r) => {
+        if (r.messageId === 'b') throw new Error('boom');
+        return 'retry';
+      },
+      (r) => errors.push(r.messageId),
+    );
+    await expect(attempt).rejects.toBeInstanceOf(FullBatchFailure);
+    await expect(attempt).rejects.toMatchObject({ name: 'FullBatchFailure', records: 3, message: 'all 3 record(s) of the batch failed processing; 1 of them threw (each logged on its own)' });
+    // Every record was still handled, and the one that threw was reported.
+    expect(errors).toEqual(['b']);
+  });
+
+  it('answers an empty list of failures for an empty batch', async () => {
+    expect(await processPartialBatch([], async () => 'retry', () => undefined)).toEqual({ batchItemFailures: [] });
   });
 
   it('answers an empty list of failures when every record is done', async () => {

@@ -71,7 +71,7 @@ describe('schemas/', () => {
       ['POST /runs', ['200', '202', '400', '401', '403', '409', '413', '429', '500', '503']],
       ['GET /runs/{runId}', ['200', '304', '400', '401', '403', '404', '429', '500', '503']],
       ['GET /runs/{runId}/subtasks', ['200', '400', '401', '403', '404', '429', '500', '503']],
-      ['POST /runs/{runId}/cancel', ['200', '401', '403', '404', '409', '429', '500', '503']],
+      ['POST /runs/{runId}/cancel', ['200', '400', '401', '403', '404', '409', '429', '500', '503']],
     ]);
     expect(doc.paths['/runs']?.post?.parameters).toContainEqual(expect.objectContaining({ name: 'Idempotency-Key', in: 'header' }));
     expect(doc.paths['/runs']?.get?.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual(['query status', 'query limit', 'query cursor']);

@@ -108,6 +108,17 @@ describe('worker', () => {
     expect(outcomes.map((o) => [o.subtaskId, o.state, o.findings])).toEqual([['B', 'ok', Q2_FINDINGS]]);
   });
 
+  it('fails the invocation with FullBatchFailure when no message of the batch could be delivered', async () => {
+    // Unterminated JSON, unique to this test: an unreadable message of another test may come back.
+    const notJson = `{"v":1,"tenantId":"${uniqueName('tenant')}",`;
+    const queue = p.get().queues['tax-statements'].url;
+    await sendRaw(p.get(), 'tax-statements', notJson);
+    const batch = (await receiveAll(queue)).filter((m) => m.Body === notJson);
+    expect(batch).toHaveLength(1);
+
+    await expect(deliver(p.get(), recordsOf(batch))).rejects.toMatchObject({ name: 'FullBatchFailure', records: 1 });
+  });
+
   it('records invalid, still charged, when the run budget runs out before the last statement', async () => {
     p.get().clock.moveTo(0);
     const tenantId = uniqueName('tenant');

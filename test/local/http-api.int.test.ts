@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { LocalCloud } from '../../lib/local/cloud';
@@ -10,8 +11,22 @@ describe('local HTTP API', () => {
   const get = (path: string, token?: string, headers: Record<string, string> = {}) =>
     fetch(`${cloud.apiUrl}${path}`, { headers: { ...headers, ...(token ? { authorization: `Bearer ${token}` } : {}) } });
 
+  /** A GET whose path goes on the wire exactly as written (fetch would resolve `..` and `%2e%2e` first). */
+  const rawGet = (path: string, token?: string): Promise<{ status: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      const url = new URL(cloud.apiUrl ?? '');
+      const request = httpRequest({ host: url.hostname, port: url.port, path, method: 'GET', headers: token ? { authorization: `Bearer ${token}` } : {} }, (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      });
+      request.on('error', reject);
+      request.end();
+    });
+
   beforeAll(async () => {
-    cloud = await startTestCloud();
+    // A stand-in for the local viewer, the page served at `/` before the routes.
+    cloud = await startTestCloud({ pages: async (method, pathname) => (method === 'GET' && pathname === '/' ? { status: 200, body: 'the viewer' } : undefined) });
     alice = await cloud.mintToken({ tenant: 'acme', subject: 'alice' });
   });
   afterAll(() => cloud?.stop());
@@ -49,6 +64,36 @@ describe('local HTTP API', () => {
       stage: '$default',
       method: 'GET',
     });
+  });
+
+  it('routes a path as sent: /runs/%2e%2e is GET /runs/{runId} with the id "..", never the page at /', async () => {
+    expect(await (await get('/')).text()).toBe('the viewer');
+    // fetch resolves dot segments (and %2e%2e) itself; a raw request sends the path as written.
+    for (const path of ['/runs/%2e%2e', '/runs/%2E%2e', '/runs/..', '/runs/.']) {
+      const response = await rawGet(path, alice);
+      expect(response.status, path).toBe(200);
+      expect(JSON.parse(response.body), path).toMatchObject({ routeKey: 'GET /runs/{runId}', rawPath: path, pathParameters: { runId: decodeURIComponent(path.slice(6)) } });
+    }
+    // Without a token the route still answers as API Gateway does: 401, not the page.
+    expect((await rawGet('/runs/%2e%2e')).status).toBe(401);
+    expect((await rawGet('/runs/r-1/%2e%2e', alice)).status).toBe(404);
+  });
+
+  it('passes every query parameter, __proto__ and constructor included, for the function to judge', async () => {
+    const response = await get('/runs/r-1?__proto__=1&constructor=2&__proto__=3', alice);
+    // JSON.parse keeps `__proto__` as an own property (a schema's parse would drop it).
+    const seen = (await response.json()) as { queryStringParameters: Record<string, string>; rawQueryString: string };
+    expect(Object.entries(seen.queryStringParameters)).toEqual([
+      ['__proto__', '1,3'],
+      ['constructor', '2'],
+    ]);
+    expect(seen.rawQueryString).toBe('__proto__=1&constructor=2&__proto__=3');
+  });
+
+  it("answers 500 when the function's response is over Lambda's 6 MB limit, as API Gateway does", async () => {
+    const response = await get('/runs/huge', alice);
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ message: 'Internal Server Error' });
   });
 
   it('answers 401, not 500, to a path with a malformed percent-escape and no token', async () => {

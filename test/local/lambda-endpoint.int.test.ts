@@ -79,6 +79,39 @@ describe('local Lambda endpoint', () => {
     expect(json(missing).errorType).toBe('Lambda.ResourceNotFoundException');
   });
 
+  it("fails a synchronous invocation whose result is over Lambda's 6 MB response limit, as Lambda does", async () => {
+    // {"pad":"…"} is 10 bytes of JSON around the pad: 6,291,546 bytes of pad make exactly the limit, one more is over it.
+    const fits = await invoke('Echo', { padBytes: 6_291_546 });
+    expect(fits.FunctionError).toBeUndefined();
+    expect(fits.Payload?.byteLength).toBe(6_291_556);
+    const over = await invoke('Echo', { padBytes: 6_291_547 });
+    expect(over.StatusCode).toBe(200);
+    expect(over.FunctionError).toBe('Unhandled');
+    expect(json(over)).toEqual({ errorType: 'Function.ResponseSizeTooLarge', errorMessage: 'Response payload size exceeded maximum allowed payload size (6291556 bytes).' });
+    // The integration Step Functions uses fails with the same error type, which a Task's Catch sees.
+    const viaStates = await invoke(LAMBDA_INVOKE_INTEGRATION, { FunctionName: echoArn, Payload: { padBytes: 6_291_547 } });
+    expect(json(viaStates).errorType).toBe('Function.ResponseSizeTooLarge');
+  });
+
+  it('accepts an Event invocation whatever its result, since nobody receives it', async () => {
+    const output = await invoke('Echo', { padBytes: 6_291_547 }, 'Event');
+    expect(output.StatusCode).toBe(202);
+  });
+
+  it('refuses a request payload over 6 MB (synchronous) or 1 MB (Event) with RequestEntityTooLargeException', async () => {
+    // {"x":"…"} is 8 bytes of JSON around the string.
+    const body = (bytes: number) => ({ x: 'y'.repeat(bytes - 8) });
+    await expect(invoke('Echo', body(6_291_457))).rejects.toMatchObject({
+      name: 'RequestEntityTooLargeException',
+      message: '6291457 byte payload is too large for the RequestResponse invocation type (limit 6291456 bytes)',
+    });
+    await expect(invoke('Echo', body(1_048_577), 'Event')).rejects.toMatchObject({
+      name: 'RequestEntityTooLargeException',
+      message: '1048577 byte payload is too large for the Event invocation type (limit 1048576 bytes)',
+    });
+    expect((await invoke('Echo', body(1_048_576), 'Event')).StatusCode).toBe(202);
+  });
+
   it('counts invocations per function', () => {
     expect(endpoint.stats().EchoTwo).toMatchObject({ invocations: 2, errors: 1 });
   });

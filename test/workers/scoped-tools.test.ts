@@ -138,3 +138,49 @@ describe('file tools refuse files and lines that were not assigned', () => {
     expect(outcome.sourcesReached).toBe(0);
   });
 });
+
+describe('file tools read a path in its one normalized form', () => {
+  const loaded: string[] = [];
+  const reader = (requests: readonly string[]) =>
+    testKind({
+      kind: 'reader',
+      dimension: 'paths',
+      output: z.object({ lines: z.int(), refused: z.int() }),
+      sources: {
+        repo: fileSource({
+          description: 'files',
+          load: async (path) => {
+            loaded.push(path);
+            return ['one', 'two'];
+          },
+        }),
+      },
+      run: async (ctx) => {
+        let [lines, refused] = [0, 0];
+        for (const path of requests) {
+          await ctx.tools.repo({ path }).then(
+            (read) => (lines += read.length),
+            (error: unknown) => {
+              if (!(error instanceof ScopeViolation)) throw error;
+              refused += 1;
+            },
+          );
+        }
+        return { lines, refused };
+      },
+    });
+
+  it('answers ./src/a.ts and src//a.ts from the assigned src/a.ts, and never loads an absolute or .. path', async () => {
+    loaded.length = 0;
+    const requests = ['./src/a.ts', 'src//a.ts', '../src/a.ts', '/src/a.ts', 'src/../src/a.ts'];
+    const outcome = await runWith(createRegistry([reader(requests)]), { id: 'R', worker: 'reader', assigned: { files: [{ path: 'src/a.ts' }] } }, { calls: 1 });
+    expect(outcome.findings).toEqual({ lines: 4, refused: 3 });
+    expect(loaded).toEqual(['src/a.ts', 'src/a.ts']);
+    expect(outcome.observed).toEqual({ files: [{ path: 'src/a.ts' }], recordCount: 2 });
+    expect(outcome.refusals?.map((r) => [r.requested, r.reason])).toEqual([
+      ['../src/a.ts', 'the path must not contain a .. segment: a path names a file inside the tree the worker reads, in one way only'],
+      ['/src/a.ts', 'the path must be a relative path: an absolute path (one starting with /) is refused'],
+      ['src/../src/a.ts', 'the path must not contain a .. segment: a path names a file inside the tree the worker reads, in one way only'],
+    ]);
+  });
+});
