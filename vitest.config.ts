@@ -9,10 +9,6 @@ import { defineConfig } from 'vitest/config';
  * - browser (`*.browser.test.ts`): the local viewer in Debian's Chromium (scripts/browser/install.sh)
  *   against a local cloud of its own.
  */
-// Local development runs Node 20 on purpose (see README); the SDK's notice about its future
-// Node 22 requirement would otherwise print in every process, global setups included.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 /** The chaos property suite: an end-to-end file with a project of its own (below). */
 const CHAOS_SUITE = 'test/e2e/chaos.e2e.test.ts';
 

@@ -8,8 +8,6 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
  * figures beside a baseline measured in the same process. `npm run bench -- reconcile` runs
  * only the files whose name contains `reconcile`.
  */
-// Local runs use Node 20 on purpose (README, "Node versions"): keep the SDK's Node 22 notice out of the figures.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const filters = process.argv.slice(2);

@@ -27,7 +27,6 @@ export async function run(): Promise<void> {
   // Powertools reads these from the process (as startTesseraCloud sets them): no EMF lines or X-Ray segments.
   process.env.POWERTOOLS_METRICS_DISABLED ??= 'true';
   process.env.POWERTOOLS_TRACE_ENABLED ??= 'false';
-  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const stack = await startStack();
   try {
     const token = await stack.cloud.mintToken({ tenant: TENANT, subject: 'pipeline-bench' });

@@ -6,10 +6,6 @@
 import { existsSync } from 'node:fs';
 import { register } from 'tsx/esm/api';
 
-// tessera runs locally on Node 20 on purpose (README, "Node versions"); the AWS SDK's notice that
-// its 2027 releases need Node 22 would otherwise interrupt every command's output.
-process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-
 // zod is plain JavaScript that every command's TypeScript imports: loaded here, before tsx's loader
 // is registered, its ~95 modules load natively instead of one by one through the loader (about
 // 0.3 s of every command on a 2-core machine). Later imports of 'zod' resolve to the same URL and

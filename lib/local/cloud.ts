@@ -1,7 +1,6 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { join } from 'node:path';
-import './polyfills';
 import { validatedDefinitionsIn } from './definition-cache';
 import { launchDynamoDbLocal, type LaunchingDynamoDbLocal } from './dynamodb-local';
 import { eventRulesFromTemplate, startEventBus, type EventBus } from './event-rules';

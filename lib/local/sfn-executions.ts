@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
 import { z } from 'zod';
 import { EXECUTION_STATUS_CHANGE } from '../orchestration/execution-events';
-import './polyfills';
 import { EndpointMisconfiguredError, StatesApiError } from './errors';
 import type { LambdaInvoker } from './lambda-client';
 import { silentLog, type LocalLog } from './log';

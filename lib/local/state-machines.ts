@@ -1,6 +1,5 @@
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { z } from 'zod';
-import './polyfills';
 import { definitionKey, type ValidatedDefinitions } from './definition-cache';
 import { TemplateResolutionError, UnsupportedFeatureError } from './errors';
 import type { TemplateEntry } from '../template/reader';

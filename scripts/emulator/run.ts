@@ -241,7 +241,6 @@ const main = async (): Promise<number> => {
     AWS_PROFILE: undefined,
     AWS_CONFIG_FILE: join(logDir, 'no-aws-config'),
     AWS_SHARED_CREDENTIALS_FILE: join(logDir, 'no-aws-credentials'),
-    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     ...(tls && !external ? { NODE_EXTRA_CA_CERTS: certificate, AWS_CA_BUNDLE: certificate } : {}),
   });
   const assembly = join(logDir, 'cdk.out');

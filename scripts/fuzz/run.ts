@@ -94,8 +94,6 @@ const main = async (): Promise<number> => {
   process.once('SIGTERM', onSignal);
   try {
     console.log('fuzz: starting the local cloud');
-    // As in the tests and the CLI: no notice about the SDK's future Node 22 requirement.
-    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
     const { startTesseraCloud } = await import('../../lib/local/tessera-cloud');
     // The cloud's own warnings name the cause of a 5xx the function did not answer itself
     // (a function error or timeout): printed, so a failure can be diagnosed from this output.

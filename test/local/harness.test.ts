@@ -5,7 +5,6 @@ import { StatesApiError } from '../../lib/local/errors';
 import { proxyResponse } from '../../lib/local/http-api';
 import { matchRoute, type HttpRoute } from '../../lib/local/http-routes';
 import { findFunction, type LocalFunction } from '../../lib/local/lambda-runtime';
-import { installPromiseWithResolvers } from '../../lib/local/polyfills';
 import { readReferencePath } from '../../lib/local/reference-path';
 import { createTaskTokens } from '../../lib/local/task-tokens';
 
@@ -203,14 +202,5 @@ describe('task tokens', () => {
     expect(() => tokens.succeed('garbage', '{}')).toThrow(expect.objectContaining({ code: 'InvalidToken' }));
     expect(() => tokens.succeed(token, 'not json')).toThrow(StatesApiError);
     expect(() => tokens.succeed(token, 'not json')).toThrow(expect.objectContaining({ code: 'InvalidOutput' }));
-  });
-});
-
-describe('Promise.withResolvers polyfill', () => {
-  it('resolves through the returned resolver', async () => {
-    installPromiseWithResolvers();
-    const { promise, resolve } = (Promise as unknown as { withResolvers: <T>() => { promise: Promise<T>; resolve: (value: T) => void } }).withResolvers<number>();
-    resolve(41);
-    await expect(promise).resolves.toBe(41);
   });
 });

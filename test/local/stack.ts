@@ -42,7 +42,7 @@ export const localFunction = (scope: Construct, id: string, entry: string, props
   const fn = new NodejsFunction(scope, id, {
     entry: fileURLToPath(new URL(`../../${entry}`, import.meta.url)),
     depsLockFilePath: fileURLToPath(new URL('../../package-lock.json', import.meta.url)),
-    runtime: lambda.Runtime.NODEJS_22_X,
+    runtime: lambda.Runtime.NODEJS_24_X,
     timeout: Duration.seconds(props.timeout),
     ...(props.environment ? { environment: props.environment } : {}),
   });
