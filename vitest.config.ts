@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -18,6 +19,17 @@ const CHAOS_SUITE = 'test/e2e/chaos.e2e.test.ts';
  */
 const resultsFile = process.env.TESSERA_TEST_RESULTS;
 
+/**
+ * Test files run at once in the unit project: one per core. Vitest's default is one fewer than the
+ * cores, a single worker on a 2-core CI machine, which leaves a core idle while the unit files
+ * synthesize templates and build packages, all CPU and no deadlines. The other projects keep one
+ * file at a time: their tests race real deadlines and count concurrent conditional writes against
+ * DynamoDB Local, and a second file beside them on two cores turns waits into timeouts.
+ * TESSERA_UNIT_WORKERS overrides it. Projects with different worker counts run as groups in turn
+ * (`sequence.groupOrder`): unit first, then integration, e2e and browser, then chaos.
+ */
+const unitWorkers = Number(process.env.TESSERA_UNIT_WORKERS) || availableParallelism();
+
 export default defineConfig({
   test: {
     ...(resultsFile ? { reporters: ['default', 'json'], outputFile: { json: resultsFile } } : {}),
@@ -29,6 +41,8 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
+          maxWorkers: unitWorkers,
+          sequence: { groupOrder: 0 },
           exclude: ['test/**/*.int.test.ts', 'test/**/*.e2e.test.ts', 'test/**/*.browser.test.ts'],
         },
       },
@@ -36,6 +50,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'integration',
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
           include: ['test/**/*.int.test.ts'],
           globalSetup: ['test/support/emulators.global.ts'],
         },
@@ -44,6 +60,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'e2e',
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
           include: ['test/**/*.e2e.test.ts'],
           exclude: [CHAOS_SUITE],
           globalSetup: ['test/e2e/global-setup.ts'],
@@ -55,6 +73,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: 'browser',
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
           include: ['test/browser/*.browser.test.ts'],
           testTimeout: 60_000,
         },
@@ -67,7 +87,7 @@ export default defineConfig({
           // Its own cloud (or the same remote API), once the other projects are done: hundreds of
           // concurrent runs would otherwise make the e2e tests' own deadlines race for the CPU.
           globalSetup: ['test/e2e/global-setup.ts'],
-          sequence: { groupOrder: 1 },
+          sequence: { groupOrder: 2 },
           testTimeout: 900_000,
         },
       },
