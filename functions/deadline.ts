@@ -4,6 +4,7 @@ import { executionsFor, ledgerFor, queueFor } from '../lib/runtime/aws';
 import { parseConfig, parseInput } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
+import { actingFor } from '../lib/runtime/tenant-scope';
 
 
 /** What the function needs, from its environment. */
@@ -21,7 +22,10 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): 
 /** One Map iteration's step (arm, await, hedge or seal) against the subtask's absolute deadline. */
 export const createHandler = (deps: DeadlineDeps) => {
   const step = deadlineStep(deps);
-  return async (event: unknown) => step(parseInput('Deadline', DeadlineStep, event));
+  return async (event: unknown) => {
+    const input = parseInput('Deadline', DeadlineStep, event);
+    return actingFor(input.tenantId, () => step(input));
+  };
 };
 
 export const handler = onColdStart(() => createHandler(depsFromEnv(process.env)));

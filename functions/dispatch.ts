@@ -4,8 +4,8 @@ import { ledgerFor, queueFor } from '../lib/runtime/aws';
 import { parseConfig, parseInput } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
+import { actingFor } from '../lib/runtime/tenant-scope';
 import type { WorkerRegistry } from '../lib/workers';
-
 
 /** What the function needs, from its environment and the deployment's worker registry. */
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): DispatchDeps => {
@@ -25,7 +25,10 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
 /** Dispatch: plan the round, write it to the manifest, enqueue it; returns the Map's items. */
 export const createHandler = (deps: DispatchDeps) => {
   const dispatch = dispatchRound(deps);
-  return async (event: unknown) => dispatch(parseInput('Dispatch', RoundRef, event));
+  return async (event: unknown) => {
+    const round = parseInput('Dispatch', RoundRef, event);
+    return actingFor(round.tenantId, () => dispatch(round));
+  };
 };
 
 /**
