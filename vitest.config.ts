@@ -6,6 +6,8 @@ import { defineConfig } from 'vitest/config';
  * - integration (`*.int.test.ts`): DynamoDB Local and the SQS emulator, started once per run.
  * - e2e (`*.e2e.test.ts`): the whole local cloud, or a deployed API when TESSERA_API_URL is set.
  * - chaos: the chaos property suite, an e2e file run after the others on a cloud of its own.
+ * - audit (`*.audit.test.ts`): the IAM grants against the ledger calls the integration project
+ *   recorded on the wire, and the offline IAM simulation of them (test/iam); runs after it.
  * - browser (`*.browser.test.ts`): the local viewer in Debian's Chromium (scripts/browser/install.sh)
  *   against a local cloud of its own.
  */
@@ -33,7 +35,7 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: ['test/**/*.int.test.ts', 'test/**/*.e2e.test.ts', 'test/**/*.browser.test.ts'],
+          exclude: ['test/**/*.int.test.ts', 'test/**/*.e2e.test.ts', 'test/**/*.browser.test.ts', 'test/**/*.audit.test.ts'],
         },
       },
       {
@@ -61,6 +63,15 @@ export default defineConfig({
           name: 'browser',
           include: ['test/browser/*.browser.test.ts'],
           testTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'audit',
+          include: ['test/**/*.audit.test.ts'],
+          // After the integration project, whose files leave their recorded calls in .tessera/wire-calls.
+          sequence: { groupOrder: 1 },
         },
       },
       {

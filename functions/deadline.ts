@@ -1,6 +1,6 @@
 import { deadlineStep, DeadlineStep } from '../lib/application/deadline-steps';
 import type { DeadlineDeps } from '../lib/application/deps';
-import { executionsFor, ledgerFor, queueFor } from '../lib/runtime/aws';
+import { executionsFor, ledgerAccessFromEnv, ledgerFor, queueFor } from '../lib/runtime/aws';
 import { parseConfig, parseInput } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
@@ -11,7 +11,7 @@ import { actingFor } from '../lib/runtime/tenant-scope';
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): DeadlineDeps => {
   const config = parseConfig(FUNCTION_CONFIG.deadline, env);
   return {
-    ledger: ledgerFor(config.TABLE_NAME),
+    ledger: ledgerFor(config.TABLE_NAME, { access: ledgerAccessFromEnv(env) }),
     executions: executionsFor(),
     queue: queueFor(config.QUEUE_URLS),
     now: Date.now,

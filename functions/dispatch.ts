@@ -1,6 +1,6 @@
 import type { DispatchDeps } from '../lib/application/deps';
 import { dispatchRound, RoundRef } from '../lib/application/dispatch-round';
-import { ledgerFor, queueFor } from '../lib/runtime/aws';
+import { ledgerAccessFromEnv, ledgerFor, queueFor } from '../lib/runtime/aws';
 import { parseConfig, parseInput } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
@@ -11,7 +11,7 @@ import type { WorkerRegistry } from '../lib/workers';
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): DispatchDeps => {
   const config = parseConfig(FUNCTION_CONFIG.dispatch, env);
   return {
-    ledger: ledgerFor(config.TABLE_NAME),
+    ledger: ledgerFor(config.TABLE_NAME, { access: ledgerAccessFromEnv(env) }),
     queue: queueFor(config.QUEUE_URLS),
     catalog: registry.catalog(),
     sources: registry.sources(),
@@ -31,11 +31,5 @@ export const createHandler = (deps: DispatchDeps) => {
   };
 };
 
-/**
- * The Lambda handler over a worker registry. The construct bundles a one-line entry per function
- * that imports the deployment's worker module and exports `handlerFor(registry)` as `handler`.
- *
- * @example
- * export const handler = handlerFor(registry);
- */
+/** The Lambda handler over a worker registry: the construct's entry exports `handlerFor(registry)` as `handler`. */
 export const handlerFor = (registry: WorkerRegistry) => onColdStart(() => createHandler(depsFromEnv(process.env, registry)));

@@ -37,14 +37,21 @@ export interface LedgerGrant {
  * when one listed here is never sent by the integration suites.
  */
 export const LEDGER_ACTIONS = {
-  api: {
-    table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
-    runListIndex: ['dynamodb:Query'],
+  // Creates runs (Put of the run, meta, summary and idempotency items), reads them, lists them on
+  // the run list index, pages subtasks, and cancels (Update of the run and its open subtasks).
+  api: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], runListIndex: ['dynamodb:Query'] },
+  // Reads the manifest, appends a round (chunked transactions with a ConditionCheck on the run),
+  // and writes a batched round's batch items in BatchWriteItem.
+  dispatch: {
+    table: ['dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:BatchWriteItem'],
+    runListIndex: [],
   },
-  dispatch: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem', 'dynamodb:BatchWriteItem'], runListIndex: [] },
-  deadline: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], runListIndex: [] },
+  // Reads one subtask or one batch item, registers its waiter, starts a hedge, seals.
+  deadline: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], runListIndex: [] },
+  // Claims, reserves budget (run, subtask, tenant day and its blocks), records outcomes.
   worker: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], runListIndex: [] },
-  reconcile: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], runListIndex: [] },
+  // Reads the manifest and outcomes, writes the answer (in parts when it is large).
+  reconcile: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], runListIndex: [] },
 } as const satisfies Record<LedgerFunction, LedgerGrant>;
 
 /**
