@@ -25,8 +25,8 @@ let instant = Date.parse('2040-06-01T12:00:00.000Z');
 const clock = { now: () => instant };
 let sts: LocalSts;
 let tableName: string;
-/** The access key each DynamoDB request was signed with, by the tenant the test acted for. */
-const signedWith: { tenant: string; accessKeyId: string }[] = [];
+/** The session token each DynamoDB request was signed with, by the tenant the test acted for. */
+const signedWith: { tenant: string; sessionToken: string }[] = [];
 
 /** A fresh cache and client, as one cold start builds them. */
 const coldStart = (): Ledger => {
@@ -37,8 +37,8 @@ const coldStart = (): Ledger => {
     newClient: (provider) => {
       const dynamo = new DynamoDBClient({ endpoint: inject('dynamoEndpoint'), region: localRegion, credentials: provider });
       const seeSignature: FinalizeRequestMiddleware<ServiceInputTypes, ServiceOutputTypes> = (next) => async (args) => {
-        const authorization = String((args.request as { headers: Record<string, string> }).headers.authorization ?? '');
-        signedWith.push({ tenant: actingTenant() ?? '(none)', accessKeyId: /Credential=([^/]+)\//.exec(authorization)?.[1] ?? '(unsigned)' });
+        const token = (args.request as { headers: Record<string, string | undefined> }).headers['x-amz-security-token'];
+        signedWith.push({ tenant: actingTenant() ?? '(none)', sessionToken: token ?? '(none)' });
         return next(args);
       };
       dynamo.middlewareStack.add(seeSignature, { step: 'finalizeRequest', priority: 'low', name: 'seeSignature' });
@@ -75,9 +75,9 @@ describe('tenant-scoped ledger credentials', () => {
       { roleArn: ROLE, name: sessionName('acme'), policy: tenantSessionPolicy('acme'), durationSeconds: SESSION_SECONDS },
       { roleArn: ROLE, name: sessionName('globex'), policy: tenantSessionPolicy('globex'), durationSeconds: SESSION_SECONDS },
     ]);
-    // The local endpoint numbers its keys: acme's session is the first, globex's the second.
-    expect(new Set(signedWith.filter((s) => s.tenant === 'acme').map((s) => s.accessKeyId))).toEqual(new Set(['ASIALOCAL1']));
-    expect(new Set(signedWith.filter((s) => s.tenant === 'globex').map((s) => s.accessKeyId))).toEqual(new Set(['ASIALOCAL2']));
+    // The local endpoint numbers its sessions: acme's is the first, globex's the second.
+    expect(new Set(signedWith.filter((s) => s.tenant === 'acme').map((s) => s.sessionToken))).toEqual(new Set(['token-1']));
+    expect(new Set(signedWith.filter((s) => s.tenant === 'globex').map((s) => s.sessionToken))).toEqual(new Set(['token-2']));
   });
 
   it('keep a tenant\'s credentials until five minutes before they expire, then assume the role again, once', async () => {
@@ -96,7 +96,8 @@ describe('tenant-scoped ledger credentials', () => {
     await read();
     expect(sts.calls).toHaveLength(2);
     expect(sts.calls[1]?.at).toBe(start + 55 * MINUTE);
-    expect(signedWith.at(-1)?.accessKeyId).not.toBe(signedWith[0]?.accessKeyId);
+    expect(signedWith[0]?.sessionToken).not.toBe(signedWith.at(-1)?.sessionToken);
+    expect(new Set(signedWith.slice(-2).map((s) => s.sessionToken)).size).toBe(1);
     // The new session is good for its own hour.
     instant += 54 * MINUTE;
     await read();

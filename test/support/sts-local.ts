@@ -4,6 +4,11 @@
  * Nothing in the local cloud emulates STS, and the tests need to count the calls and choose the
  * expiry: each AssumeRole is recorded with its role, session name and session policy, and its
  * credentials expire `sessionSeconds` after the instant of the test's clock.
+ *
+ * Every session gets the access key `local`, the one the tests create their tables with:
+ * DynamoDB Local keeps a separate database per access key, so a key of its own would find no
+ * table. Sessions differ by their session token (`token-<n>`, numbered in order), which each
+ * signed request carries in `x-amz-security-token`.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -46,7 +51,7 @@ export const startLocalSts = async (now: () => number): Promise<LocalSts> => {
       calls.push({ roleArn: form.get('RoleArn') ?? '', sessionName: form.get('RoleSessionName') ?? '', policy: form.get('Policy') ?? undefined, durationSeconds, at, expiration });
       response.writeHead(200, { 'content-type': 'text/xml' }).end(
         `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials>` +
-          `<AccessKeyId>ASIALOCAL${n}</AccessKeyId><SecretAccessKey>secret-${n}</SecretAccessKey>` +
+          `<AccessKeyId>local</AccessKeyId><SecretAccessKey>local</SecretAccessKey>` +
           `<SessionToken>token-${n}</SessionToken><Expiration>${expiration}</Expiration></Credentials>` +
           `<AssumedRoleUser><Arn>${xmlEscape(form.get('RoleArn') ?? '')}</Arn><AssumedRoleId>AROALOCAL:${xmlEscape(form.get('RoleSessionName') ?? '')}</AssumedRoleId>` +
           `</AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>local-${n}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
