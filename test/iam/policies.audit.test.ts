@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { isTenantScoped, LEDGER_FUNCTIONS, type LedgerFunction } from '../../lib/ledger/access';
+import { isTenantScoped, LEDGER_ACTIONS, LEDGER_FUNCTIONS, type LedgerFunction } from '../../lib/ledger/access';
 import { OUTCOME_ATTRIBUTES } from '../../lib/ledger/items';
 import { runKey, tenantKeyPrefix } from '../../lib/ledger/keys';
 import { synthTesseraStack, type Synthesized } from '../infra/synth';
@@ -121,7 +121,7 @@ describe.each(LEDGER_FUNCTIONS.filter(isTenantScoped))('the tenant-scoped %s fun
     await fc.assert(
       fc.asyncProperty(tenant, tenant, async (mine, theirs) => {
         fc.pre(mine !== theirs);
-        const request = { action: 'dynamodb:GetItem', resource: 'table' as const, leadingKeys: [runKey(theirs, 'r-1').pk] };
+        const request = { action: LEDGER_ACTIONS[fn].table[0], resource: 'table' as const, leadingKeys: [runKey(theirs, 'r-1').pk], attributes: ['status'] };
         expect(await decide(statementsOf(fn), request, mine)).toBe('ImplicitlyDenied');
         expect(await decide(statementsOf(fn), { ...request, leadingKeys: [runKey(mine, 'r-1').pk] }, mine)).toBe('Allowed');
       }),

@@ -24,7 +24,11 @@ const PolicyResource = z.object({
   Properties: z.object({ Roles: z.array(z.object({ Ref: z.string() })), PolicyDocument: z.object({ Statement: z.array(z.unknown()) }) }),
 });
 
-/** Replaces the table's `Fn::GetAtt` by {@link TABLE_ARN} and evaluates `Fn::Join`; any other reference stays as it is. */
+/**
+ * Replaces the table's `Fn::GetAtt` by {@link TABLE_ARN} and evaluates `Fn::Join`; any other
+ * reference (a queue, a log group, a state machine) becomes an ARN of a service no ledger request
+ * names, so its statement is evaluated and matches nothing here.
+ */
 const resolveTable = (value: unknown, tableId: string): unknown => {
   if (Array.isArray(value)) return value.map((v) => resolveTable(v, tableId));
   if (value === null || typeof value !== 'object') return value;
@@ -36,6 +40,7 @@ const resolveTable = (value: unknown, tableId: string): unknown => {
     const parts = (join[1] as unknown[]).map((p) => resolveTable(p, tableId));
     if (parts.every((p) => typeof p === 'string')) return parts.join(join[0]);
   }
+  if (getAtt !== undefined || join !== undefined || record.Ref !== undefined) return `arn:aws:cloudformation:::unresolved/${JSON.stringify(record).replace(/[^\w]/g, '')}`;
   return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, resolveTable(v, tableId)]));
 };
 
