@@ -60,8 +60,9 @@ export const LEDGER_ACTIONS = {
  * the worker per claimed subtask. Reconcile keeps its own role's grant (docs/architecture.md,
  * "Trust model").
  */
-export const TENANT_SCOPED_FUNCTIONS = ['api', 'dispatch', 'deadline', 'worker'] as const satisfies readonly LedgerFunction[];
-export type TenantScopedFunction = (typeof TENANT_SCOPED_FUNCTIONS)[number];
+export const TENANT_SCOPED_FUNCTIONS = ['api', 'dispatch', 'deadline', 'worker'] as const satisfies readonly (TenantScopedFunction & LedgerFunction)[];
+/** A function that reaches the ledger with per-tenant credentials; see {@link TENANT_SCOPED_FUNCTIONS}. */
+export type TenantScopedFunction = 'api' | 'dispatch' | 'deadline' | 'worker';
 
 /** @example isTenantScoped('worker') // true */
 export const isTenantScoped = (fn: LedgerFunction): fn is TenantScopedFunction => (TENANT_SCOPED_FUNCTIONS as readonly string[]).includes(fn);
