@@ -168,9 +168,9 @@ export interface TenantScopedClientOptions {
  */
 export const tenantScopedClient = (options: TenantScopedClientOptions): DynamoDBDocumentClient => {
   const clients = new Map<string, DynamoDBDocumentClient>();
-  const clientFor = (tenantId: string): DynamoDBDocumentClient =>
-    clients.get(tenantId) ??
-    remember(clients, tenantId, DynamoDBDocumentClient.from(options.newClient(unmemoized(() => options.credentials.forTenant(tenantId))), options.translateConfig));
+  const newTenantClient = (tenantId: string): DynamoDBDocumentClient =>
+    DynamoDBDocumentClient.from(options.newClient(unmemoized(() => options.credentials.forTenant(tenantId))), options.translateConfig);
+  const clientFor = (tenantId: string): DynamoDBDocumentClient => clients.get(tenantId) ?? remember(clients, tenantId, newTenantClient(tenantId));
   const refuse = unmemoized(() => Promise.reject(new NoTenantBound('(unrouted)')));
   const router = DynamoDBDocumentClient.from(options.newClient(refuse), options.translateConfig);
   const send = (command: { constructor: { name: string } }) => {

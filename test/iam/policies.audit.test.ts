@@ -155,6 +155,7 @@ describe('the api function, simulated', () => {
 
 describe('the reconcile function, simulated', () => {
   it('is not tenant-scoped: its own role reaches any tenant\'s run (the limit docs/architecture.md states)', async () => {
-    expect(await decide(statementsOf('reconcile'), { action: 'dynamodb:GetItem', resource: 'table', leadingKeys: [runKey('anyone', 'r-1').pk] })).toBe('Allowed');
+    const request = { action: 'dynamodb:GetItem', resource: 'table' as const, leadingKeys: [runKey('anyone', 'r-1').pk] };
+    expect(await decide(statementsOf('reconcile'), request)).toBe('Allowed');
   });
 });

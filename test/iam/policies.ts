@@ -40,7 +40,9 @@ const resolveTable = (value: unknown, tableId: string): unknown => {
     const parts = (join[1] as unknown[]).map((p) => resolveTable(p, tableId));
     if (parts.every((p) => typeof p === 'string')) return parts.join(join[0]);
   }
-  if (getAtt !== undefined || join !== undefined || record.Ref !== undefined) return `arn:aws:cloudformation:::unresolved/${JSON.stringify(record).replace(/[^\w]/g, '')}`;
+  if (getAtt !== undefined || join !== undefined || record.Ref !== undefined) {
+    return `arn:aws:cloudformation:::unresolved/${JSON.stringify(record).replace(/[^\w]/g, '')}`;
+  }
   return Object.fromEntries(Object.entries(record).map(([k, v]) => [k, resolveTable(v, tableId)]));
 };
 

@@ -22,15 +22,21 @@ describe('the ledger calls the integration suites recorded', () => {
   });
 
   it.each(LEDGER_FUNCTIONS)('%s: the grant is exactly the actions its calls need', (fn) => {
-    const granted = new Set<Grant>([...LEDGER_ACTIONS[fn].table.map((a) => `table ${a}` as const), ...LEDGER_ACTIONS[fn].runListIndex.map((a) => `runListIndex ${a}` as const)]);
+    const granted = new Set<Grant>([
+      ...LEDGER_ACTIONS[fn].table.map((a) => `table ${a}` as const),
+      ...LEDGER_ACTIONS[fn].runListIndex.map((a) => `runListIndex ${a}` as const),
+    ]);
     const used = new Set(joined.callsOf(fn).map(grantOf));
-    expect({ missing: [...used].filter((g) => !granted.has(g)).sort(), unused: [...granted].filter((g) => !used.has(g)).sort() }).toEqual({ missing: [], unused: [] });
+    const missing = [...used].filter((g) => !granted.has(g)).sort();
+    const unused = [...granted].filter((g) => !used.has(g)).sort();
+    expect({ missing, unused }).toEqual({ missing: [], unused: [] });
   });
 
   it.each(LEDGER_FUNCTIONS.filter(isTenantScoped))('%s: every call is sent acting for a tenant, for that tenant\'s keys only', (fn) => {
     const own = joined.calls.filter((c) => c.fn === fn);
     expect(own.length).toBeGreaterThan(0);
-    const astray = own.filter((c) => c.tenant === undefined || c.leadingKeys.length === 0 || c.leadingKeys.some((k) => !k.startsWith(tenantKeyPrefix(c.tenant ?? ''))));
+    const outsideItsTenant = (c: (typeof own)[number]) => c.leadingKeys.some((k) => !k.startsWith(tenantKeyPrefix(c.tenant ?? '')));
+    const astray = own.filter((c) => c.tenant === undefined || c.leadingKeys.length === 0 || outsideItsTenant(c));
     expect(astray).toEqual([]);
   });
 

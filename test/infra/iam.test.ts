@@ -73,7 +73,10 @@ describe('ledger access', () => {
   });
 
   test('each tenant-scoped function is told its role and the tenant-role mode, and reconcile neither', () => {
-    const variables = (fn: string) => synth.template.toJSON().Resources[logicalIdAt(synth.template, 'AWS::Lambda::Function', `/${fn}Function/Function/Resource`)].Properties.Environment.Variables;
+    const variables = (fn: string) => {
+      const id = logicalIdAt(synth.template, 'AWS::Lambda::Function', `/${fn}Function/Function/Resource`);
+      return synth.template.toJSON().Resources[id].Properties.Environment.Variables;
+    };
     for (const fn of TENANT_SCOPED) {
       expect(variables(fn)).toMatchObject({ LEDGER_ACCESS: 'tenant-role', LEDGER_ACCESS_ROLE_ARN: roleArnOf(accessRoleId(fn)) });
     }

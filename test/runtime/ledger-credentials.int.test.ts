@@ -30,7 +30,8 @@ const signedWith: { tenant: string; sessionToken: string }[] = [];
 
 /** A fresh cache and client, as one cold start builds them. */
 const coldStart = (): Ledger => {
-  const credentials = tenantCredentials({ sts: new STSClient({ endpoint: sts.endpoint, region: localRegion, credentials: localCredentials }), roleArn: ROLE, now: clock.now });
+  const stsClient = new STSClient({ endpoint: sts.endpoint, region: localRegion, credentials: localCredentials });
+  const credentials = tenantCredentials({ sts: stsClient, roleArn: ROLE, now: clock.now });
   const client = tenantScopedClient({
     credentials,
     translateConfig: { marshallOptions: { removeUndefinedValues: true } },

@@ -48,12 +48,13 @@ export const startLocalSts = async (now: () => number): Promise<LocalSts> => {
       const at = now();
       const expiration = new Date(at + durationSeconds * 1000).toISOString();
       const n = calls.length + 1;
-      calls.push({ roleArn: form.get('RoleArn') ?? '', sessionName: form.get('RoleSessionName') ?? '', policy: form.get('Policy') ?? undefined, durationSeconds, at, expiration });
+      const [roleArn, sessionName] = [form.get('RoleArn') ?? '', form.get('RoleSessionName') ?? ''];
+      calls.push({ roleArn, sessionName, policy: form.get('Policy') ?? undefined, durationSeconds, at, expiration });
       response.writeHead(200, { 'content-type': 'text/xml' }).end(
         `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials>` +
           `<AccessKeyId>local</AccessKeyId><SecretAccessKey>local</SecretAccessKey>` +
           `<SessionToken>token-${n}</SessionToken><Expiration>${expiration}</Expiration></Credentials>` +
-          `<AssumedRoleUser><Arn>${xmlEscape(form.get('RoleArn') ?? '')}</Arn><AssumedRoleId>AROALOCAL:${xmlEscape(form.get('RoleSessionName') ?? '')}</AssumedRoleId>` +
+          `<AssumedRoleUser><Arn>${xmlEscape(roleArn)}</Arn><AssumedRoleId>AROALOCAL:${xmlEscape(sessionName)}</AssumedRoleId>` +
           `</AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>local-${n}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
       );
     });

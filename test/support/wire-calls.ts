@@ -130,7 +130,9 @@ export const tagLedger = <L extends object>(ledger: L): L =>
     get: (target, name, receiver) => {
       const value: unknown = Reflect.get(target, name, receiver);
       if (typeof value !== 'function' || typeof name !== 'string') return value;
-      return (...args: unknown[]) => (methodScope.getStore() === undefined ? methodScope.run(name, () => value.apply(target, args)) : value.apply(target, args));
+      // Only the outermost method names the calls: a method calling another keeps its own name.
+      return (...args: unknown[]) =>
+        methodScope.getStore() === undefined ? methodScope.run(name, () => value.apply(target, args)) : value.apply(target, args);
     },
   });
 
