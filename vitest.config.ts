@@ -2,11 +2,13 @@ import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
- * Three projects, by what a test needs:
+ * The projects, by what a test needs:
  * - unit: pure code and synthesized templates; no servers.
  * - integration (`*.int.test.ts`): DynamoDB Local and the SQS emulator, started once per run.
  * - e2e (`*.e2e.test.ts`): the whole local cloud, or a deployed API when TESSERA_API_URL is set.
  * - chaos: the chaos property suite, an e2e file run after the others on a cloud of its own.
+ * - audit (`*.audit.test.ts`): the IAM grants against the ledger calls the integration project
+ *   recorded on the wire, and the offline IAM simulation of them (test/iam); runs after it.
  * - browser (`*.browser.test.ts`): the local viewer in Debian's Chromium (scripts/browser/install.sh)
  *   against a local cloud of its own.
  */
@@ -26,7 +28,7 @@ const resultsFile = process.env.TESSERA_TEST_RESULTS;
  * file at a time: their tests race real deadlines and count concurrent conditional writes against
  * DynamoDB Local, and a second file beside them on two cores turns waits into timeouts.
  * TESSERA_UNIT_WORKERS overrides it. Projects with different worker counts run as groups in turn
- * (`sequence.groupOrder`): unit first, then integration, e2e and browser, then chaos.
+ * (`sequence.groupOrder`): unit first, then integration, e2e and browser, then audit, then chaos.
  */
 const unitWorkers = Number(process.env.TESSERA_UNIT_WORKERS) || availableParallelism();
 
@@ -43,7 +45,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           maxWorkers: unitWorkers,
           sequence: { groupOrder: 0 },
-          exclude: ['test/**/*.int.test.ts', 'test/**/*.e2e.test.ts', 'test/**/*.browser.test.ts'],
+          exclude: ['test/**/*.int.test.ts', 'test/**/*.e2e.test.ts', 'test/**/*.browser.test.ts', 'test/**/*.audit.test.ts'],
         },
       },
       {
@@ -82,12 +84,22 @@ export default defineConfig({
       {
         extends: true,
         test: {
+          name: 'audit',
+          include: ['test/**/*.audit.test.ts'],
+          // After the integration project, whose files leave their recorded calls in .tessera/wire-calls.
+          maxWorkers: 1,
+          sequence: { groupOrder: 2 },
+        },
+      },
+      {
+        extends: true,
+        test: {
           name: 'chaos',
           include: [CHAOS_SUITE],
           // Its own cloud (or the same remote API), once the other projects are done: hundreds of
           // concurrent runs would otherwise make the e2e tests' own deadlines race for the CPU.
           globalSetup: ['test/e2e/global-setup.ts'],
-          sequence: { groupOrder: 2 },
+          sequence: { groupOrder: 3 },
           testTimeout: 900_000,
         },
       },

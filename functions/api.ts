@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { cancelRun, deployedCatalog, followRun, listRunPage, listSubtaskPage, startRun, type ApiDeps } from '../lib/application/runs';
-import { executionsFor, ledgerFor } from '../lib/runtime/aws';
+import { executionsFor, ledgerAccessFromEnv, ledgerFor } from '../lib/runtime/aws';
 import { parseConfig } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { routeRequests } from '../lib/http/router';
@@ -13,7 +13,7 @@ import { allowedModelIds, parseModelConfig } from '../lib/workers/models/config'
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): ApiDeps => {
   const config = parseConfig(FUNCTION_CONFIG.api, env);
   return {
-    ledger: ledgerFor(config.TABLE_NAME),
+    ledger: ledgerFor(config.TABLE_NAME, { access: ledgerAccessFromEnv(env) }),
     executions: executionsFor(config.STATE_MACHINE_ARN),
     catalog: deployedCatalog(registry.catalog(), config.WORKER_KINDS, allowedModelIds(parseModelConfig(env))),
     maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,

@@ -1,17 +1,17 @@
 import type { DispatchDeps } from '../lib/application/deps';
 import { dispatchRound, RoundRef } from '../lib/application/dispatch-round';
-import { ledgerFor, queueFor } from '../lib/runtime/aws';
+import { ledgerAccessFromEnv, ledgerFor, queueFor } from '../lib/runtime/aws';
 import { parseConfig, parseInput } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
+import { actingFor } from '../lib/runtime/tenant-scope';
 import type { WorkerRegistry } from '../lib/workers';
-
 
 /** What the function needs, from its environment and the deployment's worker registry. */
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): DispatchDeps => {
   const config = parseConfig(FUNCTION_CONFIG.dispatch, env);
   return {
-    ledger: ledgerFor(config.TABLE_NAME),
+    ledger: ledgerFor(config.TABLE_NAME, { access: ledgerAccessFromEnv(env) }),
     queue: queueFor(config.QUEUE_URLS),
     paths: config.ROUND_PATHS,
     now: Date.now,
@@ -22,14 +22,11 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
 /** Dispatch: the round as it was stored (round 1: the api's plan, appended), enqueued; returns the Map's items. */
 export const createHandler = (deps: DispatchDeps) => {
   const dispatch = dispatchRound(deps);
-  return async (event: unknown) => dispatch(parseInput('Dispatch', RoundRef, event));
+  return async (event: unknown) => {
+    const round = parseInput('Dispatch', RoundRef, event);
+    return actingFor(round.tenantId, () => dispatch(round));
+  };
 };
 
-/**
- * The Lambda handler over a worker registry. The construct bundles a one-line entry per function
- * that imports the deployment's worker module and exports `handlerFor(registry)` as `handler`.
- *
- * @example
- * export const handler = handlerFor(registry);
- */
+/** The Lambda handler over a worker registry: the construct's entry exports `handlerFor(registry)` as `handler`. */
 export const handlerFor = (registry: WorkerRegistry) => onColdStart(() => createHandler(depsFromEnv(process.env, registry)));

@@ -1,7 +1,7 @@
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { WorkerDeps } from '../lib/application/deps';
 import { runDeliveries } from '../lib/application/run-delivery';
-import { executionsFor, ledgerFor, redeliveryFor } from '../lib/runtime/aws';
+import { executionsFor, ledgerAccessFromEnv, ledgerFor, redeliveryFor } from '../lib/runtime/aws';
 import { parseConfig } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { createLogger, createMetrics, onColdStart } from '../lib/runtime/lambda';
@@ -13,7 +13,10 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
   const config = parseConfig(FUNCTION_CONFIG.worker, env);
   return {
     now: Date.now,
-    ledger: ledgerFor(config.TABLE_NAME, { modelCalls: config.TENANT_DAILY_MODEL_CALLS, costLimit: config.TENANT_DAILY_COST_LIMIT }),
+    ledger: ledgerFor(config.TABLE_NAME, {
+      access: ledgerAccessFromEnv(env),
+      dailyAllowance: { modelCalls: config.TENANT_DAILY_MODEL_CALLS, costLimit: config.TENANT_DAILY_COST_LIMIT },
+    }),
     executions: executionsFor(),
     redelivery: redeliveryFor(),
     registry,

@@ -5,6 +5,7 @@ import { METRICS } from '../observability/metrics';
 import { SubtaskMessage } from '../queue/message';
 import { backoffSeconds } from '../queue/redelivery';
 import { publishMetrics } from '../runtime/lambda';
+import { actingFor } from '../runtime/tenant-scope';
 import { runSubtask } from '../workers';
 import { processPartialBatch, type RecordResult } from './batch';
 import type { WorkerDeps } from './deps';
@@ -115,6 +116,12 @@ const runDelivery = async (deps: WorkerDeps, record: SQSRecord, workerId: string
     await deps.redelivery.retryIn(record.eventSourceARN, record.receiptHandle, 1).catch(bestEffort(deps.logger, 'early redelivery'));
     return 'retry';
   }
+  // Every ledger call for this delivery acts for the subtask's tenant (lib/runtime/tenant-scope.ts).
+  return actingFor(message.tenantId, () => claimAndWork(deps, record, message, workerId));
+};
+
+/** The delivery of a readable message: claim, work, and on failure record it and redeliver. */
+const claimAndWork = async (deps: WorkerDeps, record: SQSRecord, message: SubtaskMessage, workerId: string): Promise<RecordResult> => {
   const ref = { tenantId: message.tenantId, runId: message.runId, subtaskId: message.subtaskId };
   const log = deps.logger.createChild({ persistentKeys: ref });
   const claim = await claimOrSkip(deps, { ...ref, workerId, leaseMs: deps.leaseMs });

@@ -7,6 +7,7 @@ import { errorResponse } from '../runtime/http';
 import { toHttpError } from '../runtime/http-errors';
 import { startInvocation } from '../runtime/lambda';
 import { tenantOf } from '../runtime/tenant';
+import { actingFor } from '../runtime/tenant-scope';
 import { invalidQuery } from './run-list-responses';
 
 /** One request, once the caller's tenant is known. */
@@ -85,7 +86,10 @@ export const routeRequests =
     if (unknown.length > 0) return invalidQuery(unknown, requestId);
     const body = event.isBase64Encoded ? Buffer.from(event.body ?? '', 'base64').toString('utf8') : (event.body ?? '');
     try {
-      return await route({ event, tenantId: caller.tenantId, runId, requestId, body, header: (name) => event.headers[name], answerBy });
+      // Every ledger call of the route acts for the caller's tenant: on AWS, with credentials IAM
+      // restricts to that tenant's keys (lib/runtime/ledger-credentials.ts).
+      const request = { event, tenantId: caller.tenantId, runId, requestId, body, header: (name: string) => event.headers[name], answerBy };
+      return await actingFor(caller.tenantId, () => route(request));
     } catch (error) {
       const response = toHttpError(error, requestId);
       const fields = { errorName: (error as Error).name, errorMessage: (error as Error).message, statusCode: response.statusCode };

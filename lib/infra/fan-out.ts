@@ -9,6 +9,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { OUTCOME_ATTRIBUTES } from '../ledger/items';
+import { LEDGER_ACTIONS, type LedgerFunction, type LedgerGrant, type TenantScopedFunction } from '../ledger/access';
 import { LEDGER_TABLE, RUN_LIST_INDEX } from '../ledger/table';
 import { ENV } from '../runtime/environment';
 import { kindCapacity } from '../runtime/capacity';
@@ -121,6 +122,9 @@ export interface FanOutFunctions {
   readonly reconcile: TesseraFunction;
 }
 
+/** Construct ids of the ledger-access roles, beside the functions' own (`ApiFunction`, …). */
+const LEDGER_ACCESS_IDS = { api: 'Api', dispatch: 'Dispatch', deadline: 'Deadline', worker: 'Worker' } as const satisfies Record<TenantScopedFunction, string>;
+
 /** Actions that answer a waiting task token. */
 const TASK_RESPONSE_ACTIONS = ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'];
 
@@ -156,6 +160,8 @@ export class TesseraFanOut extends Construct {
   readonly settings: FanOutSettings;
   /** Absolute path of the worker module. */
   readonly workerModule: string;
+  /** The ledger-access role of each tenant-scoped function, assumed per tenant. */
+  readonly ledgerAccessRoles: Readonly<Record<TenantScopedFunction, iam.Role>>;
 
   constructor(scope: Construct, id: string, props: TesseraFanOutProps) {
     super(scope, id);
@@ -197,7 +203,7 @@ export class TesseraFanOut extends Construct {
     });
     this.stateMachine = runs.stateMachine;
     this.batchStateMachine = runs.batchStateMachine;
-    this.grantRunAccess();
+    this.ledgerAccessRoles = this.grantRunAccess();
     // A run whose execution ends without recording it (Finalize failed, aborted, timed out) is
     // closed by the reconcile function's abort path, from the execution's status change.
     this.runClosure = new RunClosure(this, 'RunClosure', { stateMachine: this.stateMachine, closer: this.functions.reconcile.function });
@@ -335,41 +341,28 @@ export class TesseraFanOut extends Construct {
   }
 
   /**
-   * Least privilege per function. The worker may read and write the ledger, answer task tokens
-   * and consume its queues (the event sources grant that), and nothing else: it cannot start an
-   * execution or send to a subtask queue, so a worker can never fan out again.
+   * Least privilege per function. Each function gets exactly the ledger actions its code sends
+   * (`LEDGER_ACTIONS`, lib/ledger/access.ts), on the table and, for the api alone, the run list
+   * index. The tenant-scoped functions (api, dispatch, deadline, worker) hold them not on their
+   * own role but on a ledger-access role that only their role may assume, once per tenant, with
+   * a session policy naming that tenant's keys (lib/runtime/ledger-credentials.ts): their own
+   * credentials reach no table at all. The worker may also answer task tokens and consume its
+   * queues (the event sources grant that), and nothing else: it cannot start an execution or send
+   * to a subtask queue, so a worker can never fan out again.
    */
-  private grantRunAccess(): void {
-    const { api, dispatch, deadline, worker, reconcile } = this.functions;
-    // The table's items only: `grantReadWriteData` would add every index (`index/*`), and only the
-    // API reads the run list index.
-    for (const fn of [dispatch, deadline, worker, reconcile]) {
-      fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: [...LEDGER_READ_WRITE_ACTIONS], resources: [this.table.tableArn] }));
-    }
+  private grantRunAccess(): Record<TenantScopedFunction, iam.Role> {
+    const { api, deadline, worker, reconcile } = this.functions;
+    const accessRoles = {
+      api: this.ledgerAccessRole('api'),
+      dispatch: this.ledgerAccessRole('dispatch'),
+      deadline: this.ledgerAccessRole('deadline'),
+      worker: this.ledgerAccessRole('worker'),
+    };
+    for (const statement of this.ledgerStatements('reconcile')) reconcile.role.addToPrincipalPolicy(statement);
     this.stateMachine.grantTaskResponse(worker);
     // A batched round's subtasks wait in the batch machine's executions: their tokens are its.
     this.batchStateMachine.grantTaskResponse(worker);
 
-    // Reads of the table's items; run creation (idempotency record, run and manifest items) and
-    // cancellation, no deletes; and Query of the run list index only: no Scan, no other index.
-    api.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        actions: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
-        resources: [this.table.tableArn],
-      }),
-    );
-    api.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({ actions: ['dynamodb:Query'], resources: [`${this.table.tableArn}/index/${RUN_LIST_INDEX.indexName}`] }),
-    );
-    api.role.addToPrincipalPolicy(
-      new iam.PolicyStatement({
-        sid: 'ApiNeverWritesOutcomes',
-        effect: iam.Effect.DENY,
-        actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'],
-        resources: [this.table.tableArn],
-        conditions: { 'ForAnyValue:StringEquals': { 'dynamodb:Attributes': [...OUTCOME_ATTRIBUTES] } },
-      }),
-    );
     this.stateMachine.grantStartExecution(api);
     this.stateMachine.grantTaskResponse(api);
     this.batchStateMachine.grantTaskResponse(api);
@@ -382,22 +375,61 @@ export class TesseraFanOut extends Construct {
       roles: [deadline.role],
       statements: [new iam.PolicyStatement({ actions: TASK_RESPONSE_ACTIONS, resources: [this.stateMachine.stateMachineArn, this.batchStateMachine.stateMachineArn] })],
     });
+    return accessRoles;
+  }
+
+  /**
+   * The ledger-access role of one tenant-scoped function: trusted by that function's role alone,
+   * holding exactly the function's ledger actions. The function's role may assume it and holds
+   * no DynamoDB action itself; the function learns the role from its environment.
+   */
+  private ledgerAccessRole(name: TenantScopedFunction): iam.Role {
+    const fn = this.functions[name];
+    const role = new iam.Role(this, `${LEDGER_ACCESS_IDS[name]}LedgerAccess`, {
+      assumedBy: new iam.ArnPrincipal(fn.role.roleArn),
+      description: `The ${name} function's ledger access, assumed per tenant with a session policy naming that tenant's keys`,
+    });
+    for (const statement of this.ledgerStatements(name)) role.addToPolicy(statement);
+    fn.role.addToPrincipalPolicy(new iam.PolicyStatement({ actions: ['sts:AssumeRole'], resources: [role.roleArn] }));
+    fn.function.addEnvironment(ENV.ledgerAccess, 'tenant-role');
+    fn.function.addEnvironment(ENV.ledgerAccessRoleArn, role.roleArn);
+    return role;
+  }
+
+  /**
+   * One function's ledger statements, from `LEDGER_ACTIONS`. The api's also deny it any write
+   * that sets an outcome attribute (`OUTCOME_ATTRIBUTES`), and any write that names no attribute
+   * at all: `dynamodb:Attributes` is absent from such a request, so a Deny on its values alone
+   * would never match it.
+   */
+  private ledgerStatements(name: LedgerFunction): iam.PolicyStatement[] {
+    const grant: LedgerGrant = LEDGER_ACTIONS[name];
+    const tableArn = this.table.tableArn;
+    const statements = [new iam.PolicyStatement({ actions: [...grant.table], resources: [tableArn] })];
+    if (grant.runListIndex.length > 0) {
+      statements.push(new iam.PolicyStatement({ actions: [...grant.runListIndex], resources: [`${tableArn}/index/${RUN_LIST_INDEX.indexName}`] }));
+    }
+    if (name !== 'api') return statements;
+    const writes = ['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:BatchWriteItem'];
+    return [
+      ...statements,
+      new iam.PolicyStatement({
+        sid: 'ApiNeverWritesOutcomes',
+        effect: iam.Effect.DENY,
+        actions: writes,
+        resources: [tableArn],
+        conditions: { 'ForAnyValue:StringEquals': { 'dynamodb:Attributes': [...OUTCOME_ATTRIBUTES] } },
+      }),
+      new iam.PolicyStatement({
+        sid: 'ApiWritesNameTheirAttributes',
+        effect: iam.Effect.DENY,
+        actions: writes,
+        resources: [tableArn],
+        conditions: { Null: { 'dynamodb:Attributes': 'true' } },
+      }),
+    ];
   }
 }
-
-/** What the run's own functions may do to the ledger's items (the actions of `grantReadWriteData`, without streams). */
-const LEDGER_READ_WRITE_ACTIONS = [
-  'dynamodb:BatchGetItem',
-  'dynamodb:GetItem',
-  'dynamodb:Query',
-  'dynamodb:Scan',
-  'dynamodb:ConditionCheckItem',
-  'dynamodb:BatchWriteItem',
-  'dynamodb:PutItem',
-  'dynamodb:UpdateItem',
-  'dynamodb:DeleteItem',
-  'dynamodb:DescribeTable',
-] as const;
 
 /** The worker module as synthesis uses it. */
 interface ReadWorkers {

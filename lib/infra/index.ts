@@ -15,4 +15,5 @@ export { FanOutMonitoring, type FanOutMonitoringProps } from './fan-out-monitori
 export { TesseraFunction, type TesseraFunctionProps } from './tessera-function';
 export type { FanOutSettings } from './fan-out-settings';
 export type { WorkerKindSettings } from './defaults';
+export type { TenantScopedFunction } from '../ledger/access';
 export { RunClosure, type RunClosureProps } from './run-closure';

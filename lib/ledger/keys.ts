@@ -34,6 +34,17 @@ export interface LedgerKey {
 }
 
 /**
+ * The prefix every partition key of one tenant starts with, in the table and in the run list
+ * index alike: `T#<tenant>#`. The tenant is percent-encoded, so no tenant's prefix is a prefix of
+ * another tenant's (the `#` that ends it cannot occur inside an encoded tenant).
+ *
+ * @example
+ * tenantKeyPrefix('acme') // 'T#acme#'
+ * tenantKeyPrefix('a#b') // 'T#a%23b#'
+ */
+export const tenantKeyPrefix = (tenantId: string): string => `T#${part(tenantId)}#`;
+
+/**
  * Partition key of one run: `T#<tenant>#R#<runId>`.
  *
  * @example

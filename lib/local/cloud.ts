@@ -1,3 +1,4 @@
+import { ENV } from '../runtime/environment';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { join } from 'node:path';
@@ -244,6 +245,10 @@ const sdkEnvironment = (wiring: Wiring): Record<string, string> => ({
   AWS_ENDPOINT_URL_SQS: wiring.sqs,
   AWS_ENDPOINT_URL_SFN: `http://127.0.0.1:${wiring.ports.stepFunctions}`,
   AWS_ENDPOINT_URL_LAMBDA: `http://127.0.0.1:${wiring.ports.lambda}`,
+  // There is no STS and no IAM locally: the tenant-scoped functions use these local credentials
+  // against DynamoDB Local instead of assuming their ledger-access role per tenant. Deliberately
+  // here and nowhere else; `ledgerAccessFromEnv` refuses `local` without a local DynamoDB endpoint.
+  [ENV.ledgerAccess]: 'local',
 });
 
 const pickPorts = async (ports: LocalCloudPorts | undefined) => ({

@@ -1,12 +1,16 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { STSClient } from '@aws-sdk/client-sts';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { Tracer } from '@aws-lambda-powertools/tracer';
 import { createLedger, type DailyAllowance, type Ledger } from '../ledger';
 import { createRunExecutions, type RunExecutions } from '../orchestration/run-execution';
 import { createRedelivery, type Redelivery } from '../queue/redelivery';
 import { createSubtaskQueue, type SubtaskQueue } from '../queue/subtask-queue';
+import { tenantCredentials, tenantScopedClient, type LedgerAccess } from './ledger-credentials';
+
+export { ledgerAccessFromEnv } from './ledger-credentials';
 
 /**
  * The AWS clients of one function, created once per cold start. Region, credentials and
@@ -17,12 +21,32 @@ const tracer = new Tracer();
 
 const traced = <C>(client: C): C => tracer.captureAWSv3Client(client);
 
+const TRANSLATE = { marshallOptions: { removeUndefinedValues: true } } as const;
+
+/**
+ * The ledger's document client: with `tenant-role` access, one that signs each request with the
+ * credentials of the tenant the function is acting for (lib/runtime/ledger-credentials.ts); with
+ * `local` access or none (reconcile), the function's own credentials.
+ */
+const ledgerClient = (access: LedgerAccess | undefined): DynamoDBDocumentClient => {
+  if (access?.mode !== 'tenant-role') return DynamoDBDocumentClient.from(traced(new DynamoDBClient({})), TRANSLATE);
+  const credentials = tenantCredentials({ sts: traced(new STSClient({})), roleArn: access.roleArn });
+  return tenantScopedClient({ credentials, newClient: (provider) => traced(new DynamoDBClient({ credentials: provider })), translateConfig: TRANSLATE });
+};
+
+/** How a function's ledger reaches its table; see `ledgerFor`. */
+export interface LedgerClientOptions {
+  /** Tenant-scoped functions pass theirs (`ledgerAccessFromEnv`); reconcile none. */
+  readonly access?: LedgerAccess;
+  readonly dailyAllowance?: DailyAllowance;
+}
+
 /** The run ledger on the function's table. */
-export const ledgerFor = (tableName: string, dailyAllowance?: DailyAllowance): Ledger =>
+export const ledgerFor = (tableName: string, options: LedgerClientOptions = {}): Ledger =>
   createLedger({
-    client: DynamoDBDocumentClient.from(traced(new DynamoDBClient({})), { marshallOptions: { removeUndefinedValues: true } }),
+    client: ledgerClient(options.access),
     tableName,
-    ...(dailyAllowance === undefined ? {} : { dailyAllowance }),
+    ...(options.dailyAllowance === undefined ? {} : { dailyAllowance: options.dailyAllowance }),
   });
 
 /** The subtask queues, one per worker kind. */

@@ -42,6 +42,15 @@ export const ENV = {
   /** A tenant's daily allowance (worker). */
   tenantDailyModelCalls: 'TENANT_DAILY_MODEL_CALLS',
   tenantDailyCostLimit: 'TENANT_DAILY_COST_LIMIT',
+  /**
+   * How a tenant-scoped function (api, dispatch, deadline, worker) reaches the ledger:
+   * `tenant-role`, the construct's setting, assumes {@link ENV.ledgerAccessRoleArn} once per
+   * tenant with a session policy naming that tenant's keys; `local`, set only by the local cloud,
+   * uses the process's own credentials against an emulator (lib/runtime/ledger-credentials.ts).
+   */
+  ledgerAccess: 'LEDGER_ACCESS',
+  /** The function's ledger-access role, which only that function's role may assume. */
+  ledgerAccessRoleArn: 'LEDGER_ACCESS_ROLE_ARN',
 } as const;
 
 /**

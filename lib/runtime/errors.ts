@@ -13,6 +13,25 @@ export class ConfigError extends RuntimeError {
   }
 }
 
+/**
+ * A tenant-scoped ledger client was asked to send a request while its function was acting for no
+ * tenant (no `actingFor` around the call): a wiring bug. Refused before any credentials are used.
+ */
+export class NoTenantBound extends RuntimeError {
+  override readonly name = 'NoTenantBound';
+  constructor(readonly operation: string, options?: ErrorOptions) {
+    super(`ledger request ${operation} sent while acting for no tenant; wrap the work in actingFor(tenantId, …)`, options);
+  }
+}
+
+/** STS answered AssumeRole without credentials. */
+export class LedgerCredentialsUnavailable extends RuntimeError {
+  override readonly name = 'LedgerCredentialsUnavailable';
+  constructor(readonly roleArn: string, options?: ErrorOptions) {
+    super(`AssumeRole of ${roleArn} returned no credentials`, options);
+  }
+}
+
 /** A Step Functions task or SQS message did not match its schema: a wiring bug, not user input. */
 export class InvalidTaskInput extends RuntimeError {
   override readonly name = 'InvalidTaskInput';

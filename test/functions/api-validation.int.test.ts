@@ -22,6 +22,9 @@ const deployment = (env: Record<string, string> = {}) => {
     [ENV.tableName]: 'unused-the-ledger-is-replaced',
     [ENV.stateMachineArn]: 'arn:aws:states:eu-west-1:123456789012:stateMachine:runs',
     [ENV.workerKinds]: JSON.stringify(['tax-statements', 'transaction-feed']),
+    // As the construct sets them; the ledger is replaced, so no role is ever assumed.
+    [ENV.ledgerAccess]: 'tenant-role',
+    [ENV.ledgerAccessRoleArn]: 'arn:aws:iam::123456789012:role/ledger-access',
     POWERTOOLS_LOG_LEVEL: 'ERROR',
     ...env,
   }, referenceRegistry);

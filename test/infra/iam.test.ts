@@ -47,6 +47,80 @@ beforeAll(() => {
   batchStateMachine = { Ref: logicalIdAt(synth.template, 'AWS::StepFunctions::StateMachine', '/Runs/BatchStateMachine/Resource') };
 });
 
+const accessRoleId = (fn: string) => logicalIdAt(synth.template, 'AWS::IAM::Role', `/${fn}LedgerAccess/Resource`);
+const roleArnOf = (id: string) => ({ 'Fn::GetAtt': [id, 'Arn'] });
+const TENANT_SCOPED = ['Api', 'Dispatch', 'Deadline', 'Worker'] as const;
+
+describe('ledger access', () => {
+  const listIndex = () => ({ 'Fn::Join': ['', [table, `/index/${RUN_LIST_INDEX.indexName}`]] });
+
+  test('each tenant-scoped function reaches the ledger only through its own ledger-access role', () => {
+    for (const fn of TENANT_SCOPED) {
+      const own = statementsOf(synth.template, roleId(`${fn}Function`));
+      expect(own.filter((s) => s.Action.some((a) => a.startsWith('dynamodb:')))).toEqual([]);
+      expect(allows(own, 'sts:AssumeRole')).toEqual([{ Effect: 'Allow', Action: ['sts:AssumeRole'], Resource: [roleArnOf(accessRoleId(fn))] }]);
+    }
+  });
+
+  test('each ledger-access role trusts exactly its function\'s role, and no other', () => {
+    for (const fn of TENANT_SCOPED) {
+      const trust = synth.template.toJSON().Resources[accessRoleId(fn)].Properties.AssumeRolePolicyDocument;
+      expect(trust).toEqual({
+        Version: '2012-10-17',
+        Statement: [{ Effect: 'Allow', Action: 'sts:AssumeRole', Principal: { AWS: roleArnOf(roleId(`${fn}Function`)) } }],
+      });
+    }
+  });
+
+  test('each tenant-scoped function is told its role and the tenant-role mode, and reconcile neither', () => {
+    const variables = (fn: string) => {
+      const id = logicalIdAt(synth.template, 'AWS::Lambda::Function', `/${fn}Function/Function/Resource`);
+      return synth.template.toJSON().Resources[id].Properties.Environment.Variables;
+    };
+    for (const fn of TENANT_SCOPED) {
+      expect(variables(fn)).toMatchObject({ LEDGER_ACCESS: 'tenant-role', LEDGER_ACCESS_ROLE_ARN: roleArnOf(accessRoleId(fn)) });
+    }
+    expect(variables('Reconcile').LEDGER_ACCESS).toBeUndefined();
+  });
+
+  test('the api\'s role holds exactly its reads and writes, the run list index, and the two Denies on outcome writes', () => {
+    const writes = ['dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
+    expect(statementsOf(synth.template, accessRoleId('Api'))).toEqual([
+      { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Resource: [table] },
+      { Effect: 'Allow', Action: ['dynamodb:Query'], Resource: [listIndex()] },
+      {
+        Sid: 'ApiNeverWritesOutcomes',
+        Effect: 'Deny',
+        Action: writes,
+        Resource: [table],
+        Condition: { 'ForAnyValue:StringEquals': { 'dynamodb:Attributes': [...OUTCOME_ATTRIBUTES] } },
+      },
+      { Sid: 'ApiWritesNameTheirAttributes', Effect: 'Deny', Action: writes, Resource: [table], Condition: { Null: { 'dynamodb:Attributes': 'true' } } },
+    ]);
+  });
+
+  test.each([
+    ['Dispatch', ['dynamodb:BatchWriteItem', 'dynamodb:ConditionCheckItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']],
+    ['Deadline', ['dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']],
+    ['Worker', ['dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem']],
+  ])('the %s ledger-access role holds exactly its actions, on the table only', (fn, actions) => {
+    expect(statementsOf(synth.template, accessRoleId(fn))).toEqual([{ Effect: 'Allow', Action: actions, Resource: [table] }]);
+  });
+
+  test('reconcile, not tenant-scoped, holds exactly its actions on its own role, on the table only', () => {
+    const ledger = statementsOf(synth.template, roleId('ReconcileFunction')).filter((s) => s.Action.some((a) => a.startsWith('dynamodb:')));
+    expect(ledger).toEqual([{ Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Resource: [table] }]);
+  });
+
+  test('no policy of the stack allows Scan, DeleteItem, BatchGetItem or DescribeTable on the ledger, or any dynamodb wildcard', () => {
+    const every = Object.values(synth.template.findResources('AWS::IAM::Policy'))
+      .map((resource) => PolicyResource.parse(resource))
+      .flatMap((policy) => policy.Properties.PolicyDocument.Statement);
+    for (const action of ['dynamodb:Scan', 'dynamodb:DeleteItem', 'dynamodb:BatchGetItem', 'dynamodb:DescribeTable']) expect(allows(every, action)).toEqual([]);
+    expect(every.filter((s) => s.Action.some((a) => a.startsWith('dynamodb:') && a.includes('*')))).toEqual([]);
+  });
+});
+
 describe('worker role: no recursion', () => {
   test('cannot start executions, by any action pattern', () => {
     const statements = statementsOf(synth.template, roleId('WorkerFunction'));
@@ -58,7 +132,7 @@ describe('worker role: no recursion', () => {
     expect(allows(statementsOf(synth.template, roleId('WorkerFunction')), 'sqs:SendMessage')).toEqual([]);
   });
 
-  test('consumes exactly the kind queues, answers task tokens and reads/writes the ledger', () => {
+  test('consumes exactly the kind queues and answers task tokens', () => {
     const statements = statementsOf(synth.template, roleId('WorkerFunction'));
     const receive = allows(statements, 'sqs:ReceiveMessage');
     expect(receive).toHaveLength(1);
@@ -68,45 +142,10 @@ describe('worker role: no recursion', () => {
     const answers = allows(statements, 'states:SendTaskSuccess').flatMap((s) => s.Resource);
     expect(answers).toHaveLength(2);
     expect(answers).toEqual(expect.arrayContaining([stateMachine, batchStateMachine]));
-    expect(allows(statements, 'dynamodb:UpdateItem').map((s) => s.Resource)).toEqual([[table]]);
   });
 });
 
-describe('api role: cannot write outcomes', () => {
-  test('carries an explicit Deny on writes that name any outcome attribute', () => {
-    const deny = statementsOf(synth.template, roleId('ApiFunction')).filter((s) => s.Effect === 'Deny');
-    expect(deny).toEqual([
-      {
-        Sid: 'ApiNeverWritesOutcomes',
-        Effect: 'Deny',
-        Action: ['dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
-        Resource: [table],
-        Condition: {
-          'ForAnyValue:StringEquals': {
-            'dynamodb:Attributes': [...OUTCOME_ATTRIBUTES],
-          },
-        },
-      },
-    ]);
-  });
-
-  test('may not delete or batch-write ledger items at all', () => {
-    const statements = statementsOf(synth.template, roleId('ApiFunction'));
-    expect(allows(statements, 'dynamodb:DeleteItem')).toEqual([]);
-    expect(allows(statements, 'dynamodb:BatchWriteItem')).toEqual([]);
-  });
-
-  test('queries the run list index and no other, and never scans', () => {
-    const statements = statementsOf(synth.template, roleId('ApiFunction'));
-    const listIndex = { 'Fn::Join': ['', [table, `/index/${RUN_LIST_INDEX.indexName}`]] };
-    expect(allows(statements, 'dynamodb:Query').map((s) => s.Resource)).toEqual([[table], [listIndex]]);
-    expect(allows(statements, 'dynamodb:Scan')).toEqual([]);
-    for (const fn of ['DispatchFunction', 'DeadlineFunction', 'WorkerFunction', 'ReconcileFunction']) {
-      const resources = statementsOf(synth.template, roleId(fn)).flatMap((s) => s.Resource);
-      expect(JSON.stringify(resources)).not.toContain('/index/');
-    }
-  });
-
+describe('api role', () => {
   test('starts executions of the run state machine only, and answers tokens of its own two machines only', () => {
     const statements = statementsOf(synth.template, roleId('ApiFunction'));
     expect(allows(statements, 'states:StartExecution').map((s) => s.Resource)).toEqual([[stateMachine]]);

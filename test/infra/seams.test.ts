@@ -4,6 +4,7 @@
  * on the synthesized template, so a variable, attribute or error one side stops using shows up
  * here, not as a cold-start failure on AWS.
  */
+import { TENANT_SCOPED_FUNCTIONS } from '../../lib/ledger/access';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { STACK_OUTPUTS } from '../../lib/infra/stack-outputs';
@@ -32,6 +33,9 @@ const FUNCTION_IDS: Readonly<Record<FunctionName, string>> = {
 /** The functions that parse the model variables (`parseModelConfig`): the api checks a subtask's model, the worker calls it. */
 const MODEL_READERS: readonly FunctionName[] = ['api', 'worker'];
 
+/** The functions that reach the ledger through a per-tenant role (`ledgerAccessFromEnv`). */
+const LEDGER_ACCESS_READERS: readonly FunctionName[] = TENANT_SCOPED_FUNCTIONS;
+
 const variablesOf = (name: FunctionName): string[] => {
   const id = logicalIdAt(synth.template, 'AWS::Lambda::Function', `/${FUNCTION_IDS[name]}/Function/Resource`);
   return Object.keys(z.record(z.string(), z.unknown()).parse(synth.template.toJSON().Resources[id].Properties.Environment.Variables)).sort();
@@ -45,7 +49,8 @@ describe('the environment seam', () => {
     const everywhere = [...Object.values(POWERTOOLS_ENV), 'NODE_OPTIONS'];
     // Only `bedrock` needs a model id; the optional list of more allowed models is the user's to set.
     const model = MODEL_READERS.includes(name) ? [MODEL_ENV.provider, MODEL_ENV.modelId] : [];
-    const read = [...Object.keys(FUNCTION_CONFIG[name].shape), ...model];
+    const access = LEDGER_ACCESS_READERS.includes(name) ? [ENV.ledgerAccess, ENV.ledgerAccessRoleArn] : [];
+    const read = [...Object.keys(FUNCTION_CONFIG[name].shape), ...model, ...access];
     const set = variablesOf(name).filter((variable) => !everywhere.includes(variable));
     expect(set).toEqual([...read].sort());
   });

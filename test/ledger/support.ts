@@ -3,11 +3,12 @@
  * started by the global setup, a clock the test moves by hand, and authored request fixtures.
  */
 import { UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
-import { beforeAll, beforeEach } from 'vitest';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { DispatchedSubtask, RunRequestInput } from '../../lib/contract';
 import { createLedger, LEDGER_TABLE, ledgerTableDefinition, type DailyAllowance, type Ledger } from '../../lib/ledger';
 import { createTable, documentClient, dynamoClient, uniqueName } from '../support/aws';
+import { tagLedger, wireRecorder } from '../support/wire-calls';
 
 /** Creates this file's own ledger table (keys and TTL as `LEDGER_TABLE` declares them). */
 export const createLedgerTable = async (prefix: string): Promise<string> => {
@@ -78,10 +79,14 @@ export interface LedgerTestTable {
 export const ledgerTestTable = (prefix: string, options: { dailyAllowance?: DailyAllowance; shards?: number } = {}): LedgerTestTable => {
   const clock = testClock(T0);
   const state = { tableName: '', ledger: undefined as Ledger | undefined };
+  // The calls each ledger method sends, for test/iam: what a function may do is the union of
+  // what the methods it calls send, on every path this suite reaches.
+  const recorder = wireRecorder();
   beforeAll(async () => {
     state.tableName = await createLedgerTable(prefix);
-    state.ledger = ledgerFor({ tableName: state.tableName, clock, ...options });
+    state.ledger = tagLedger(ledgerFor({ tableName: state.tableName, clock, client: recorder.attach(documentClient()), ...options }));
   });
+  afterAll(() => recorder.flush(`ledger-${prefix}`));
   beforeEach(() => clock.set(T0));
   return {
     clock,

@@ -8,7 +8,7 @@
 import type { RoundPaths } from '../../../lib/domain';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
-import { beforeAll } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
 import { z } from 'zod';
 import { createHandler as createApiHandler } from '../../../functions/api';
 import { createHandler as createDeadlineHandler } from '../../../functions/deadline';
@@ -23,6 +23,8 @@ import { createLogger, createMetrics } from '../../../lib/runtime/lambda';
 import { createModelProvider, parseModelConfig } from '../../../lib/workers';
 import { referenceRegistry } from '../../../examples/app';
 import { createTable, documentClient, dynamoClient, localRegion, sqsClient, uniqueName } from '../../support/aws';
+import { tagLedger, wireRecorder, type WireRecorder } from '../../support/wire-calls';
+import type { LedgerFunction } from '../../../lib/ledger/access';
 
 // Metrics are asserted nowhere here; disabled, Powertools keeps them off stdout.
 process.env.POWERTOOLS_METRICS_DISABLED = 'true';
@@ -130,7 +132,7 @@ export interface PipelineOptions {
   readonly paths?: RoundPaths;
 }
 
-const build = async (prefix: string, options: PipelineOptions = {}): Promise<Pipeline> => {
+const build = async (prefix: string, options: PipelineOptions, recorder: WireRecorder): Promise<Pipeline> => {
   const tableName = uniqueName(prefix);
   await createTable(dynamoClient(), ledgerTableDefinition(tableName));
   const [tax, feed] = await Promise.all(KINDS.map((kind) => createKindQueue(prefix, kind)));
@@ -140,6 +142,9 @@ const build = async (prefix: string, options: PipelineOptions = {}): Promise<Pip
   const kindQueues = createSubtaskQueue({ client: sqsClient(), queueUrls: { 'tax-statements': tax.url, 'transaction-feed': feed.url } });
   const clock = manualClock();
   const ledger = createLedger({ client: documentClient(), tableName, now: clock.now });
+  // Each handler has a ledger of its own, on a client whose calls are recorded under its name
+  // (test/iam compares them with each function's grant); `ledger` is the tests' own, unrecorded.
+  const ledgerOf = (fn: LedgerFunction) => tagLedger(createLedger({ client: recorder.attach(documentClient(), fn), tableName, now: clock.now }));
   const { executions, calls } = recordingExecutions();
   const catalog = referenceRegistry.catalog();
   const issuedRunIds: string[] = [];
@@ -153,7 +158,7 @@ const build = async (prefix: string, options: PipelineOptions = {}): Promise<Pip
     queues,
     issuedRunIds,
     api: createApiHandler({
-      ledger,
+      ledger: ledgerOf('api'),
       executions,
       catalog,
       maxDeadlineSeconds: 900,
@@ -167,16 +172,16 @@ const build = async (prefix: string, options: PipelineOptions = {}): Promise<Pip
       logger: apiLogger,
     }),
     dispatch: createDispatchHandler({
-      ledger,
+      ledger: ledgerOf('dispatch'),
       queue: kindQueues,
       paths: options.paths,
       now: clock.now,
       logger: quietLogger('dispatch'),
     }),
-    deadline: createDeadlineHandler({ ledger, executions, queue: kindQueues, now: clock.now, logger: quietLogger('deadline') }),
+    deadline: createDeadlineHandler({ ledger: ledgerOf('deadline'), executions, queue: kindQueues, now: clock.now, logger: quietLogger('deadline') }),
     worker: createWorkerHandler({
       now: clock.now,
-      ledger,
+      ledger: ledgerOf('worker'),
       redelivery: createRedelivery({ client: sqsClient() }),
       executions,
       registry: referenceRegistry,
@@ -187,7 +192,7 @@ const build = async (prefix: string, options: PipelineOptions = {}): Promise<Pip
       metrics: createMetrics({}),
     }),
     reconcile: createReconcileHandler({
-      ledger,
+      ledger: ledgerOf('reconcile'),
       now: clock.now,
       registry: referenceRegistry,
       sources: referenceRegistry.sources(),
@@ -207,9 +212,11 @@ const build = async (prefix: string, options: PipelineOptions = {}): Promise<Pip
  */
 export const pipeline = (prefix: string, options: PipelineOptions = {}): { get(): Pipeline } => {
   let built: Pipeline | undefined;
+  const recorder = wireRecorder();
   beforeAll(async () => {
-    built = await build(prefix, options);
+    built = await build(prefix, options, recorder);
   });
+  afterAll(() => recorder.flush(prefix));
   return {
     get: () => {
       if (built === undefined) throw new Error('the pipeline is built in beforeAll');
