@@ -7,8 +7,11 @@ import { createLogger, onColdStart } from '../lib/runtime/lambda';
 import { actingFor } from '../lib/runtime/tenant-scope';
 import type { WorkerRegistry } from '../lib/workers';
 
-/** What the function needs, from its environment and the deployment's worker registry. */
-export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): DispatchDeps => {
+/**
+ * What the function needs, from its environment. Every handler is built as `depsFromEnv(env,
+ * registry)`; Dispatch plans nothing since each round is stored as planned, so it reads no kind.
+ */
+export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, _registry: WorkerRegistry): DispatchDeps => {
   const config = parseConfig(FUNCTION_CONFIG.dispatch, env);
   return {
     ledger: ledgerFor(config.TABLE_NAME, { access: ledgerAccessFromEnv(env) }),
