@@ -57,11 +57,19 @@ export const run = async (): Promise<void> => {
       const items: Record<string, unknown>[] = [];
       let start: Record<string, unknown> | undefined;
       do {
-        const page = await ddb.send(new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': `T#${TENANT}#R#${runId}` }, ExclusiveStartKey: start }));
+        const page = await ddb.send(
+          new QueryCommand({
+            TableName: table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': `T#${TENANT}#R#${runId}` },
+            ExclusiveStartKey: start,
+          }),
+        );
         items.push(...(page.Items ?? []));
         start = page.LastEvaluatedKey;
       } while (start !== undefined);
-      const size = (item: Record<string, unknown>) => Buffer.byteLength(JSON.stringify(item, (_k, v: unknown) => (v instanceof Uint8Array ? 'x'.repeat(v.byteLength) : v)));
+      const size = (item: Record<string, unknown>) =>
+        Buffer.byteLength(JSON.stringify(item, (_k, v: unknown) => (v instanceof Uint8Array ? 'x'.repeat(v.byteLength) : v)));
       const json = JSON.stringify(finished);
       return {
         ids: count,

@@ -29,7 +29,14 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const holdingRequest = (size: number): RunRequestInput => ({
   goal: `Cancel benchmark: ${size} subtasks, cancelled once dispatched`,
   universe: { dimension: 'ids', ids: Array.from({ length: size }, (_, index) => `item-${String(index + 1).padStart(6, '0')}`) },
-  split: { chunkSize: 1, worker: 'chaos', input: { fault: 'ignore-deadline', delayMs: 60_000 }, deadlineSeconds: 900, budget: { modelCalls: 1, estimatedCostPerCall: 0 }, idPrefix: 'S' },
+  split: {
+    chunkSize: 1,
+    worker: 'chaos',
+    input: { fault: 'ignore-deadline', delayMs: 60_000 },
+    deadlineSeconds: 900,
+    budget: { modelCalls: 1, estimatedCostPerCall: 0 },
+    idPrefix: 'S',
+  },
   policy: { retry: { timed_out: 0, invalid: 0, empty: 0 }, maxRounds: 1 },
   budget: { modelCalls: size, costLimit: 1 },
 });
@@ -78,7 +85,9 @@ const measure = async (client: TesseraClient, size: number): Promise<void> => {
   console.log(`\n${size.toLocaleString('en-US')} subtasks, run ${runId}`);
   console.log(`  dispatched in ${seconds(dispatched - started)}; at the cancel: ${JSON.stringify(byState)}`);
   console.log(`  POST /runs/${runId}/cancel answered ${cancelled} in ${seconds(answeredCancel - cancelAt)}`);
-  console.log(`  the run carried its answer ${seconds(answered - cancelAt)} after the cancel (status ${final.status}, cancelled ${final.progress.byState.cancelled ?? 0})`);
+  console.log(
+    `  the run carried its answer ${seconds(answered - cancelAt)} after the cancel (status ${final.status}, cancelled ${final.progress.byState.cancelled ?? 0})`,
+  );
 };
 
 /** The benchmark: one local cloud with the fault-injection kinds, one run. */

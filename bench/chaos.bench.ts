@@ -101,7 +101,12 @@ export async function run(): Promise<void> {
     },
   });
   try {
-    const sqs = new SQSClient({ region: cloud.region, endpoint: loopbackOrigin(cloud.endpoints.sqs), useQueueUrlAsEndpoint: false, credentials: LOCAL_CREDENTIALS });
+    const sqs = new SQSClient({
+      region: cloud.region,
+      endpoint: loopbackOrigin(cloud.endpoints.sqs),
+      useQueueUrlAsEndpoint: false,
+      credentials: LOCAL_CREDENTIALS,
+    });
     const queueUrl = z.object({ chaos: z.string() }).parse(JSON.parse(cloud.outputs[STACK_OUTPUTS.subtaskQueueUrls] ?? '{}')).chaos;
     const played: PlayedRun[] = [];
     const clients = new Map<string, TesseraClient>();
@@ -121,7 +126,8 @@ export async function run(): Promise<void> {
       console.log(`  ${played.length}/${RUNS} runs played (${Math.round((Date.now() - started) / 1000)} s)`);
     }
     const late = await awaitSlowRuns(cloud.executions, played, clients);
-    if (late.length > 0) console.log(`${late.length} run(s) still running when the ${WAIT_MS / 1000}-s wait ended; re-read after their executions ended: ${late.join(', ')}`);
+    if (late.length > 0)
+      console.log(`${late.length} run(s) still running when the ${WAIT_MS / 1000}-s wait ended; re-read after their executions ended: ${late.join(', ')}`);
     const counts = countInvariants(played);
     console.log(`\nfault mix (runs carrying each fault): ${JSON.stringify(faultMix(schedules))}`);
     console.log(`run statuses: ${JSON.stringify(counts.statuses)}`);

@@ -40,12 +40,37 @@ export const PRICES_REGION = 'us-east-1';
  * project's one price table: the deadline figures here and the pipeline benchmark both read it.
  */
 export const PRICES = {
-  stateTransition: { usd: 0.025 / 1000, text: '$0.025 per 1,000 state transitions (Standard workflows)', source: 'AWS Step Functions Pricing', page: 'https://aws.amazon.com/step-functions/pricing/' },
+  stateTransition: {
+    usd: 0.025 / 1000,
+    text: '$0.025 per 1,000 state transitions (Standard workflows)',
+    source: 'AWS Step Functions Pricing',
+    page: 'https://aws.amazon.com/step-functions/pricing/',
+  },
   lambdaRequest: { usd: 0.2 / 1_000_000, text: '$0.20 per 1M requests', source: 'AWS Lambda Pricing', page: 'https://aws.amazon.com/lambda/pricing/' },
-  lambdaGbSecond: { usd: 0.0000133334, text: '$0.0000133334 per GB-second (arm64)', source: 'AWS Lambda Pricing', page: 'https://aws.amazon.com/lambda/pricing/' },
-  sqsRequest: { usd: 0.4 / 1_000_000, text: '$0.40 per 1M requests (standard queue; each 64 KB of payload is one request)', source: 'Amazon SQS Pricing', page: 'https://aws.amazon.com/sqs/pricing/' },
-  writeUnit: { usd: 0.625 / 1_000_000, text: '$0.625 per 1M write request units (on-demand, since November 2024)', source: 'Amazon DynamoDB Pricing for On-Demand Capacity', page: 'https://aws.amazon.com/dynamodb/pricing/on-demand/' },
-  readUnit: { usd: 0.125 / 1_000_000, text: '$0.125 per 1M read request units (on-demand, since November 2024)', source: 'Amazon DynamoDB Pricing for On-Demand Capacity', page: 'https://aws.amazon.com/dynamodb/pricing/on-demand/' },
+  lambdaGbSecond: {
+    usd: 0.0000133334,
+    text: '$0.0000133334 per GB-second (arm64)',
+    source: 'AWS Lambda Pricing',
+    page: 'https://aws.amazon.com/lambda/pricing/',
+  },
+  sqsRequest: {
+    usd: 0.4 / 1_000_000,
+    text: '$0.40 per 1M requests (standard queue; each 64 KB of payload is one request)',
+    source: 'Amazon SQS Pricing',
+    page: 'https://aws.amazon.com/sqs/pricing/',
+  },
+  writeUnit: {
+    usd: 0.625 / 1_000_000,
+    text: '$0.625 per 1M write request units (on-demand, since November 2024)',
+    source: 'Amazon DynamoDB Pricing for On-Demand Capacity',
+    page: 'https://aws.amazon.com/dynamodb/pricing/on-demand/',
+  },
+  readUnit: {
+    usd: 0.125 / 1_000_000,
+    text: '$0.125 per 1M read request units (on-demand, since November 2024)',
+    source: 'Amazon DynamoDB Pricing for On-Demand Capacity',
+    page: 'https://aws.amazon.com/dynamodb/pricing/on-demand/',
+  },
 } as const;
 
 /** The assumed deadline-function invocation the cost column rests on: the construct's 512 MB default, 50 ms billed. */
@@ -68,7 +93,9 @@ const eventsOf = (state: AslState): number => {
   switch (state.Type) {
     case 'Task':
       // A task that waits (a callback, or a child execution with `.sync`) records TaskSubmitted too.
-      return state.Resource?.endsWith('.waitForTaskToken') || state.Resource?.includes(':states:startExecution.sync') ? HISTORY_EVENTS.callbackTask : HISTORY_EVENTS.task;
+      return state.Resource?.endsWith('.waitForTaskToken') || state.Resource?.includes(':states:startExecution.sync')
+        ? HISTORY_EVENTS.callbackTask
+        : HISTORY_EVENTS.task;
     case 'Choice':
       return HISTORY_EVENTS.choice;
     case 'Wait':
@@ -174,7 +201,9 @@ export const pollSubtaskCost = (iteration: AslStateMachine, durationSeconds: num
 /** Events of one single-round run outside its subtask iterations (execution, Dispatch, Map, Reconcile, end). */
 export const runOverheadEvents = (machine: AslStateMachine): number =>
   HISTORY_EVENTS.execution +
-  walkPath(machine, (choice) => (choice === STATE_NAMES.nextRound ? STATE_NAMES.runEnded : choice === STATE_NAMES.isBatched ? STATE_NAMES.awaitSubtasks : fail(choice))).historyEvents;
+  walkPath(machine, (choice) =>
+    choice === STATE_NAMES.nextRound ? STATE_NAMES.runEnded : choice === STATE_NAMES.isBatched ? STATE_NAMES.awaitSubtasks : fail(choice),
+  ).historyEvents;
 
 /** Every state a state can hand over to: `Next`, each Choice branch and `Default`, each Catch target. */
 const successors = (state: AslState): string[] => [
@@ -237,7 +266,10 @@ export const hedgedIterationUnrolled = (iteration: AslStateMachine): AslStateMac
   const hedge = iteration.States[STATE_NAMES.hedge];
   if (hedge?.Next !== STATE_NAMES.arm) throw new InfraError(`${STATE_NAMES.hedge} does not go back to ${STATE_NAMES.arm}`);
   const second = Object.entries(unhedgedIteration(iteration).States).map(([name, state]) => [name + AFTER_HEDGE, retargeted(state, (n) => n + AFTER_HEDGE)]);
-  return { ...iteration, States: { ...iteration.States, [STATE_NAMES.hedge]: { ...hedge, Next: STATE_NAMES.arm + AFTER_HEDGE }, ...Object.fromEntries(second) } };
+  return {
+    ...iteration,
+    States: { ...iteration.States, [STATE_NAMES.hedge]: { ...hedge, Next: STATE_NAMES.arm + AFTER_HEDGE }, ...Object.fromEntries(second) },
+  };
 };
 
 /**
@@ -252,7 +284,13 @@ export const runHistoryOf = (machine: AslStateMachine, roundPath: 'inline' | 'ba
   const mapOfRound = roundPath === 'inline' ? STATE_NAMES.awaitSubtasks : STATE_NAMES.awaitBatches;
   const rounds = (n: number) =>
     walkPath(machine, (choice, prior) =>
-      choice === STATE_NAMES.isBatched ? mapOfRound : choice !== STATE_NAMES.nextRound ? fail(choice) : prior + 1 < n ? STATE_NAMES.dispatch : STATE_NAMES.runEnded,
+      choice === STATE_NAMES.isBatched
+        ? mapOfRound
+        : choice !== STATE_NAMES.nextRound
+          ? fail(choice)
+          : prior + 1 < n
+            ? STATE_NAMES.dispatch
+            : STATE_NAMES.runEnded,
     );
   const oneRound = rounds(1).historyEvents;
   const perRound = rounds(2).historyEvents - oneRound;
@@ -333,11 +371,7 @@ const figure = (design: string, durationSeconds: number, cost: PathCost, overhea
  * @example
  * deadlineFigures(asl, [10, 60, 300], [1, 5]).find((f) => f.design === 'poll 5 s' && f.durationSeconds === 60)
  */
-export const deadlineFigures = (
-  machine: AslStateMachine,
-  durationsSeconds: readonly number[],
-  pollIntervalsSeconds: readonly number[],
-): DeadlineFigure[] => {
+export const deadlineFigures = (machine: AslStateMachine, durationsSeconds: readonly number[], pollIntervalsSeconds: readonly number[]): DeadlineFigure[] => {
   const iteration = subtaskIteration(machine);
   const overhead = runOverheadEvents(machine);
   return durationsSeconds.flatMap((duration) => [

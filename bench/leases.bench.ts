@@ -27,7 +27,9 @@ export async function run(trials = 1_000, parallel = 16): Promise<void> {
     const sum = (pick: (r: (typeof results)[number]) => number) => results.reduce((total, r) => total + pick(r), 0);
     console.log('# Leased allowances: randomized contention trials on DynamoDB Local');
     console.log(`  ${trials} trials, ${parallel} at a time: ${seconds.toFixed(1)} s (${((seconds * 1000) / trials).toFixed(0)} ms per trial)`);
-    console.log(`  reservations granted ${sum((r) => r.reservations)}, refused ${sum((r) => r.refusals)}; trials spanning two days ${results.filter((r) => r.days > 1).length}`);
+    console.log(
+      `  reservations granted ${sum((r) => r.reservations)}, refused ${sum((r) => r.refusals)}; trials spanning two days ${results.filter((r) => r.days > 1).length}`,
+    );
     console.log(`  trials with a broken invariant: ${failed.length}`);
     for (const failure of failed.slice(0, 10)) console.log(`    seed ${failure.seed}: ${failure.problems.slice(0, 3).join('; ')}`);
     if (failed.length > 0) process.exitCode = 1;

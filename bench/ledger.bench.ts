@@ -39,7 +39,12 @@ type Input = {
   Key?: Key;
   Item?: Key;
   ConsistentRead?: boolean;
-  TransactItems?: { Put?: { TableName?: string; Item: Key }; Update?: { TableName?: string; Key: Key }; Delete?: { TableName?: string; Key: Key }; ConditionCheck?: { TableName?: string; Key: Key } }[];
+  TransactItems?: {
+    Put?: { TableName?: string; Item: Key };
+    Update?: { TableName?: string; Key: Key };
+    Delete?: { TableName?: string; Key: Key };
+    ConditionCheck?: { TableName?: string; Key: Key };
+  }[];
 };
 type Output = { Item?: Key; Items?: Key[] };
 
@@ -122,7 +127,10 @@ const request = (subtaskIds: readonly string[]): RunRequestInput => ({
     id,
     worker: 'tax-statements',
     questionIds: ['q1'],
-    scope: { from: `2025-${String(index * 3 + 1).padStart(2, '0')}-01`, toExclusive: index === 3 ? '2026-01-01' : `2025-${String(index * 3 + 4).padStart(2, '0')}-01` },
+    scope: {
+      from: `2025-${String(index * 3 + 1).padStart(2, '0')}-01`,
+      toExclusive: index === 3 ? '2026-01-01' : `2025-${String(index * 3 + 4).padStart(2, '0')}-01`,
+    },
     required: true,
     justification: 'the total needs every quarter',
     deadlineSeconds: 60,
@@ -150,7 +158,8 @@ const subtaskLife = async (ledger: Ledger, meter: Meter, clock: { advance(ms: nu
   await meter.phase('arm: read subtask', () => ledger.getSubtask(ref));
   await meter.phase('register waiter', () => ledger.registerWaiter({ ...ref, taskToken: `token-${subtaskId}` }));
   const claim = await meter.phase('claim', () => ledger.claimSubtask({ ...ref, workerId: `w-${subtaskId}`, leaseMs: 30_000 }));
-  for (let call = 0; call < RESERVATIONS_PER_SUBTASK; call += 1) await meter.phase(`reserve budget ×${RESERVATIONS_PER_SUBTASK}`, () => ledger.reserveBudget(claim));
+  for (let call = 0; call < RESERVATIONS_PER_SUBTASK; call += 1)
+    await meter.phase(`reserve budget ×${RESERVATIONS_PER_SUBTASK}`, () => ledger.reserveBudget(claim));
   await meter.phase('record outcome (+ token read)', () =>
     ledger.recordOutcome(claim, {
       subtaskId,
@@ -171,7 +180,9 @@ const runLife = async (ledger: Ledger, meter: Meter, clock: { advance(ms: number
   const runId = `bench-${subtaskIds.length}-${Date.now()}`;
   const req = request(subtaskIds);
   await meter.phase('create run', () => ledger.createRun({ tenantId, runId, idempotencyKey: runId, request: req }));
-  await meter.phase('dispatch round (appendRound)', () => ledger.appendRound({ tenantId, runId, round: 1, subtasks: dispatched(req), dispatchedAt: '2040-06-01T12:00:00Z' }));
+  await meter.phase('dispatch round (appendRound)', () =>
+    ledger.appendRound({ tenantId, runId, round: 1, subtasks: dispatched(req), dispatchedAt: '2040-06-01T12:00:00Z' }),
+  );
   for (const id of subtaskIds) await subtaskLife(ledger, meter, clock, tenantId, runId, id);
   await meter.phase('reconcile read (readManifest)', () => ledger.readManifest(tenantId, runId));
   await meter.phase('finish run', () =>
@@ -179,7 +190,19 @@ const runLife = async (ledger: Ledger, meter: Meter, clock: { advance(ms: number
       tenantId,
       runId,
       status: 'succeeded',
-      answer: { text: 'Deductible total: 3880.', result: {}, coverage: { complete: true, missingQuestions: [], degradedReason: [], partitions: subtaskIds.length, overlaps: [], gaps: [], statement: 'Coverage: complete.' } },
+      answer: {
+        text: 'Deductible total: 3880.',
+        result: {},
+        coverage: {
+          complete: true,
+          missingQuestions: [],
+          degradedReason: [],
+          partitions: subtaskIds.length,
+          overlaps: [],
+          gaps: [],
+          statement: 'Coverage: complete.',
+        },
+      },
     }),
   );
 };
@@ -218,7 +241,10 @@ const printRows = (title: string, rows: readonly Row[]): void => {
   for (const row of rows) {
     console.log(`  ${row.phase.padEnd(width)}  ${String(row.wcu).padStart(5)}  ${String(row.rcu).padStart(5)}  ${String(row.items).padStart(8)}  ${row.calls}`);
   }
-  const total = rows.reduce((sum, r) => ({ wcu: sum.wcu + r.wcu, rcu: sum.rcu + r.rcu, calls: sum.calls + r.calls.split(', ').reduce((n, c) => n + Number(c.split('×')[0]), 0) }), { wcu: 0, rcu: 0, calls: 0 });
+  const total = rows.reduce(
+    (sum, r) => ({ wcu: sum.wcu + r.wcu, rcu: sum.rcu + r.rcu, calls: sum.calls + r.calls.split(', ').reduce((n, c) => n + Number(c.split('×')[0]), 0) }),
+    { wcu: 0, rcu: 0, calls: 0 },
+  );
   console.log(`  ${'total'.padEnd(width)}  ${String(total.wcu).padStart(5)}  ${String(total.rcu).padStart(5)}            ${total.calls} calls`);
 };
 
@@ -234,7 +260,13 @@ const timing = async (ledger: Ledger, document: DynamoDBDocumentClient, tableNam
   const runId = `timing-${Date.now()}`;
   const req = { ...request(['A']), budget: { modelCalls: 10_000, costLimit: 1_000_000 } };
   await ledger.createRun({ tenantId, runId, request: req });
-  await ledger.appendRound({ tenantId, runId, round: 1, subtasks: dispatched(req).map((s) => ({ ...s, budget: { modelCalls: 10_000, estimatedCostPerCall: 7 } })), dispatchedAt: '2040-06-01T12:00:00Z' });
+  await ledger.appendRound({
+    tenantId,
+    runId,
+    round: 1,
+    subtasks: dispatched(req).map((s) => ({ ...s, budget: { modelCalls: 10_000, estimatedCostPerCall: 7 } })),
+    dispatchedAt: '2040-06-01T12:00:00Z',
+  });
   const claim = await ledger.claimSubtask({ tenantId, runId, subtaskId: 'A', workerId: 'w', leaseMs: 30_000 });
   await document.send(new PutCommand({ TableName: tableName, Item: { pk: 'baseline', sk: 'counter', left: 1_000_000 } }));
   const baseline = () =>
@@ -261,7 +293,8 @@ const timing = async (ledger: Ledger, document: DynamoDBDocumentClient, tableNam
 export async function run(): Promise<void> {
   const local = await startDynamoDbLocal();
   try {
-    const connect = () => new DynamoDBClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+    const connect = () =>
+      new DynamoDBClient({ endpoint: local.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
     const base = connect();
     const tableName = 'tessera-ledger-bench';
     await base.send(new CreateTableCommand(ledgerTableDefinition(tableName)));
@@ -283,7 +316,9 @@ export async function run(): Promise<void> {
     const perSubtask = four.filter((s) => !['create run', 'dispatch round (appendRound)', 'reconcile read (readManifest)', 'finish run'].includes(s.phase));
     const runLevel = four.filter((s) => !perSubtask.includes(s));
     const sum = (list: readonly Sample[], key: 'wcu' | 'rcu') => list.reduce((total, s) => total + s[key], 0);
-    console.log(`\n  per subtask (average of 4): ${(perSubtask.length / 4).toFixed(1)} calls, ${(sum(perSubtask, 'wcu') / 4).toFixed(1)} WCU, ${(sum(perSubtask, 'rcu') / 4).toFixed(1)} RCU`);
+    console.log(
+      `\n  per subtask (average of 4): ${(perSubtask.length / 4).toFixed(1)} calls, ${(sum(perSubtask, 'wcu') / 4).toFixed(1)} WCU, ${(sum(perSubtask, 'rcu') / 4).toFixed(1)} RCU`,
+    );
     console.log(`  per run (create, dispatch, reconcile read, finish): ${runLevel.length} calls, ${sum(runLevel, 'wcu')} WCU, ${sum(runLevel, 'rcu')} RCU`);
     console.log('  capacity from item sizes: 1 WCU/KB per write, 2 per transactional item (ConditionCheck included), 1 RCU/4 KB strongly consistent');
 

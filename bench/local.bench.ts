@@ -145,7 +145,11 @@ export async function run(): Promise<void> {
   }
   const baselineCommit = process.env.LOCAL_BENCH_BASELINE;
   const baselineRoot = baselineCommit ? extractBaseline(baselineCommit) : undefined;
-  console.log(`machine: ${process.platform}, load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at start`);
+  console.log(
+    `machine: ${process.platform}, load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} at start`,
+  );
   try {
     // The first run on a fresh clone: an empty cache.
     const cacheDir = mkdtempSync(join(tmpdir(), 'tessera-bench-cache-'));
@@ -172,7 +176,9 @@ export async function run(): Promise<void> {
         const before = readTrace(join(traceDir, 'serve.jsonl')).length;
         const measured = await traced(ROOT, ['run', REQUEST]);
         // The server's own phases during this run (its Lambda invocations, batching windows).
-        const server = readTrace(join(traceDir, 'serve.jsonl')).slice(before).map((p) => ({ ...p, phase: `serve: ${p.phase}` }));
+        const server = readTrace(join(traceDir, 'serve.jsonl'))
+          .slice(before)
+          .map((p) => ({ ...p, phase: `serve: ${p.phase}` }));
         warm.push({ totalMs: measured.totalMs, phases: [...measured.phases, ...server] });
         if (baselineRoot) warmBaseline.push((await traced(baselineRoot, ['run', REQUEST])).totalMs);
       }
@@ -190,12 +196,18 @@ export async function run(): Promise<void> {
     console.log(`  warm median ${verdict(warmMs, TARGETS.warmMs)}`);
     if (baselineRoot) {
       const [cb, wb] = [median(coldBaseline), median(warmBaseline)];
-      console.log(`  baseline ${baselineCommit}, interleaved: cold ${seconds(cb)} (${(cb / coldMs).toFixed(1)}x this), warm ${seconds(wb)} (${(wb / warmMs).toFixed(1)}x this)`);
+      console.log(
+        `  baseline ${baselineCommit}, interleaved: cold ${seconds(cb)} (${(cb / coldMs).toFixed(1)}x this), warm ${seconds(wb)} (${(wb / warmMs).toFixed(1)}x this)`,
+      );
     } else {
       const { commit, coldMs: cb, warmMs: wb } = RECORDED_BASELINE;
       console.log(`  baseline ${commit} (recorded, idle machine): cold ${seconds(cb)}, warm ${seconds(wb)}; LOCAL_BENCH_BASELINE=${commit} measures it here`);
     }
-    console.log(`  load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end (2 cores: above 2, other processes share the figures)`);
+    console.log(
+      `  load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')} at the end (2 cores: above 2, other processes share the figures)`,
+    );
   } finally {
     if (baselineRoot) rmSync(baselineRoot, { recursive: true, force: true });
   }

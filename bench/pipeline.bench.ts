@@ -20,7 +20,18 @@ import { subtaskIteration } from './deadline-figures';
 import { stateMachineDefinition } from '../lib/infra/synthesized';
 import { measureRun, SETTLE_MS, startStack, SUBTASKS, TENANT } from './pipeline/setup';
 import { finalSizes, dynamoRows, splitSqs, memoryByRole, type Usage, enteredStates, subtaskItemUnits } from './pipeline/model';
-import { fixed, totalCapacity, printDynamo, billedRequests, printSqs, printLambda, printTransitions, printPrices, printComparison, printSummary } from './pipeline/report';
+import {
+  fixed,
+  totalCapacity,
+  printDynamo,
+  billedRequests,
+  printSqs,
+  printLambda,
+  printTransitions,
+  printPrices,
+  printComparison,
+  printSummary,
+} from './pipeline/report';
 
 /** Prints AWS calls per subtask and the orchestration cost per 1,000 subtasks, with the poll-loop baseline. */
 export async function run(): Promise<void> {
@@ -35,7 +46,9 @@ export async function run(): Promise<void> {
     const m = await measureRun(stack, client, 'measured');
     const sizes = await finalSizes(stack);
     console.log(`# Pipeline: AWS calls per subtask and orchestration cost (${SUBTASKS} chaos subtasks, fault 'none', ids universe of ${SUBTASKS}, one round)`);
-    console.log(`Two runs on the local cloud: a warm-up (${fixed(warmup.seconds, 1)} s: the handlers' cold starts, first connections) and the measured one (${fixed(m.seconds, 1)} s);`);
+    console.log(
+      `Two runs on the local cloud: a warm-up (${fixed(warmup.seconds, 1)} s: the handlers' cold starts, first connections) and the measured one (${fixed(m.seconds, 1)} s);`,
+    );
     console.log(`counted from POST /runs until the execution ended, plus ${SETTLE_MS / 1000} s; both succeeded with ${SUBTASKS} of ${SUBTASKS} subtasks ok.`);
 
     const rows = dynamoRows(m.dynamodb, sizes);

@@ -95,7 +95,11 @@ const stateChanges = async (db: DynamoDBDocumentClient, tableName: string, tenan
 /** Notice latency of each change: first observation showing the state (or a later one) after it happened. */
 const latencies = (changes: readonly [string, string, number][], seen: readonly Observation[]): number[] =>
   changes.flatMap(([id, state, at]) => {
-    const first = seen.find((observation) => observation.at >= at && (observation.states.get(id) === state || (state === 'running' && observation.states.get(id) !== 'pending' && observation.states.has(id))));
+    const first = seen.find(
+      (observation) =>
+        observation.at >= at &&
+        (observation.states.get(id) === state || (state === 'running' && observation.states.get(id) !== 'pending' && observation.states.has(id))),
+    );
     return first === undefined ? [] : [first.at - at];
   });
 
@@ -112,7 +116,9 @@ export const run = async (): Promise<void> => {
     const client = createTesseraClient({ apiUrl: cloud.apiUrl ?? '', token });
     const table = cloud.resources.tables[0];
     if (table === undefined) throw new Error('the local cloud provisioned no table');
-    const db = DynamoDBDocumentClient.from(new DynamoDBClient({ endpoint: cloud.endpoints.dynamodb, region: cloud.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }));
+    const db = DynamoDBDocumentClient.from(
+      new DynamoDBClient({ endpoint: cloud.endpoints.dynamodb, region: cloud.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }),
+    );
     const request: unknown = JSON.parse(readFileSync(join(import.meta.dirname, '..', 'examples', 'tax-2025.json'), 'utf8'));
     const rows: string[] = [];
     for (const [name, strategy] of [

@@ -43,9 +43,18 @@ const timeInput = (): string =>
   JSON.stringify({
     manifest: {
       universe: { dimension: 'time', from: day(0), toExclusive: day(TIME_PARTITIONS * 2) },
-      subtasks: shuffled(Array.from({ length: TIME_PARTITIONS }, (_, i) => ({ id: `P${i}`, worker: 'w', round: 1, assigned: { from: day(2 * i), toExclusive: day(2 * i + 2) } }))),
+      subtasks: shuffled(
+        Array.from({ length: TIME_PARTITIONS }, (_, i) => ({
+          id: `P${i}`,
+          worker: 'w',
+          round: 1,
+          assigned: { from: day(2 * i), toExclusive: day(2 * i + 2) },
+        })),
+      ),
     },
-    outcomes: shuffled(Array.from({ length: TIME_PARTITIONS }, (_, i) => ok(`P${i}`, { minDate: day(2 * i), maxDate: day(2 * i + (i % 1000 === 0 ? 0 : 1)), recordCount: 3 }))),
+    outcomes: shuffled(
+      Array.from({ length: TIME_PARTITIONS }, (_, i) => ok(`P${i}`, { minDate: day(2 * i), maxDate: day(2 * i + (i % 1000 === 0 ? 0 : 1)), recordCount: 3 })),
+    ),
   });
 
 /** A backlog of ids chunked 1,000 to a subtask; every subtask observes its ids in its own order, one missing per chunk of 100. */
@@ -54,7 +63,15 @@ const idsInput = (): string => {
   const chunks = Array.from({ length: IDS / IDS_PER_SUBTASK }, (_, c) => ids.slice(c * IDS_PER_SUBTASK, (c + 1) * IDS_PER_SUBTASK));
   return JSON.stringify({
     manifest: { universe: { dimension: 'ids', ids }, subtasks: chunks.map((chunk, c) => ({ id: `C${c}`, worker: 'w', round: 1, assigned: { ids: chunk } })) },
-    outcomes: chunks.map((chunk, c) => ok(`C${c}`, { ids: shuffled(chunk.filter((_, k) => c % 100 !== 0 || k !== 0), c + 1), recordCount: chunk.length })),
+    outcomes: chunks.map((chunk, c) =>
+      ok(`C${c}`, {
+        ids: shuffled(
+          chunk.filter((_, k) => c % 100 !== 0 || k !== 0),
+          c + 1,
+        ),
+        recordCount: chunk.length,
+      }),
+    ),
   });
 };
 
@@ -96,7 +113,12 @@ const compare = (label: string, json: string, bareSort: (input: Input) => unknow
   const reconcileRuns: number[] = [];
   const sortRuns: number[] = [];
   for (let r = 0; r < REPETITIONS; r += 1) {
-    reconcileRuns.push(once(() => fresh(json), ({ manifest, outcomes }) => reconcile(manifest, outcomes)));
+    reconcileRuns.push(
+      once(
+        () => fresh(json),
+        ({ manifest, outcomes }) => reconcile(manifest, outcomes),
+      ),
+    );
     sortRuns.push(once(() => fresh(json), bareSort));
   }
   const [reconcileMs, sortMs] = [median(reconcileRuns), median(sortRuns)];

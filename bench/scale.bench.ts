@@ -25,7 +25,18 @@ import { PRICES, PRICES_REGION } from './deadline-figures';
 import { STATE_NAMES } from '../lib/infra/run-state-machine';
 import type { Exchange } from './request-counter';
 import type { ExecutionEvent } from '../lib/local/sfn-executions';
-import { ASSUMED_MS, compactDynamoRows, costOf, createCompactor, finalSizes, memoryByRole, total, WRITES, type CompactExchange, type RunCost } from './pipeline/model';
+import {
+  ASSUMED_MS,
+  compactDynamoRows,
+  costOf,
+  createCompactor,
+  finalSizes,
+  memoryByRole,
+  total,
+  WRITES,
+  type CompactExchange,
+  type RunCost,
+} from './pipeline/model';
 import { fixed, table, totalCapacity, usd } from './pipeline/report';
 import { noOpRunRequest } from './scale-request';
 import { invocationsSince, ROLES, startStack, TENANT, type Role, type Stack } from './pipeline/setup';
@@ -251,7 +262,21 @@ const printMeasured = (outcomes: readonly Outcome[]): void => {
 
   console.log('\nThroughput and memory (wall time: POST /runs until the execution ended)');
   table(
-    ['subtasks', 'path', 'status', 'ok', 'coverage', 'wall', 'Dispatch', 'subtasks/s', `ms/subtask`, `vs ${reference.size}`, 'peak RSS node', 'peak RSS DynamoDB Local', 'peak open files'],
+    [
+      'subtasks',
+      'path',
+      'status',
+      'ok',
+      'coverage',
+      'wall',
+      'Dispatch',
+      'subtasks/s',
+      `ms/subtask`,
+      `vs ${reference.size}`,
+      'peak RSS node',
+      'peak RSS DynamoDB Local',
+      'peak open files',
+    ],
     measured.map((m) => [
       m.size.toLocaleString('en-US'),
       m.childExecutions === 0 ? 'inline' : `${m.childExecutions} batches`,
@@ -271,8 +296,8 @@ const printMeasured = (outcomes: readonly Outcome[]): void => {
   );
   console.log('  peak RSS node: this process, which runs the whole local cloud but DynamoDB Local (handlers, Step Functions, fauxqs, pollers,');
   console.log('  HTTP API) as `tessera serve` does, plus the counting proxies; sampled every 250 ms. DynamoDB Local: its JVM, sampled alike.');
-  console.log('  path: inline (one Map in the run\'s execution), or the batched round\'s child executions, one per batch (docs/deadlines.md).');
-  console.log('  Dispatch: the Dispatch state, entered to exited (it writes the manifest and enqueues every subtask, within its function\'s timeout).');
+  console.log("  path: inline (one Map in the run's execution), or the batched round's child executions, one per batch (docs/deadlines.md).");
+  console.log("  Dispatch: the Dispatch state, entered to exited (it writes the manifest and enqueues every subtask, within its function's timeout).");
   console.log('  peak open files: file descriptors of this process, sockets included (both ends of every loopback connection it holds).');
 
   console.log('\nAWS calls per subtask (counted on the wire; SQS empty polls excluded)');
@@ -293,15 +318,21 @@ const printMeasured = (outcomes: readonly Outcome[]): void => {
       ];
     }),
   );
-  console.log('  transitions: StateEntered events of the run\'s execution and of every child execution it started, each billed alike.');
-  console.log('  WRU/RRU: DynamoDB request units counted from the requests by DynamoDB\'s rules (bench/pipeline/model.ts), not reported by DynamoDB Local');
+  console.log("  transitions: StateEntered events of the run's execution and of every child execution it started, each billed alike.");
+  console.log("  WRU/RRU: DynamoDB request units counted from the requests by DynamoDB's rules (bench/pipeline/model.ts), not reported by DynamoDB Local");
   for (const m of measured) {
     const lambda = ROLES.map((role) => `${role} ${m.invocations[role]}`).join(', ');
-    const ops = (byOperation: Map<string, number>) => [...byOperation].sort((a, b) => b[1] - a[1]).map(([op, n]) => `${op} ${n}`).join(', ');
+    const ops = (byOperation: Map<string, number>) =>
+      [...byOperation]
+        .sort((a, b) => b[1] - a[1])
+        .map(([op, n]) => `${op} ${n}`)
+        .join(', ');
     console.log(`  ${m.size}: DynamoDB ${ops(m.dynamodb.byOperation)}; SQS ${ops(m.sqs.byOperation)}; Lambda ${lambda}`);
   }
 
-  console.log(`\nCost per 1,000 subtasks (USD, ${PRICES_REGION} list prices, Lambda arm64; docs/deadlines.md gives $${DOCUMENTED_USD_PER_1000.low}–${DOCUMENTED_USD_PER_1000.high} for the small-run path)`);
+  console.log(
+    `\nCost per 1,000 subtasks (USD, ${PRICES_REGION} list prices, Lambda arm64; docs/deadlines.md gives $${DOCUMENTED_USD_PER_1000.low}–${DOCUMENTED_USD_PER_1000.high} for the small-run path)`,
+  );
   table(
     ['subtasks', 'Step Functions', 'Lambda', 'SQS', 'DynamoDB', 'total', `vs ${reference.size}`, 'vs docs'],
     measured.map((m) => [
@@ -311,13 +342,17 @@ const printMeasured = (outcomes: readonly Outcome[]): void => {
       costPer(m) < DOCUMENTED_USD_PER_1000.low ? 'below' : costPer(m) > DOCUMENTED_USD_PER_1000.high ? 'above' : 'within',
     ]),
   );
-  console.log(`  Lambda GB-seconds at each function's MemorySize from the template and an assumed warm duration per invocation (${ROLES.map((role) => `${role} ${ASSUMED_MS[role].ms} ms`).join(', ')}),`);
+  console.log(
+    `  Lambda GB-seconds at each function's MemorySize from the template and an assumed warm duration per invocation (${ROLES.map((role) => `${role} ${ASSUMED_MS[role].ms} ms`).join(', ')}),`,
+  );
   console.log('  as bench/pipeline/model.ts explains; dispatch and reconcile run once per run, so their durations do not move the per-subtask cost.');
   console.log('  Prices:');
   for (const price of Object.values(PRICES)) console.log(`    ${price.text}  [${price.page}]`);
 
   const worst = (of: (m: Measured) => number) => Math.max(...measured.map((m) => of(m) / of(reference)));
-  console.log(`\nGoal (issue 14): per-subtask time and cost within 1.3× of the ${reference.size} size. Worst: time ${fixed(worst(timePer))}×, cost ${fixed(worst(costPer))}×.`);
+  console.log(
+    `\nGoal (issue 14): per-subtask time and cost within 1.3× of the ${reference.size} size. Worst: time ${fixed(worst(timePer))}×, cost ${fixed(worst(costPer))}×.`,
+  );
 };
 
 /** Prints the figures per size. */
@@ -326,7 +361,11 @@ export async function run(): Promise<void> {
   process.env.POWERTOOLS_TRACE_ENABLED ??= 'false';
   const sizes = sizesFrom(process.argv.slice(2), process.env.SCALE_SIZES);
   console.log(`# Scale: no-op subtasks through the local cloud at ${sizes.map((n) => n.toLocaleString('en-US')).join(', ')}`);
-  console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at start`);
+  console.log(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} at start`,
+  );
   const stack = await startStack();
   try {
     const token = await stack.cloud.mintToken({ tenant: TENANT, subject: 'scale-bench' });
@@ -337,13 +376,21 @@ export async function run(): Promise<void> {
     for (const size of sizes) {
       const outcome = await measure(stack, client, size, `${size}`);
       outcomes.push(outcome);
-      console.log(isMeasured(outcome) ? `${size}: ${outcome.status}, ${outcome.ok} ok, ${fixed(outcome.seconds, 1)} s${outcome.failure ? `; the execution failed: ${outcome.failure}` : ''}` : `${size}: refused`);
+      console.log(
+        isMeasured(outcome)
+          ? `${size}: ${outcome.status}, ${outcome.ok} ok, ${fixed(outcome.seconds, 1)} s${outcome.failure ? `; the execution failed: ${outcome.failure}` : ''}`
+          : `${size}: refused`,
+      );
     }
     printMeasured(outcomes);
   } finally {
     await stack.stop();
   }
-  console.log(`load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end (2 cores: above 2, other processes share the figures)`);
+  console.log(
+    `load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} at the end (2 cores: above 2, other processes share the figures)`,
+  );
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -41,8 +41,10 @@ const meetsGoal = (s: Summary, baselineCalls: number): boolean =>
  * fewest calls; else the fewest missing runs at any cost.
  */
 export const best = (swept: readonly { policy: Policy; summary: Summary }[], baselineCalls: number) => {
-  const fewestMissing = (a: { summary: Summary }, b: { summary: Summary }) => a.summary.missing - b.summary.missing || a.summary.callsPerRun - b.summary.callsPerRun;
-  const fewestCalls = (a: { summary: Summary }, b: { summary: Summary }) => a.summary.callsPerRun - b.summary.callsPerRun || a.summary.missing - b.summary.missing;
+  const fewestMissing = (a: { summary: Summary }, b: { summary: Summary }) =>
+    a.summary.missing - b.summary.missing || a.summary.callsPerRun - b.summary.callsPerRun;
+  const fewestCalls = (a: { summary: Summary }, b: { summary: Summary }) =>
+    a.summary.callsPerRun - b.summary.callsPerRun || a.summary.missing - b.summary.missing;
   const all = swept.filter(({ summary }) => meetsGoal(summary, baselineCalls)).sort(fewestMissing);
   if (all[0]) return { ...all[0], why: 'meets the whole goal with the fewest missing' };
   const beatsRetry = swept.filter(({ summary }) => summary.missingShare <= GOAL.missingShare && summary.p95 <= GOAL.p95Seconds).sort(fewestCalls);
@@ -80,8 +82,12 @@ const printCalibration = (): void => {
   const large = calibrationFigures(m, SEED + 1, LARGE);
   const ok = (misses: ReturnType<typeof calibrationMisses>) => (Object.values(misses).every((v) => Math.abs(v) <= 1) ? 'within' : 'OUTSIDE');
   console.log(`\ncalibration (Scout → this replay of ${RUNS} runs | the model on ${LARGE.toLocaleString('en')} runs, seed ${SEED + 1}):`);
-  console.log(`  runs over the ${SCOUT.deadlineSeconds}-s deadline, no retry   ${pct(SCOUT.missedRuns / SCOUT.runs)} (${SCOUT.missedRuns}/${SCOUT.runs}) → ${pct(replayed.missedShare)} (${replayed.missedRuns}/${RUNS}) | ${pct(large.missedShare)}`);
-  console.log(`  still missing after a ${SCOUT.retryDeadlineSeconds}-s retry       ${pct(SCOUT.missingAfterRetry)} → ${pct(replayed.missingAfterRetry)} | ${pct(large.missingAfterRetry)}`);
+  console.log(
+    `  runs over the ${SCOUT.deadlineSeconds}-s deadline, no retry   ${pct(SCOUT.missedRuns / SCOUT.runs)} (${SCOUT.missedRuns}/${SCOUT.runs}) → ${pct(replayed.missedShare)} (${replayed.missedRuns}/${RUNS}) | ${pct(large.missedShare)}`,
+  );
+  console.log(
+    `  still missing after a ${SCOUT.retryDeadlineSeconds}-s retry       ${pct(SCOUT.missingAfterRetry)} → ${pct(replayed.missingAfterRetry)} | ${pct(large.missingAfterRetry)}`,
+  );
   console.log(`  p95 run latency, no retry          ${secs(SCOUT.p95NoRetrySeconds)} → ${secs(replayed.p95NoRetry)} | ${secs(large.p95NoRetry)}`);
   console.log(`  p95 run latency, serial retry      ${secs(SCOUT.p95RetrySeconds)} → ${secs(replayed.p95Retry)} | ${secs(large.p95Retry)}`);
   console.log(`  ${ok(calibrationMisses(replayed))} ±0.5 points and ±3 s here; ${ok(calibrationMisses(large))} on the large sample`);
@@ -111,16 +117,22 @@ export async function run(): Promise<void> {
 
   const bestReplicate = best(replicas, baseline);
   const bestSubdivide = best(subdivides, baseline);
-  const whatIfs = WHAT_IF_PIECES.flatMap((pieces) => THRESHOLDS.map((afterSeconds) => measure({ kind: 'subdivide', deadlineSeconds, afterSeconds, pieces, unreadOnly: true })));
+  const whatIfs = WHAT_IF_PIECES.flatMap((pieces) =>
+    THRESHOLDS.map((afterSeconds) => measure({ kind: 'subdivide', deadlineSeconds, afterSeconds, pieces, unreadOnly: true })),
+  );
   const bestWhatIf = best(whatIfs, baseline);
   const chosen = [none, retry, bestReplicate, bestSubdivide];
   const once = accounts.reduce((sum, a) => sum + Math.ceil(a.notes / model.notesPerCall), 0) / accounts.length;
 
-  console.log(`\npolicies side by side (${RUNS} runs, seed ${SEED}; goal: ≤${pct(GOAL.missingShare)} missing, p95 ≤ ${GOAL.p95Seconds} s, ≤${GOAL.callsRatio}× the calls of no retry)`);
+  console.log(
+    `\npolicies side by side (${RUNS} runs, seed ${SEED}; goal: ≤${pct(GOAL.missingShare)} missing, p95 ≤ ${GOAL.p95Seconds} s, ≤${GOAL.callsRatio}× the calls of no retry)`,
+  );
   console.log(HEADER);
   for (const { policy, summary } of chosen) console.log(row(describePolicy(policy), summary, baseline));
   console.log(row(`what-if: ${describePolicy(bestWhatIf.policy)}`, bestWhatIf.summary, baseline));
-  console.log(`${'(every account read once, no retry)'.padEnd(40)} ${' '.repeat(14)} ${' '.repeat(6)} ${' '.repeat(8)} ${' '.repeat(8)} ${once.toFixed(2).padStart(9)} ${`${(once / baseline).toFixed(3)}×`.padStart(8)}`);
+  console.log(
+    `${'(every account read once, no retry)'.padEnd(40)} ${' '.repeat(14)} ${' '.repeat(6)} ${' '.repeat(8)} ${' '.repeat(8)} ${once.toFixed(2).padStart(9)} ${`${(once / baseline).toFixed(3)}×`.padStart(8)}`,
+  );
   const checked = [...subdivides, ...whatIfs].map(({ summary }) => summary);
   console.log(
     `checkTiling on every started subdivide in the sweep: ${checked.reduce((n, c) => n + c.tilingChecked, 0)} runs checked, ` +
@@ -136,8 +148,12 @@ export async function run(): Promise<void> {
   console.log(row(`what-if: ${describePolicy(bestWhatIf.policy)}`, summarise(replay(model, bestWhatIf.policy, SEED + 2, fresh)), freshNone.callsPerRun));
   console.log(`  replicate: ${describePolicy(bestReplicate.policy)}, ${bestReplicate.why}`);
   console.log(`  subdivide: ${describePolicy(bestSubdivide.policy)}, ${bestSubdivide.why}`);
-  console.log(`  what-if (the original checkpoints and stops, the pieces split only its unread rest; tessera has neither): ${describePolicy(bestWhatIf.policy)}, ${bestWhatIf.why}`);
-  console.log(`  reading every account once costs ${(once / baseline).toFixed(2)}× the calls of no retry, which gives up on the slow accounts at the deadline: any policy that covers them pays at least that.`);
+  console.log(
+    `  what-if (the original checkpoints and stops, the pieces split only its unread rest; tessera has neither): ${describePolicy(bestWhatIf.policy)}, ${bestWhatIf.why}`,
+  );
+  console.log(
+    `  reading every account once costs ${(once / baseline).toFixed(2)}× the calls of no retry, which gives up on the slow accounts at the deadline: any policy that covers them pays at least that.`,
+  );
   const r = bestReplicate.summary;
   const d = bestSubdivide.summary;
   console.log('\nwhy the specified hedges fall short of the goal (where they do):');

@@ -83,7 +83,8 @@ export async function run(): Promise<void> {
       const record = await ledger.getRun(tenantId, runId);
       if (record === undefined) throw new Error('the run was just written');
       const resource = toRunResource(record);
-      const bytes = (form: 'page' | 'none' | undefined) => Buffer.byteLength(JSON.stringify(shapeRun(resource, tenantId, form, { pagedAbove: Number.MAX_SAFE_INTEGER })));
+      const bytes = (form: 'page' | 'none' | undefined) =>
+        Buffer.byteLength(JSON.stringify(shapeRun(resource, tenantId, form, { pagedAbove: Number.MAX_SAFE_INTEGER })));
       const kb = (n: number) => `${(n / 1024).toFixed(0)} KB`;
       console.log(`${size} | ${whole} RCU | ${first} RCU | ${middle} RCU | ${kb(bytes(undefined))} / ${kb(bytes('page'))} / ${kb(bytes('none'))}`);
     }

@@ -6,7 +6,6 @@ import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
 import { actingFor } from '../lib/runtime/tenant-scope';
 
-
 /** What the function needs, from its environment. */
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>): DeadlineDeps => {
   const config = parseConfig(FUNCTION_CONFIG.deadline, env);

@@ -6,7 +6,6 @@ import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { createLogger, createMetrics, onColdStart } from '../lib/runtime/lambda';
 import type { WorkerRegistry } from '../lib/workers';
 
-
 /** What the function needs, from its environment and the deployment's worker registry. */
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): ReconcileDeps => {
   const config = parseConfig(FUNCTION_CONFIG.reconcile, env);

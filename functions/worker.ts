@@ -7,7 +7,6 @@ import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { createLogger, createMetrics, onColdStart } from '../lib/runtime/lambda';
 import { createModelProvider, parseModelConfig, type WorkerRegistry } from '../lib/workers';
 
-
 /** What the function needs, from its environment and the deployment's worker registry. */
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): WorkerDeps => {
   const config = parseConfig(FUNCTION_CONFIG.worker, env);
@@ -31,7 +30,8 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
 /** Worker: runs each delivery of the batch on its own and reports only the ones to deliver again. */
 export const createHandler = (deps: WorkerDeps) => {
   const run = runDeliveries(deps);
-  return async (event: SQSEvent, context?: unknown): Promise<SQSBatchResponse> => run(event, (context as { awsRequestId?: string } | undefined)?.awsRequestId ?? 'local');
+  return async (event: SQSEvent, context?: unknown): Promise<SQSBatchResponse> =>
+    run(event, (context as { awsRequestId?: string } | undefined)?.awsRequestId ?? 'local');
 };
 
 /** The Lambda handler over a worker registry: the construct's entry exports `handlerFor(registry)` as `handler`. */

@@ -73,7 +73,9 @@ export const rewriteFile = (file) => {
 export const build = ({ outDir = join(root, 'dist'), declarationOnly = false } = {}) => {
   rmSync(outDir, { recursive: true, force: true });
   const only = declarationOnly ? ['--emitDeclarationOnly'] : [];
-  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir, ...only], { stdio: 'inherit' });
+  execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', join(root, 'tsconfig.build.json'), '--outDir', outDir, ...only], {
+    stdio: 'inherit',
+  });
   const problems = [];
   for (const file of walk(outDir)) {
     if (!/\.(js|d\.ts)$/.test(file)) continue;

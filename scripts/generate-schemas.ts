@@ -2,7 +2,28 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
-import { Coverage, ErrorBody, GatewayError, IdempotencyKey, MAX_CURSOR_LENGTH, MAX_WAIT_SECONDS, PAGED_RUN_SUBTASKS, ReconcileInput, RUN_LIST_LIMITS, RunAccepted, RunList, RunRequest, RunResource, RunStatus, RunSubtasksForm, RunSummary, SplitSpec, SUBTASK_PAGE_LIMITS, SubtaskList, SubtaskSpec } from '../lib/contract';
+import {
+  Coverage,
+  ErrorBody,
+  GatewayError,
+  IdempotencyKey,
+  MAX_CURSOR_LENGTH,
+  MAX_WAIT_SECONDS,
+  PAGED_RUN_SUBTASKS,
+  ReconcileInput,
+  RUN_LIST_LIMITS,
+  RunAccepted,
+  RunList,
+  RunRequest,
+  RunResource,
+  RunStatus,
+  RunSubtasksForm,
+  RunSummary,
+  SplitSpec,
+  SUBTASK_PAGE_LIMITS,
+  SubtaskList,
+  SubtaskSpec,
+} from '../lib/contract';
 
 /**
  * Writes the JSON Schemas and the OpenAPI document of the public contract into `schemas/`,
@@ -25,12 +46,15 @@ const jsonFile = (value: unknown): string => `${JSON.stringify(value, null, 2)}\
 const crossFieldRules = new Map<z.ZodType, JsonObject>([
   // `required: true` needs a `justification`.
   [SubtaskSpec, { if: { properties: { required: { const: true } }, required: ['required'] }, then: { required: ['justification'] } }],
-  [SplitSpec, {
-    if: { properties: { required: { const: true } }, required: ['required'] },
-    then: { required: ['justification'] },
-    // Exactly one way to split.
-    oneOf: ['parts', 'by', 'boundaries', 'chunkSize', 'groups'].map((field) => ({ required: [field] })),
-  }],
+  [
+    SplitSpec,
+    {
+      if: { properties: { required: { const: true } }, required: ['required'] },
+      then: { required: ['justification'] },
+      // Exactly one way to split.
+      oneOf: ['parts', 'by', 'boundaries', 'chunkSize', 'groups'].map((field) => ({ required: [field] })),
+    },
+  ],
   // Either subtasks or split, not both and not neither.
   [RunRequest, { oneOf: [{ required: ['subtasks'] }, { required: ['split'] }] }],
 ]);
@@ -72,7 +96,10 @@ const components = (entries: Record<string, z.ZodType>, io: 'input' | 'output'):
   const { schemas } = z.toJSONSchema(registry, { io, uri: (id) => `#/components/schemas/${id}`, override: withCrossFieldRules });
   // OpenAPI components are not documents of their own: drop the draft and id markers.
   return Object.fromEntries(
-    Object.entries(schemas).map(([id, schema]) => [id, sameSchemaTuples(Object.fromEntries(Object.entries(schema).filter(([key]) => key !== '$schema' && key !== '$id'))) as JsonObject]),
+    Object.entries(schemas).map(([id, schema]) => [
+      id,
+      sameSchemaTuples(Object.fromEntries(Object.entries(schema).filter(([key]) => key !== '$schema' && key !== '$id'))) as JsonObject,
+    ]),
   );
 };
 
@@ -160,14 +187,17 @@ const openApi = (): JsonObject => ({
         ],
         responses: {
           '200': json(ref('RunList'), 'A page of runs.'),
-          '400': failure('A bad parameter, or a cursor that this API did not return to this tenant for this filter (`InvalidQuery`; `error.issues` names each parameter).'),
+          '400': failure(
+            'A bad parameter, or a cursor that this API did not return to this tenant for this filter (`InvalidQuery`; `error.issues` names each parameter).',
+          ),
           ...commonFailures,
         },
       },
       post: {
         operationId: 'createRun',
         summary: 'Start a run',
-        description: 'Validates the request and plans its subtasks; nothing is written or sent when any problem is found (400, every problem with its field path).',
+        description:
+          'Validates the request and plans its subtasks; nothing is written or sent when any problem is found (400, every problem with its field path).',
         parameters: [
           {
             name: 'Idempotency-Key',
@@ -185,7 +215,9 @@ const openApi = (): JsonObject => ({
             links: runLinks,
           },
           '200': json(ref('RunAccepted'), 'The run an earlier request with the same Idempotency-Key and body started.'),
-          '400': failure('The request does not validate or does not tile its universe; `error.issues` names the first 100 problems and `error.issuesOmitted` counts the rest. Any query parameter is `InvalidQuery`.'),
+          '400': failure(
+            'The request does not validate or does not tile its universe; `error.issues` names the first 100 problems and `error.issuesOmitted` counts the rest. Any query parameter is `InvalidQuery`.',
+          ),
           '409': failure('The Idempotency-Key was used with a different body.'),
           '413': gateway('The body is over 10 MB (answered by API Gateway).'),
           ...commonFailures,
@@ -200,7 +232,13 @@ const openApi = (): JsonObject => ({
           'Every 200 carries a strong ETag. With If-None-Match naming the current tag the answer is 304 without a body. With Prefer: wait=N as well, the request is held up to N seconds and answered as soon as the run differs from the tag (200), or with 304 when N seconds pass without a change.',
         parameters: [
           runIdParameter,
-          { name: 'If-None-Match', in: 'header', required: false, schema: { type: 'string' }, description: 'An ETag of this run from an earlier answer (or a list of them, or `*`).' },
+          {
+            name: 'If-None-Match',
+            in: 'header',
+            required: false,
+            schema: { type: 'string' },
+            description: 'An ETag of this run from an earlier answer (or a list of them, or `*`).',
+          },
           {
             name: 'subtasks',
             in: 'query',
@@ -231,7 +269,9 @@ const openApi = (): JsonObject => ({
               'Preference-Applied': { schema: { type: 'string' }, description: '`wait=N` when the request was held.' },
             },
           },
-          '400': failure('Prefer: wait out of range (`InvalidPreference`), a `subtasks` other than `page` or `none`, or another query parameter (`InvalidQuery`).'),
+          '400': failure(
+            'Prefer: wait out of range (`InvalidPreference`), a `subtasks` other than `page` or `none`, or another query parameter (`InvalidQuery`).',
+          ),
           '404': eitherError('No run with this id for the caller’s tenant (`RunNotFound`), or no route for this path (API Gateway).'),
           ...commonFailures,
         },
@@ -261,7 +301,9 @@ const openApi = (): JsonObject => ({
         ],
         responses: {
           '200': json(ref('SubtaskList'), 'A page of subtasks.'),
-          '400': failure('A bad parameter, or a cursor that this API did not return to this tenant for this run (`InvalidQuery`; `error.issues` names each parameter).'),
+          '400': failure(
+            'A bad parameter, or a cursor that this API did not return to this tenant for this run (`InvalidQuery`; `error.issues` names each parameter).',
+          ),
           '404': eitherError('No run with this id for the caller’s tenant (`RunNotFound`), or no route for this path (API Gateway).'),
           ...commonFailures,
         },

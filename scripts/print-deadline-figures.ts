@@ -5,14 +5,7 @@
  */
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import {
-  callbackSubtaskCost,
-  callbackTimeoutCost,
-  deadlineFigures,
-  figuresTable,
-  runOverheadEvents,
-  subtaskIteration,
-} from '../bench/deadline-figures';
+import { callbackSubtaskCost, callbackTimeoutCost, deadlineFigures, figuresTable, runOverheadEvents, subtaskIteration } from '../bench/deadline-figures';
 import { TesseraStack } from '../lib/infra/stack';
 import { stateMachineDefinition } from '../lib/infra/synthesized';
 import { workerModuleFromPackageJson } from '../lib/workers/worker-module';
@@ -25,7 +18,10 @@ const template = Template.fromStack(new TesseraStack(app, 'Figures', { fanOut: {
 const asl = stateMachineDefinition(template.toJSON());
 
 const iteration = subtaskIteration(asl);
-for (const [label, cost] of [['callback, finished', callbackSubtaskCost(iteration)], ['callback, timed out', callbackTimeoutCost(iteration)]] as const) {
+for (const [label, cost] of [
+  ['callback, finished', callbackSubtaskCost(iteration)],
+  ['callback, timed out', callbackTimeoutCost(iteration)],
+] as const) {
   console.log(`${label}: ${cost.path.join(' → ')} (${cost.transitions} transitions, ${cost.historyEvents} events + 2 for the iteration)`);
 }
 console.log(`run overhead (one round, outside iterations): ${runOverheadEvents(asl)} history events\n`);

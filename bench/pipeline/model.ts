@@ -69,7 +69,11 @@ const keyId = (raw: Record<string, unknown>): string => {
 
 /** Every item's size as it stands after the run, read straight from DynamoDB Local (uncounted). */
 export const finalSizes = async (stack: Stack): Promise<Sizes> => {
-  const client = new DynamoDBClient({ endpoint: stack.dynamodbDirect, region: stack.cloud.region, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  const client = new DynamoDBClient({
+    endpoint: stack.dynamodbDirect,
+    region: stack.cloud.region,
+    credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+  });
   const sizes = new Map<string, number>();
   for (const { tableName } of stack.cloud.resources.tables) {
     let start: Record<string, unknown> | undefined;
@@ -215,7 +219,8 @@ const compactCapacity = (exchanges: readonly CompactExchange[], sizes: Sizes): C
     const factor = exchange.operation === 'TransactWriteItems' ? 2 : 1;
     const keyedUnits = exchange.keyed.reduce((sum, entry) => {
       const after = sizes.get(entry.key) ?? 0;
-      const bytes = entry.before === undefined ? after : entry.kind === 'write' && lastWrite.get(entry.key) === index ? Math.max(entry.before, after) : entry.before;
+      const bytes =
+        entry.before === undefined ? after : entry.kind === 'write' && lastWrite.get(entry.key) === index ? Math.max(entry.before, after) : entry.before;
       return sum + factor * writeUnits(bytes);
     }, 0);
     return { writeUnits: exchange.puts + keyedUnits, readUnits: exchange.readUnits };
@@ -231,7 +236,14 @@ export const compactDynamoRows = (exchanges: readonly CompactExchange[], sizes: 
   const rows = new Map<string, DynamoRow>();
   const capacities = compactCapacity(exchanges, sizes);
   exchanges.forEach((exchange, index) => {
-    const previous = rows.get(exchange.operation) ?? { operation: exchange.operation, requests: 0, errors: 0, items: 0, consistent: 0, capacity: { writeUnits: 0, readUnits: 0 } };
+    const previous = rows.get(exchange.operation) ?? {
+      operation: exchange.operation,
+      requests: 0,
+      errors: 0,
+      items: 0,
+      consistent: 0,
+      capacity: { writeUnits: 0, readUnits: 0 },
+    };
     const capacity = capacities[index] ?? { writeUnits: 0, readUnits: 0 };
     rows.set(exchange.operation, {
       operation: exchange.operation,
@@ -255,7 +267,9 @@ export interface SqsSplit {
 
 export const splitSqs = (counts: Record<string, OperationCount>): SqsSplit => {
   const billed = Object.entries(counts).map(([operation, count]) =>
-    operation === 'ReceiveMessage' ? { operation: 'ReceiveMessage (deliveries)', requests: count.nonEmpty ?? 0, items: count.items } : { operation, requests: count.requests, items: count.items },
+    operation === 'ReceiveMessage'
+      ? { operation: 'ReceiveMessage (deliveries)', requests: count.nonEmpty ?? 0, items: count.items }
+      : { operation, requests: count.requests, items: count.items },
   );
   const receive = counts.ReceiveMessage;
   return { billed: billed.sort((a, b) => b.requests - a.requests), emptyPolls: receive ? receive.requests - (receive.nonEmpty ?? 0) : 0 };
@@ -298,7 +312,10 @@ const invocationGbSeconds = (role: Role, memory: Record<Role, number>): number =
 
 export const costOf = (usage: Usage, memory: Record<Role, number>): RunCost => ({
   stepFunctions: usage.transitions * PRICES.stateTransition.usd,
-  lambda: ROLES.reduce((sum, role) => sum + usage.invocations[role] * (PRICES.lambdaRequest.usd + invocationGbSeconds(role, memory) * PRICES.lambdaGbSecond.usd), 0),
+  lambda: ROLES.reduce(
+    (sum, role) => sum + usage.invocations[role] * (PRICES.lambdaRequest.usd + invocationGbSeconds(role, memory) * PRICES.lambdaGbSecond.usd),
+    0,
+  ),
   sqs: usage.sqsRequests * PRICES.sqsRequest.usd,
   dynamodb: usage.capacity.writeUnits * PRICES.writeUnit.usd + usage.capacity.readUnits * PRICES.readUnit.usd,
 });
@@ -331,7 +348,12 @@ export const iterationUsage = (cost: PathCost, units: SubtaskItemUnits): Iterati
 });
 
 /** The iterations of the measured run, from its event log: every state entered inside the Map. */
-export const measuredIterations = (entered: ReadonlyMap<string, number>, iterationStates: readonly string[], deadlineInvocations: number, units: SubtaskItemUnits): IterationUsage => ({
+export const measuredIterations = (
+  entered: ReadonlyMap<string, number>,
+  iterationStates: readonly string[],
+  deadlineInvocations: number,
+  units: SubtaskItemUnits,
+): IterationUsage => ({
   transitions: iterationStates.reduce((sum, state) => sum + (entered.get(state) ?? 0), 0),
   deadlineInvocations,
   readUnits: (entered.get(STATE_NAMES.arm) ?? 0) * units.read,

@@ -3,7 +3,23 @@ import type { AslStateMachine } from '../../lib/infra/asl';
 import { callbackSubtaskCost, pollSubtaskCost, PRICES } from '../deadline-figures';
 import { STATE_NAMES } from '../../lib/infra/run-state-machine';
 import { SUBTASKS, PER_1000, ROLES, type Role, type Measurement } from './setup';
-import { ASSUMED_MS, type Capacity, WRITES, PRICED, type DynamoRow, type SqsSplit, type Usage, type RunCost, total, costOf, type SubtaskItemUnits, iterationUsage, measuredIterations, times, withIterations } from './model';
+import {
+  ASSUMED_MS,
+  type Capacity,
+  WRITES,
+  PRICED,
+  type DynamoRow,
+  type SqsSplit,
+  type Usage,
+  type RunCost,
+  total,
+  costOf,
+  type SubtaskItemUnits,
+  iterationUsage,
+  measuredIterations,
+  times,
+  withIterations,
+} from './model';
 
 export const fixed = (value: number, digits = 2): string => value.toFixed(digits);
 export const usd = (value: number): string => `$${value.toFixed(4)}`;
@@ -31,12 +47,25 @@ export const printDynamo = (rows: readonly DynamoRow[]): void => {
     ['operation', 'calls/run', 'calls/subtask', 'items/run', 'refused', 'consistent reads', 'WRU/subtask', 'RRU/subtask'],
     rows.map((row) => {
       const units = (value: number) => (PRICED.has(row.operation) ? fixed(value / SUBTASKS) : '?');
-      return [row.operation, String(row.requests), fixed(row.requests / SUBTASKS), String(row.items), String(row.errors), WRITES.has(row.operation) ? '–' : String(row.consistent), units(row.capacity.writeUnits), units(row.capacity.readUnits)];
+      return [
+        row.operation,
+        String(row.requests),
+        fixed(row.requests / SUBTASKS),
+        String(row.items),
+        String(row.errors),
+        WRITES.has(row.operation) ? '–' : String(row.consistent),
+        units(row.capacity.writeUnits),
+        units(row.capacity.readUnits),
+      ];
     }),
   );
   console.log('  items: entries of a transaction or batch, items a Query returned; refused: conditional writes DynamoDB turned down (billed all the same)');
-  console.log('  capacity: 1 WRU per started KB written (a Put by its item; an Update by the larger of its item before and after, a ConditionCheck by its item then),');
-  console.log('  2 per transactional item (ConditionCheck included); 1 RRU per started 4 KB strongly consistent, 0.5 eventually consistent, 2 per TransactGet item');
+  console.log(
+    '  capacity: 1 WRU per started KB written (a Put by its item; an Update by the larger of its item before and after, a ConditionCheck by its item then),',
+  );
+  console.log(
+    '  2 per transactional item (ConditionCheck included); 1 RRU per started 4 KB strongly consistent, 0.5 eventually consistent, 2 per TransactGet item',
+  );
 };
 
 export const billedRequests = (split: SqsSplit): number => split.billed.reduce((sum, row) => sum + row.requests, 0);
@@ -48,7 +77,7 @@ export const printSqs = (split: SqsSplit): void => {
     split.billed.map((row) => [row.operation, String(row.requests), fixed(row.requests / SUBTASKS), String(row.items)]),
   );
   console.log(`  empty polls, excluded from the cost: ${split.emptyPolls} ReceiveMessage calls came back empty while the run was counted. They follow`);
-  console.log('  the local pollers\' cadence (1-s long polls, 5 pollers per queue, one queue per worker kind); an AWS event-source mapping polls');
+  console.log("  the local pollers' cadence (1-s long polls, 5 pollers per queue, one queue per worker kind); an AWS event-source mapping polls");
   console.log('  an idle queue on its own schedule whether runs happen or not: a standing cost of the deployment, not of a subtask.');
 };
 
@@ -56,7 +85,14 @@ export const printLambda = (invocations: Record<Role, number>, memory: Record<Ro
   console.log('\nLambda (invocations by function)');
   table(
     ['function', 'invocations/run', 'per subtask', 'memory MB', 'assumed ms', 'why that duration'],
-    ROLES.map((role) => [role, String(invocations[role]), fixed(invocations[role] / SUBTASKS), String(memory[role]), String(ASSUMED_MS[role].ms), ASSUMED_MS[role].why]),
+    ROLES.map((role) => [
+      role,
+      String(invocations[role]),
+      fixed(invocations[role] / SUBTASKS),
+      String(memory[role]),
+      String(ASSUMED_MS[role].ms),
+      ASSUMED_MS[role].why,
+    ]),
     [0, 5],
   );
   const count = ROLES.reduce((sum, role) => sum + invocations[role], 0);
@@ -67,7 +103,11 @@ export const printLambda = (invocations: Record<Role, number>, memory: Record<Ro
 export const printTransitions = (transitions: number, asl: AslStateMachine, iteration: AslStateMachine, entered: ReadonlyMap<string, number>): void => {
   const inside = Object.keys(iteration.States);
   // In the order the execution first entered them.
-  const perState = (states: readonly string[]) => [...entered].filter(([state]) => states.includes(state)).map(([state, count]) => `${state} ${count}`).join(', ');
+  const perState = (states: readonly string[]) =>
+    [...entered]
+      .filter(([state]) => states.includes(state))
+      .map(([state, count]) => `${state} ${count}`)
+      .join(', ');
   const iterations = inside.reduce((sum, state) => sum + (entered.get(state) ?? 0), 0);
   const waited = entered.get(STATE_NAMES.await) ?? 0;
   const callback = callbackSubtaskCost(iteration);
@@ -135,7 +175,7 @@ export const printComparison = (c: Comparison): void => {
   table(COST_HEADER, comparisonRows(c), [0, 1]);
   console.log('  callback: the Map waits on a task token (what tessera builds); poll k s: Wait k s → Arm → IsSubtaskOpen until done (docs/deadlines.md).');
   console.log('  Longer subtasks: every iteration waits (Arm → IsSubtaskOpen → Await → SubtaskDone, or k-s checks), the rest as measured;');
-  console.log('  the worker\'s own run time is the product\'s cost, not orchestration, so both designs keep the no-op worker\'s calls.');
+  console.log("  the worker's own run time is the product's cost, not orchestration, so both designs keep the no-op worker's calls.");
 };
 
 export const printSummary = (m: Measurement, rows: readonly DynamoRow[], sqs: SqsSplit): void => {
@@ -148,12 +188,15 @@ export const printSummary = (m: Measurement, rows: readonly DynamoRow[], sqs: Sq
     ['service', 'per subtask', 'per run', 'note'],
     [
       row('DynamoDB writes', callsOf(rows, true), `${fixed(capacity.writeUnits / SUBTASKS)} WRU per subtask (estimated)`),
-      row('DynamoDB reads', callsOf(rows, false), `${fixed(capacity.readUnits / SUBTASKS)} RRU per subtask (estimated); ${consistent} of ${callsOf(rows, false)} strongly consistent`),
+      row(
+        'DynamoDB reads',
+        callsOf(rows, false),
+        `${fixed(capacity.readUnits / SUBTASKS)} RRU per subtask (estimated); ${consistent} of ${callsOf(rows, false)} strongly consistent`,
+      ),
       row('SQS requests', billedRequests(sqs), `besides ${sqs.emptyPolls} empty polls, excluded`),
       row('Lambda invocations', invocations, ROLES.map((role) => `${role} ${m.invocations[role]}`).join(', ')),
-      row('State transitions', m.transitions, 'Standard workflow, from the execution\'s event log'),
+      row('State transitions', m.transitions, "Standard workflow, from the execution's event log"),
     ],
     [0, 3],
   );
 };
-

@@ -64,11 +64,20 @@ export const startStack = async (): Promise<Stack> => {
   };
   try {
     const [ddb, sqsLocal] = await Promise.all([startDynamoDbLocal(), startSqsLocal()]);
-    stops.push(() => ddb.stop(), () => sqsLocal.stop());
+    stops.push(
+      () => ddb.stop(),
+      () => sqsLocal.stop(),
+    );
     // The SQS counter forwards Host unchanged, so fauxqs names the queues after the counter's port
     // (`sqs.<region>.localhost:<counter port>`), which is the origin the cloud derives from this endpoint.
-    const [dynamodb, sqs] = await Promise.all([startRequestCounter({ target: ddb.endpoint, keepBodies: true }), startRequestCounter({ target: sqsLocal.endpoint })]);
-    stops.push(() => dynamodb.stop(), () => sqs.stop());
+    const [dynamodb, sqs] = await Promise.all([
+      startRequestCounter({ target: ddb.endpoint, keepBodies: true }),
+      startRequestCounter({ target: sqsLocal.endpoint }),
+    ]);
+    stops.push(
+      () => dynamodb.stop(),
+      () => sqs.stop(),
+    );
     // The benchmark's no-op workers are the fault-injection kind `chaos` with fault 'none'.
     const template = synthesizeLocalTemplate(exampleWorkerModule({ faultInjection: true }));
     const cloud = await startLocalCloud({
@@ -144,7 +153,9 @@ export const measureRun = async (stack: Stack, client: TesseraClient, label: str
   const run = await client.getRun(runId);
   const ok = run.subtasks.filter((subtask) => subtask.state === 'ok').length;
   if (ended.status !== 'SUCCEEDED' || run.status !== 'succeeded' || ok !== SUBTASKS) {
-    throw new Error(`${label} run ${runId} ended ${ended.status}/${run.status} with ${ok} of ${SUBTASKS} subtasks ok; the figures would not describe a normal run`);
+    throw new Error(
+      `${label} run ${runId} ended ${ended.status}/${run.status} with ${ok} of ${SUBTASKS} subtasks ok; the figures would not describe a normal run`,
+    );
   }
   return measurement;
 };

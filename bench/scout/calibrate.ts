@@ -60,7 +60,14 @@ export const searchCalibration = (seed: number, runs: number) => {
         const model = { ...SCOUT_MODEL, notesMu, notesSigma, noiseSigma };
         const none = summarise(replay(model, NO_RETRY, seed, accounts));
         const retry = summarise(replay(model, SERIAL_RETRY, seed, accounts));
-        const figures = { runs, missedRuns: none.missing, missedShare: none.missingShare, missingAfterRetry: retry.missingShare, p95NoRetry: none.p95, p95Retry: retry.p95 };
+        const figures = {
+          runs,
+          missedRuns: none.missing,
+          missedShare: none.missingShare,
+          missingAfterRetry: retry.missingShare,
+          p95NoRetry: none.p95,
+          p95Retry: retry.p95,
+        };
         const misses = calibrationMisses(figures);
         points.push({ notesMu, notesSigma, noiseSigma, figures, error: Object.values(misses).reduce((sum, m) => sum + m * m, 0) });
       }

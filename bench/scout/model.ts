@@ -116,7 +116,8 @@ export const callsSpent = (model: ScoutModel, notes: number, seconds: number, ra
 };
 
 /** Notes of `account` in `[fromMs, toMs)` (binary search on the sorted instants). */
-export const notesBetween = (account: Account, fromMs: number, toMs: number): number => lowerBound(account.noteTimes(), toMs) - lowerBound(account.noteTimes(), fromMs);
+export const notesBetween = (account: Account, fromMs: number, toMs: number): number =>
+  lowerBound(account.noteTimes(), toMs) - lowerBound(account.noteTimes(), fromMs);
 
 const lowerBound = (values: Float64Array, target: number): number => {
   let lo = 0;

@@ -190,7 +190,8 @@ export const replayRun = (model: ScoutModel, policy: Policy, account: Account, d
       copies[0] = handover.original;
       rest = handover.rest;
     }
-    const notesIn = (scope: TimeRange): number => (policy.kind === 'replicate' ? account.notes : notesBetween(account, ...(readTimeRange(scope).bounds as [number, number])));
+    const notesIn = (scope: TimeRange): number =>
+      policy.kind === 'replicate' ? account.notes : notesBetween(account, ...(readTimeRange(scope).bounds as [number, number]));
     hedgeScopes(policy, rest).forEach((scope, i) => {
       copies.push(copy(`C.${policy.kind === 'replicate' ? 'r' : 'p'}${i + 1}`, policy.kind, scope, notesIn(scope), start, deadline, draws(10 + i)));
     });
@@ -207,8 +208,19 @@ export const replayRun = (model: ScoutModel, policy: Policy, account: Account, d
     calls: sum(copies),
     lostCalls: sum(copies.filter((c) => c.group !== cover?.group)),
     hedged: copies.length > 1,
-    silentGap: cover !== null && uncovered(account.scope, copies.filter((c) => cover.ids.includes(c.id))),
+    silentGap:
+      cover !== null &&
+      uncovered(
+        account.scope,
+        copies.filter((c) => cover.ids.includes(c.id)),
+      ),
     partlyRead: cover === null && pieces.some(finishedInTime),
-    piecesTile: pieces.length === 0 ? null : checkTiling({ dimension: 'time', ...account.scope }, pieces.map((c) => ({ id: c.id, scope: c.scope }))).length === 0,
+    piecesTile:
+      pieces.length === 0
+        ? null
+        : checkTiling(
+            { dimension: 'time', ...account.scope },
+            pieces.map((c) => ({ id: c.id, scope: c.scope })),
+          ).length === 0,
   };
 };

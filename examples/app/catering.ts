@@ -12,9 +12,7 @@ import { KIND_NAMES } from './kind-names';
 
 const Catalogue = z.object({
   currency: z.literal('GBP'),
-  products: z.array(
-    z.object({ sku: z.string().min(1), name: z.string(), sellingPricePence: z.int().positive(), supplierCostPence: z.int().positive() }),
-  ),
+  products: z.array(z.object({ sku: z.string().min(1), name: z.string(), sellingPricePence: z.int().positive(), supplierCostPence: z.int().positive() })),
 });
 
 /**
@@ -25,7 +23,10 @@ const Catalogue = z.object({
  */
 export class UnknownProduct extends WorkerError {
   override readonly name = 'UnknownProduct';
-  constructor(readonly sku: string, options?: ErrorOptions) {
+  constructor(
+    readonly sku: string,
+    options?: ErrorOptions,
+  ) {
     super(`the catalogue has no product ${sku}`, options);
   }
 }
@@ -38,7 +39,10 @@ export class UnknownProduct extends WorkerError {
  */
 export class NoQuoteProduced extends WorkerError {
   override readonly name = 'NoQuoteProduced';
-  constructor(readonly turns: number, options?: ErrorOptions) {
+  constructor(
+    readonly turns: number,
+    options?: ErrorOptions,
+  ) {
     super(`the model finished after ${turns} turn(s) without a quote from catering_quote`, options);
   }
 }
@@ -62,7 +66,11 @@ export const PORTIONS_PER_TUB = 10;
  * CateringInquiry.safeParse({ sku: 'SKU-VANILLA', guests: 201 }).success // false
  */
 export const CateringInquiry = z.strictObject({
-  sku: z.string().min(1).max(100).refine((sku) => catalogue.has(sku), { message: 'is not a product in the catalogue' }),
+  sku: z
+    .string()
+    .min(1)
+    .max(100)
+    .refine((sku) => catalogue.has(sku), { message: 'is not a product in the catalogue' }),
   guests: z.int().min(1).max(200),
 });
 export type CateringInquiry = z.infer<typeof CateringInquiry>;
@@ -113,7 +121,7 @@ export const quote = (inquiry: CateringInquiry): CateringQuote => {
  * await ctx.tools.catering_quote({ sku: 'SKU-VANILLA', guests: 42 }); // ScopeViolation when 41 were assigned
  */
 export const quoteSource = keyedSource({
-  description: 'Calculate the read-only draft quote for this assignment\'s catering inquiry.',
+  description: "Calculate the read-only draft quote for this assignment's catering inquiry.",
   args: CateringInquiry,
   idOf: (inquiry) => inquiry.sku,
   requireInput: true,
@@ -144,7 +152,10 @@ export const cateringQuote = defineWorker({
   merge: (quotes) => ({ quotes: [...quotes] }),
   summarize: ({ quotes }) =>
     quotes
-      .map((q) => `Catering draft: ${q.tubs} tub${q.tubs === 1 ? '' : 's'} of ${q.sku} for ${q.guests} guests, ${pounds.format(q.totalPence / 100)}; no stock reserved.`)
+      .map(
+        (q) =>
+          `Catering draft: ${q.tubs} tub${q.tubs === 1 ? '' : 's'} of ${q.sku} for ${q.guests} guests, ${pounds.format(q.totalPence / 100)}; no stock reserved.`,
+      )
       .join(' '),
   run: async (ctx) => {
     const conversation = await converseWithTools({

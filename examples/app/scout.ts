@@ -1,7 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { TimePoint } from '../../lib/contract';
-import { type DefinedWorker, defineWorker, keyedSource, type LoadOptions, type OfflineScript, promptJson, SourceUnavailable, userText, type WorkerModel } from '../../lib/workers';
+import {
+  type DefinedWorker,
+  defineWorker,
+  keyedSource,
+  type LoadOptions,
+  type OfflineScript,
+  promptJson,
+  SourceUnavailable,
+  userText,
+  type WorkerModel,
+} from '../../lib/workers';
 import scoutFile from './fixtures/scout-sources.json' with { type: 'json' };
 import { KIND_NAMES } from './kind-names';
 
@@ -151,7 +161,9 @@ const scoutKind = (spec: ScoutSpec): DefinedWorker =>
           if (error instanceof SourceUnavailable) continue;
           throw error;
         }
-        findings.push(...records.map((record) => ({ questionIds: [...ctx.assignment.questionIds], source: sourceId, statement: record.text, evidence: [record.id] })));
+        findings.push(
+          ...records.map((record) => ({ questionIds: [...ctx.assignment.questionIds], source: sourceId, statement: record.text, evidence: [record.id] })),
+        );
       }
       return { findings };
     },

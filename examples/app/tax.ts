@@ -1,6 +1,16 @@
 import { z } from 'zod';
 import { parseTimePoint, TimePoint } from '../../lib/contract';
-import { defineWorker, type OfflineScript, promptJson, type TimeRangeRequest, timeSeriesSource, toolSpec, userText, type WorkerModel, WorkerError } from '../../lib/workers';
+import {
+  defineWorker,
+  type OfflineScript,
+  promptJson,
+  type TimeRangeRequest,
+  timeSeriesSource,
+  toolSpec,
+  userText,
+  type WorkerModel,
+  WorkerError,
+} from '../../lib/workers';
 import statementsFile from './fixtures/statements-2025.json' with { type: 'json' };
 import { KIND_NAMES } from './kind-names';
 
@@ -49,8 +59,7 @@ const DAY_MS = 86_400_000;
 const ms = (point: string): number => parseTimePoint(point)?.ms ?? Number.NaN;
 
 /** Whether a period of whole days `[opens, closes]` meets the half-open `range`. */
-const meets = (opens: string, closes: string, range: TimeRangeRequest): boolean =>
-  ms(opens) < ms(range.toExclusive) && ms(closes) + DAY_MS > ms(range.from);
+const meets = (opens: string, closes: string, range: TimeRangeRequest): boolean => ms(opens) < ms(range.toExclusive) && ms(closes) + DAY_MS > ms(range.from);
 
 /**
  * Findings of both tax kinds: they share this schema so a re-check's data merges into the total.
@@ -95,14 +104,18 @@ const isDeductible = (transaction: { readonly category: string }): boolean => DE
  */
 export class ClassificationInvalid extends WorkerError {
   override readonly name = 'ClassificationInvalid';
-  constructor(readonly statement: string, readonly problem: string, options?: ErrorOptions) {
+  constructor(
+    readonly statement: string,
+    readonly problem: string,
+    options?: ErrorOptions,
+  ) {
     super(`classification of ${statement} is unusable: ${problem}`, options);
   }
 }
 
 const RECORD_DEDUCTIBLE = toolSpec(
   'record_deductible',
-  'Record which of the statement\'s transactions are deductible household expenses.',
+  "Record which of the statement's transactions are deductible household expenses.",
   z.object({ transactionIds: z.array(z.string()).describe('Ids of the deductible transactions; empty when none are.') }),
 );
 
@@ -131,7 +144,10 @@ export const classifyDeductibleOffline: OfflineScript = (request) => {
 
 /** One model call per statement: which of these transactions are deductible? */
 const classifyStatement = async (model: WorkerModel, statementId: string, rows: readonly StatementTransaction[]): Promise<Set<string>> => {
-  const prompt = { statement: statementId, transactions: rows.map(({ id, description, category, amountPence }) => ({ id, description, category, amountPence })) };
+  const prompt = {
+    statement: statementId,
+    transactions: rows.map(({ id, description, category, amountPence }) => ({ id, description, category, amountPence })),
+  };
   const reply = await model.call({
     task: 'classify-deductible',
     system: CLASSIFY_SYSTEM,
@@ -189,7 +205,7 @@ export const statementsSource = timeSeriesSource<StatementTransaction>({
  * await ctx.tools.feed({ from: '2025-06-28', toExclusive: '2025-07-01' }); // [] from source transaction-feed
  */
 export const transactionFeedSource = timeSeriesSource<Transaction>({
-  description: 'The bank\'s transaction feed for 2025',
+  description: "The bank's transaction feed for 2025",
   dateField: 'postedDate',
   idField: 'id',
   load: async (range) => [

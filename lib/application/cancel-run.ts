@@ -3,9 +3,7 @@ import { releaseAll } from '../orchestration/run-execution';
 import type { ApiDeps } from './deps';
 import { readRun, type RunRef } from './read-run';
 
-export type CancelRunResult =
-  | { readonly cancelled: true; readonly run: RunResource | undefined }
-  | { readonly cancelled: false; readonly status: RunStatus };
+export type CancelRunResult = { readonly cancelled: true; readonly run: RunResource | undefined } | { readonly cancelled: false; readonly status: RunStatus };
 
 /**
  * Cancel a run: finished outcomes stay, the rest become `cancelled`, and the Map iterations

@@ -5,7 +5,13 @@ import { buildCoverage, currentRound, decideStatus, planFollowUps, reconcile, sy
 
 type StatusDecision = ReturnType<typeof decideStatus>;
 import { METRIC_DIMENSIONS, METRICS } from '../observability/metrics';
-import { CLOSED_RUN_ERROR_CODES, ExecutionStatusChange, RUN_ABORTED_ERROR_CODE, RunExecutionInput, type UnfinishedExecutionStatus } from '../orchestration/execution-events';
+import {
+  CLOSED_RUN_ERROR_CODES,
+  ExecutionStatusChange,
+  RUN_ABORTED_ERROR_CODE,
+  RunExecutionInput,
+  type UnfinishedExecutionStatus,
+} from '../orchestration/execution-events';
 import { jsonVariable, parseInput } from '../runtime/config';
 import { publishMetrics, startInvocation } from '../runtime/lambda';
 import type { WorkerRegistry } from '../workers';
@@ -105,7 +111,8 @@ const emitMetrics = (metrics: Metrics, status: string, coverage: Coverage, state
   };
   count(METRICS.runsFinished, [METRIC_DIMENSIONS.status, status]);
   if (!coverage.complete) count(METRICS.runsDegraded);
-  for (const reason of new Set(coverage.degradedReason.map((r) => r.slice(r.lastIndexOf(':') + 1)))) count(METRICS.degradedByReason, [METRIC_DIMENSIONS.reason, reason]);
+  for (const reason of new Set(coverage.degradedReason.map((r) => r.slice(r.lastIndexOf(':') + 1))))
+    count(METRICS.degradedByReason, [METRIC_DIMENSIONS.reason, reason]);
   for (const state of states) count(METRICS.subtasksByState, [METRIC_DIMENSIONS.state, state]);
   const rechecked = coverage.gaps.filter((g) => g.recheckedAgainst !== undefined).length;
   if (rechecked > 0) metrics.singleMetric().addMetric(METRICS.gapsRechecked, MetricUnit.Count, rechecked);
@@ -165,6 +172,12 @@ export const reconcileRun =
     const error = closingError(task, status, decision);
     await deps.ledger.finishRun({ ...ref, status, answer: composeAnswer(deps.registry, status, task, coverage, reconciliation), ...(error ? { error } : {}) });
     deps.logger.info('run finished', { status, complete: coverage.complete, round });
-    emitMetrics(deps.metrics, status, coverage, read.outcomes.map((o) => o.state), task);
+    emitMetrics(
+      deps.metrics,
+      status,
+      coverage,
+      read.outcomes.map((o) => o.state),
+      task,
+    );
     return { next: 'finish', ...ref, round, status };
   };

@@ -45,7 +45,9 @@ const checkCursor = async (ledger: Ledger, tenantId: string, status: RunStatus |
   if (cursor === undefined) return cursorProblem('is not a cursor this API returned');
   if (cursor.t !== tenantTag(tenantId)) return cursorProblem('was returned to another tenant');
   if (cursor.s !== (status ?? '*')) {
-    return cursorProblem(`was returned for ${cursor.s === '*' ? 'all statuses' : `status=${cursor.s}`}; repeat that filter with it, or start again without a cursor`);
+    return cursorProblem(
+      `was returned for ${cursor.s === '*' ? 'all statuses' : `status=${cursor.s}`}; repeat that filter with it, or start again without a cursor`,
+    );
   }
   const createdAt = await ledger.runCreatedAt(tenantId, cursor.r);
   if (createdAt !== cursor.c) return cursorProblem('is not a cursor this API returned');
@@ -60,7 +62,11 @@ const queryProblems = (raw: Readonly<Record<string, string | undefined>>): Query
     : parsed.error.issues.map((issue): QueryProblem => {
         const path = String(issue.path[0] ?? 'query');
         const message =
-          path === 'status' ? `must be one of ${RunStatus.options.join(', ')}` : path === 'limit' ? `must be a whole number from ${RUN_LIST_LIMITS.min} to ${RUN_LIST_LIMITS.max}` : issue.message;
+          path === 'status'
+            ? `must be one of ${RunStatus.options.join(', ')}`
+            : path === 'limit'
+              ? `must be a whole number from ${RUN_LIST_LIMITS.min} to ${RUN_LIST_LIMITS.max}`
+              : issue.message;
         return { path, code: issue.code, message };
       });
 };

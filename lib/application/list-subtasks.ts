@@ -75,7 +75,10 @@ const checkCursor = (tenantId: string, runId: string, text: string): string | Qu
  * const result = await listSubtasks(ledger, { tenantId: 'acme', runId, query: { limit: '50' } });
  * if (result.kind === 'ok') for (const subtask of result.list.subtasks) console.log(subtask.id, subtask.state);
  */
-export const listSubtasks = async (ledger: Ledger, input: { readonly tenantId: string; readonly runId: string; readonly query: RawQuery }): Promise<ListSubtasksResult> => {
+export const listSubtasks = async (
+  ledger: Ledger,
+  input: { readonly tenantId: string; readonly runId: string; readonly query: RawQuery },
+): Promise<ListSubtasksResult> => {
   const { tenantId, runId } = input;
   const problems = queryProblems(input.query);
   if (problems.length > 0) return { kind: 'invalid', problems };
@@ -87,7 +90,10 @@ export const listSubtasks = async (ledger: Ledger, input: { readonly tenantId: s
   if (read.kind === 'unknown_position') return { kind: 'invalid', problems: [cursorProblem('is not a cursor this API returned')] };
   const last = read.subtasks.at(-1);
   const nextCursor = read.more && last !== undefined ? encodeSubtaskCursor(tenantId, runId, last.subtaskId) : undefined;
-  return { kind: 'ok', list: SubtaskList.parse({ subtasks: toSubtaskViews(read.subtasks, read.late, read.copies), ...(nextCursor === undefined ? {} : { nextCursor }) }) };
+  return {
+    kind: 'ok',
+    list: SubtaskList.parse({ subtasks: toSubtaskViews(read.subtasks, read.late, read.copies), ...(nextCursor === undefined ? {} : { nextCursor }) }),
+  };
 };
 
 /**

@@ -44,10 +44,19 @@ export const startRun =
     if (key !== undefined && !IdempotencyKey.safeParse(key).success) {
       return { started: false, code: 'InvalidIdempotencyKey', message: 'Idempotency-Key must be 1-255 printable ASCII characters without spaces' };
     }
-    const validation = validateRunRequest(body.value, deps.catalog, { maxDeadlineSeconds: deps.maxDeadlineSeconds, ...(deps.capacity ? { capacity: deps.capacity } : {}), ...(deps.paths ? { paths: deps.paths } : {}) });
+    const validation = validateRunRequest(body.value, deps.catalog, {
+      maxDeadlineSeconds: deps.maxDeadlineSeconds,
+      ...(deps.capacity ? { capacity: deps.capacity } : {}),
+      ...(deps.paths ? { paths: deps.paths } : {}),
+    });
     if (!validation.ok) {
       const count = validation.problems.length;
-      return { started: false, code: 'InvalidRunRequest', message: `the run request has ${count} problem${count === 1 ? '' : 's'}`, problems: validation.problems };
+      return {
+        started: false,
+        code: 'InvalidRunRequest',
+        message: `the run request has ${count} problem${count === 1 ? '' : 's'}`,
+        problems: validation.problems,
+      };
     }
     // Round 1 is stored as planned here: Dispatch appends exactly this plan and plans nothing.
     const { run, created } = await deps.ledger.createRun({
@@ -61,7 +70,12 @@ export const startRun =
     // Also on a replay: it heals a crash between recording the run and starting it.
     await deps.executions.start({ runId: run.runId, tenantId: input.tenantId });
     const { warnings } = validation;
-    deps.logger.info('run accepted', { runId: run.runId, replay: !created, subtasks: validation.subtasks.length, warnings: warnings.map((w) => `${w.worker}:${w.code}`) });
+    deps.logger.info('run accepted', {
+      runId: run.runId,
+      replay: !created,
+      subtasks: validation.subtasks.length,
+      warnings: warnings.map((w) => `${w.worker}:${w.code}`),
+    });
     return { started: true, accepted: { runId: run.runId, status: run.status, location: `/runs/${run.runId}`, warnings } };
   };
 

@@ -21,7 +21,12 @@ export class CliError extends Error {
  */
 export class UsageError extends CliError {
   override readonly name = 'UsageError';
-  constructor(readonly command: string, problem: string, readonly usage: string, options?: ErrorOptions) {
+  constructor(
+    readonly command: string,
+    problem: string,
+    readonly usage: string,
+    options?: ErrorOptions,
+  ) {
     super(`tessera ${command}: ${problem}\nusage: ${usage}`, options);
   }
 }
@@ -34,7 +39,11 @@ export class UsageError extends CliError {
  */
 export class InputFileError extends CliError {
   override readonly name = 'InputFileError';
-  constructor(readonly file: string, problem: string, options?: ErrorOptions) {
+  constructor(
+    readonly file: string,
+    problem: string,
+    options?: ErrorOptions,
+  ) {
     super(`${file} ${problem}`, options);
   }
 }

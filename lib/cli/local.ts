@@ -47,17 +47,22 @@ export const startLocalSession = async (
   try {
     imported = await tracePhase('cloud.import-modules', () => import('../local/tessera-cloud'));
   } catch (error) {
-    await dynamodb.then((launched) => launched.stop(), () => undefined);
+    await dynamodb.then(
+      (launched) => launched.stop(),
+      () => undefined,
+    );
     throw error;
   }
-  const cloud = await tracePhase('cloud.start', () => imported.startTesseraCloud({
-    workers,
-    ...(options.ports ? { ports: options.ports } : {}),
-    log: localCloudLog(io, options.verbose === true),
-    functionLogLevel: options.verbose ? 'INFO' : options.quiet ? 'ERROR' : 'WARN',
-    recordClassData: true,
-    dynamodb,
-  }));
+  const cloud = await tracePhase('cloud.start', () =>
+    imported.startTesseraCloud({
+      workers,
+      ...(options.ports ? { ports: options.ports } : {}),
+      log: localCloudLog(io, options.verbose === true),
+      functionLogLevel: options.verbose ? 'INFO' : options.quiet ? 'ERROR' : 'WARN',
+      recordClassData: true,
+      dynamodb,
+    }),
+  );
   const token = await cloud.mintToken({ tenant: DEMO_TENANT, subject: 'local-user', expiresIn: '12h' });
   return { cloud, token };
 };

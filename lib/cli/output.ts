@@ -56,7 +56,10 @@ export const formatPlan = (universe: Universe, subtasks: readonly DispatchedSubt
  * formatProblems('The plan was rejected', problems)
  */
 export const formatProblems = (title: string, problems: readonly (Problem | RequestProblem)[]): string =>
-  [printable(`${title} (${problems.length} problem${problems.length === 1 ? '' : 's'}):`), ...indent(table(problems.map((p) => [p.path ?? '', p.code, p.message])))].join('\n');
+  [
+    printable(`${title} (${problems.length} problem${problems.length === 1 ? '' : 's'}):`),
+    ...indent(table(problems.map((p) => [p.path ?? '', p.code, p.message]))),
+  ].join('\n');
 
 /**
  * The planner's warnings, one line each: what to change, and why.
@@ -65,13 +68,16 @@ export const formatProblems = (title: string, problems: readonly (Problem | Requ
  * formatWarnings([{ code: 'capacity_short', worker: 'ticket-triage', path: 'split.deadlineSeconds', message: '200 ticket-triage subtasks, …' }])
  * // ['warning (capacity_short) split.deadlineSeconds: 200 ticket-triage subtasks, …']
  */
-export const formatWarnings = (warnings: readonly PlanWarning[]): string[] =>
-  warnings.map((w) => printable(`warning (${w.code}) ${w.path}: ${w.message}`));
+export const formatWarnings = (warnings: readonly PlanWarning[]): string[] => warnings.map((w) => printable(`warning (${w.code}) ${w.path}: ${w.message}`));
 
 const gapRow = (dimension: Universe['dimension'], gap: CoverageGap): string[] => {
   const region = hasRegion(gap) ? describeScope(dimension, regionOf(gap), 'exact') : '';
   const origin =
-    gap.kind === 'observed' ? `observed by ${gap.subtaskId ?? '?'}` : gap.kind === 'unread' ? `not read by ${gap.subtaskId ?? '?'} (${gap.reason ?? '?'})` : 'unassigned';
+    gap.kind === 'observed'
+      ? `observed by ${gap.subtaskId ?? '?'}`
+      : gap.kind === 'unread'
+        ? `not read by ${gap.subtaskId ?? '?'} (${gap.reason ?? '?'})`
+        : 'unassigned';
   const recheck = gap.recheckSubtaskId ? `${gap.recheckSubtaskId} against ${gap.recheckedAgainst ?? '?'}` : '';
   const records = gap.records === undefined ? '' : `${gap.records} records`;
   return [region, origin, gap.status, recheck, records];

@@ -71,7 +71,9 @@ export const lostRunMessage = (run: { runId: string; apiUrl: string; local: bool
     `tessera: stopped waiting for run ${run.runId}: ${why}.`,
     `  The run was accepted; it may still be running. To look at it: GET ${run.apiUrl.replace(/\/$/, '')}/runs/${run.runId} with your token.`,
     ...(run.local
-      ? ['  The local cloud keeps runs in memory: if it was stopped or restarted, this run is gone (and a new token is in .tessera/local.json); run the request again.']
+      ? [
+          '  The local cloud keeps runs in memory: if it was stopped or restarted, this run is gone (and a new token is in .tessera/local.json); run the request again.',
+        ]
       : []),
   ].join('\n');
 
@@ -123,7 +125,9 @@ export const submitAndReport = async (io: CliIo, client: TesseraClient, body: un
   let runId: string;
   let warnings: readonly PlanWarning[];
   try {
-    ({ runId, warnings } = await tracePhase('run.submit', () => client.createRun(body as never, options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {})));
+    ({ runId, warnings } = await tracePhase('run.submit', () =>
+      client.createRun(body as never, options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}),
+    ));
   } catch (error) {
     if (!(error instanceof TesseraApiError)) throw error;
     const issues = error.issues.map((issue) => ({ ...issue, code: issue.code as 'invalid_request' }));

@@ -25,7 +25,14 @@ const usageError = (problem: string, cause?: unknown): UsageError => new UsageEr
 export const runLine = (run: RunSummary): string => {
   const coverage = run.complete === null ? '-' : run.complete ? 'complete' : 'incomplete';
   const goal = run.goal.length > 60 ? `${run.goal.slice(0, 59)}…` : run.goal;
-  return [run.runId, run.status.padEnd(9), run.createdAt, `${run.progress.terminal}/${run.progress.dispatched}`.padStart(7), coverage.padEnd(10), printable(goal)].join('  ');
+  return [
+    run.runId,
+    run.status.padEnd(9),
+    run.createdAt,
+    `${run.progress.terminal}/${run.progress.dispatched}`.padStart(7),
+    coverage.padEnd(10),
+    printable(goal),
+  ].join('  ');
 };
 
 const parse = (args: readonly string[]) => {

@@ -47,8 +47,7 @@ const parseServeArgs = (args: readonly string[]) => {
  * in this process: after a restart every persisted run would have lost its execution and could
  * only be closed as failed. Starting empty is the honest state.
  */
-export const LOCAL_DATA_NOTICE =
-  'Runs are kept in memory: stopping or restarting the local cloud forgets every run and issues a new token.';
+export const LOCAL_DATA_NOTICE = 'Runs are kept in memory: stopping or restarting the local cloud forgets every run and issues a new token.';
 
 /**
  * What `serve` prints once the cloud is up; with a token, first the viewer's address (the token

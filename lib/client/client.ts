@@ -1,4 +1,16 @@
-import { ErrorBody, MAX_WAIT_SECONDS, RunAccepted, RunList, RunResource, SubtaskList, type RunRequestInput, type RunStatus, type RunSubtasksForm, type RunSummary, type SubtaskView } from '../contract';
+import {
+  ErrorBody,
+  MAX_WAIT_SECONDS,
+  RunAccepted,
+  RunList,
+  RunResource,
+  SubtaskList,
+  type RunRequestInput,
+  type RunStatus,
+  type RunSubtasksForm,
+  type RunSummary,
+  type SubtaskView,
+} from '../contract';
 import { RunWaitTimeout, TesseraApiError } from './errors';
 
 export interface TesseraClientOptions {
@@ -60,7 +72,8 @@ export interface ConditionalGet {
 }
 
 /** The answer of a conditional `getRun`: the run with its tag, or "not modified" with the current tag. */
-export type ConditionalRun = { readonly modified: true; readonly run: RunResource; readonly etag: string | undefined } | { readonly modified: false; readonly etag: string };
+export type ConditionalRun =
+  { readonly modified: true; readonly run: RunResource; readonly etag: string | undefined } | { readonly modified: false; readonly etag: string };
 
 /** How long `waitForRun` waits for the answer of a run that has already ended. */
 const ANSWER_GRACE_MS = 30_000;

@@ -32,7 +32,11 @@ export class TesseraApiError extends ClientError {
 /** The run did not end within the time the caller was willing to wait. */
 export class RunWaitTimeout extends ClientError {
   override readonly name = 'RunWaitTimeout';
-  constructor(readonly runId: string, readonly waitedMs: number, options?: ErrorOptions) {
+  constructor(
+    readonly runId: string,
+    readonly waitedMs: number,
+    options?: ErrorOptions,
+  ) {
     super(`run ${runId} was still running after ${Math.round(waitedMs / 1000)} s`, options);
   }
 }

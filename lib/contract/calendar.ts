@@ -31,8 +31,7 @@ export const MAX_YEAR = 9999;
 export const yearInOffset = (ms: number, offsetMinutes: number): number => new Date(ms + offsetMinutes * 60_000).getUTCFullYear();
 
 /** True when the year is a Gregorian leap year. */
-export const isLeapYear = (year: number): boolean =>
-  (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+export const isLeapYear = (year: number): boolean => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 
 /** Number of days in a month (1-based) of a given year. */
 export const daysInMonth = (year: number, month: number): number => {
@@ -47,8 +46,7 @@ const utc = (year: number, month: number, day: number, hours = 0, minutes = 0, s
   return date.getTime();
 };
 
-const validDate = (year: number, month: number, day: number): boolean =>
-  month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
+const validDate = (year: number, month: number, day: number): boolean => month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month);
 
 /**
  * Parses `YYYY-MM-DD` or `YYYY-MM-DDThh:mm[:ss[.sss]](Z|±hh:mm)`.

@@ -16,34 +16,34 @@ const regionFields = {
 
 export const ProblemCode = z
   .enum([
-  // a field of the request fails its schema (wrong type, missing, out of range)
-  'invalid_request',
-  // plan problems: a request with any of these is rejected before anything is written
-  'assignment_gap',
-  'assignment_overlap',
-  'scope_outside_universe',
-  'dimension_mismatch',
-  'duplicate_subtask_id',
-  'duplicate_universe_id',
-  'unknown_worker',
-  'invalid_input',
-  'deadline_out_of_horizon',
-  'unassigned_question',
-  'duplicate_question',
-  'unknown_question',
-  'plan_too_large',
-  'budget_exceeds_run',
-  'unknown_model',
-  // reconcile problems: found when outcomes are compared with the manifest
-  'missing_outcome',
-  'unexpected_outcome',
-  'observed_ends_early',
-  'observed_starts_late',
-  'observed_outside_assignment',
-  'ids_missing',
-  'ids_unexpected',
-  'lines_not_inspected',
-  'inconsistent_observation',
+    // a field of the request fails its schema (wrong type, missing, out of range)
+    'invalid_request',
+    // plan problems: a request with any of these is rejected before anything is written
+    'assignment_gap',
+    'assignment_overlap',
+    'scope_outside_universe',
+    'dimension_mismatch',
+    'duplicate_subtask_id',
+    'duplicate_universe_id',
+    'unknown_worker',
+    'invalid_input',
+    'deadline_out_of_horizon',
+    'unassigned_question',
+    'duplicate_question',
+    'unknown_question',
+    'plan_too_large',
+    'budget_exceeds_run',
+    'unknown_model',
+    // reconcile problems: found when outcomes are compared with the manifest
+    'missing_outcome',
+    'unexpected_outcome',
+    'observed_ends_early',
+    'observed_starts_late',
+    'observed_outside_assignment',
+    'ids_missing',
+    'ids_unexpected',
+    'lines_not_inspected',
+    'inconsistent_observation',
   ])
   .describe('What kind of problem: a request field (invalid_request), the plan (assignment_gap…), or what reconcile found (observed_ends_early…).');
 export type ProblemCode = z.infer<typeof ProblemCode>;

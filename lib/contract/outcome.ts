@@ -20,8 +20,8 @@ export type SubtaskState = z.infer<typeof SubtaskState>;
  */
 const recordCount = z.int().min(0).describe('Records the tools returned.');
 export const ObservedTime = z.object({
-  minDate: TimePoint.nullable().describe('The first record\'s point (inclusive); null exactly when recordCount is 0.'),
-  maxDate: TimePoint.nullable().describe('The last record\'s point (inclusive); null exactly when recordCount is 0.'),
+  minDate: TimePoint.nullable().describe("The first record's point (inclusive); null exactly when recordCount is 0."),
+  maxDate: TimePoint.nullable().describe("The last record's point (inclusive); null exactly when recordCount is 0."),
   recordCount,
 });
 export const ObservedIds = z.object({ ids: z.array(ItemId).describe('The ids the tools returned records for, or looked up.'), recordCount });
@@ -116,7 +116,7 @@ export const DispatchedSubtask = z
     questionIds: z.array(QuestionId).default([]).describe('The questions it answers.'),
     required: z.boolean().default(false).describe('The answer needs it (policy.onRequiredGap applies to its gaps).'),
     justification: z.string().optional().describe('Why the answer needs it, when required.'),
-    assigned: Scope.describe('Its immutable assignment, in the universe\'s dimension.'),
+    assigned: Scope.describe("Its immutable assignment, in the universe's dimension."),
     /** Absolute deadline, an ISO instant in UTC. */
     deadline: z.string().optional().describe('Its absolute deadline, an ISO instant in UTC, fixed at dispatch.'),
     deadlineSeconds: z.int().min(1).optional().describe('Seconds from dispatch to the deadline, as requested.'),

@@ -51,31 +51,33 @@ const modelCalls = z
   .describe('Model calls allowed: each call is reserved against this allowance before it is made.');
 
 /** The allowance fixed into one assignment. Cost is in integer cost units (pence, cents). */
-export const SubtaskBudget = z.object({
-  modelCalls,
-  estimatedCostPerCall: z
-    .int()
-    .min(0, 'must not be negative')
-    .max(BUDGET_LIMITS.costPerCall, `must be at most ${BUDGET_LIMITS.costPerCall.toLocaleString('en')} cost units per call`)
-    .describe('Estimated cost units (pence, cents) of one model call; the subtask may spend modelCalls × this.'),
-}).describe('The allowance fixed into one assignment, charged for every call, copy and retry of it.');
+export const SubtaskBudget = z
+  .object({
+    modelCalls,
+    estimatedCostPerCall: z
+      .int()
+      .min(0, 'must not be negative')
+      .max(BUDGET_LIMITS.costPerCall, `must be at most ${BUDGET_LIMITS.costPerCall.toLocaleString('en')} cost units per call`)
+      .describe('Estimated cost units (pence, cents) of one model call; the subtask may spend modelCalls × this.'),
+  })
+  .describe('The allowance fixed into one assignment, charged for every call, copy and retry of it.');
 export type SubtaskBudget = z.infer<typeof SubtaskBudget>;
 
 /** The run-wide allowance shared by every subtask and every round. */
-export const RunBudget = z.object({
-  modelCalls,
-  costLimit: z
-    .int()
-    .min(1, 'must be a positive whole number of cost units')
-    .max(BUDGET_LIMITS.costLimit, `must be at most ${BUDGET_LIMITS.costLimit.toLocaleString('en')} cost units`)
-    .describe('Cost units the whole run may spend, every subtask and round together.'),
-}).describe('The run-wide allowance shared by every subtask and every round.');
+export const RunBudget = z
+  .object({
+    modelCalls,
+    costLimit: z
+      .int()
+      .min(1, 'must be a positive whole number of cost units')
+      .max(BUDGET_LIMITS.costLimit, `must be at most ${BUDGET_LIMITS.costLimit.toLocaleString('en')} cost units`)
+      .describe('Cost units the whole run may spend, every subtask and round together.'),
+  })
+  .describe('The run-wide allowance shared by every subtask and every round.');
 export type RunBudget = z.infer<typeof RunBudget>;
 
 /** Worker-kind-specific input (the inquiry). Validated against the kind's own schema. */
-export const WorkerInput = z
-  .record(z.string(), z.unknown())
-  .describe("The worker kind's own input (the inquiry), validated against that kind's input schema.");
+export const WorkerInput = z.record(z.string(), z.unknown()).describe("The worker kind's own input (the inquiry), validated against that kind's input schema.");
 
 /** Bounds of a hedge's `copies`. */
 export const HEDGE_COPIES = { min: 2, max: 8 } as const;
@@ -94,33 +96,32 @@ export type HedgeMode = z.infer<typeof HedgeMode>;
  * race it. Every copy and piece spends from the subtask's one allowance; the first complete
  * cover wins.
  */
-export const Hedge = z.object({
-  /** Seconds after dispatch; must be less than the subtask's `deadlineSeconds`. */
-  afterSeconds: z
-    .int()
-    .min(1, 'must be at least 1 second')
-    .describe('Seconds after dispatch when copies start if the subtask has not ended; less than deadlineSeconds.'),
-  mode: HedgeMode,
-  /**
-   * `replicate`: copies in flight including the original (2 means one replica).
-   * `subdivide`: the number of pieces the scope is cut into.
-   */
-  copies: z
-    .int()
-    .min(HEDGE_COPIES.min, `must be at least ${HEDGE_COPIES.min}`)
-    .max(HEDGE_COPIES.max, `must be at most ${HEDGE_COPIES.max}`)
-    .default(HEDGE_COPIES.min)
-    .describe('replicate: copies in flight including the original; subdivide: the number of pieces. 2-8, default 2.'),
-}).describe('Start copies that race the subtask when it is slow; every copy spends from its one allowance (docs/hedging.md).');
+export const Hedge = z
+  .object({
+    /** Seconds after dispatch; must be less than the subtask's `deadlineSeconds`. */
+    afterSeconds: z
+      .int()
+      .min(1, 'must be at least 1 second')
+      .describe('Seconds after dispatch when copies start if the subtask has not ended; less than deadlineSeconds.'),
+    mode: HedgeMode,
+    /**
+     * `replicate`: copies in flight including the original (2 means one replica).
+     * `subdivide`: the number of pieces the scope is cut into.
+     */
+    copies: z
+      .int()
+      .min(HEDGE_COPIES.min, `must be at least ${HEDGE_COPIES.min}`)
+      .max(HEDGE_COPIES.max, `must be at most ${HEDGE_COPIES.max}`)
+      .default(HEDGE_COPIES.min)
+      .describe('replicate: copies in flight including the original; subdivide: the number of pieces. 2-8, default 2.'),
+  })
+  .describe('Start copies that race the subtask when it is slow; every copy spends from its one allowance (docs/hedging.md).');
 export type Hedge = z.infer<typeof Hedge>;
 
 const delegationFields = {
   worker: WorkerKind,
   questionIds: z.array(QuestionId).default([]).describe('The questions this subtask answers; one left unanswered is a missing question.'),
-  required: z
-    .boolean()
-    .default(false)
-    .describe('The answer needs this subtask: under policy.onRequiredGap "fail", its gaps left unsettled fail the run.'),
+  required: z.boolean().default(false).describe('The answer needs this subtask: under policy.onRequiredGap "fail", its gaps left unsettled fail the run.'),
   /** Why the run cannot answer without this subtask. Mandatory when `required` is true. */
   justification: PlainText.trim().min(1).max(500).optional().describe('Why the run cannot answer without this subtask; mandatory when required is true.'),
   /** Seconds from dispatch to the subtask's absolute deadline. The horizon is checked by the planner. */
@@ -189,7 +190,11 @@ export const SplitSpec = z
   .superRefine((split, ctx) => {
     const given = (['parts', 'by', 'boundaries', 'chunkSize', 'groups'] as const).filter((k) => split[k] !== undefined);
     if (given.length !== 1) {
-      ctx.addIssue({ code: 'custom', path: [], message: `give exactly one of parts, by, boundaries, chunkSize or groups (got ${given.length === 0 ? 'none' : given.join(', ')})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: `give exactly one of parts, by, boundaries, chunkSize or groups (got ${given.length === 0 ? 'none' : given.join(', ')})`,
+      });
     }
   })
   .describe('A split that code turns into a tiling of the universe: exactly one of parts, by, boundaries, chunkSize or groups.');
@@ -210,12 +215,7 @@ export const RetryPolicy = z
       .max(3)
       .default(1)
       .describe('Retries of a line of work whose latest attempt was invalid (output failed its schema, the worker threw), 0-3. Default 1.'),
-    empty: z
-      .int()
-      .min(0)
-      .max(3)
-      .default(0)
-      .describe('Retries of a line of work whose latest attempt found no records (or reached no source), 0-3. Default 0.'),
+    empty: z.int().min(0).max(3).default(0).describe('Retries of a line of work whose latest attempt found no records (or reached no source), 0-3. Default 0.'),
   })
   .describe('Retries per way a subtask can end without data, each in a later round (up to maxRounds).');
 

@@ -60,14 +60,16 @@ export type RunProgress = z.infer<typeof RunProgress>;
  * `PAGED_RUN_SUBTASKS` subtasks, or a caller that asked with `?subtasks=page|none`. The rest are
  * read from `GET /runs/{runId}/subtasks`, starting at `next`.
  */
-export const SubtasksPage = z.object({
-  /** Subtasks in this resource's `subtasks`: the first of the run's subtasks in id order. */
-  returned: z.int().min(0).describe("Subtasks in this resource's subtasks: the first of the run's subtasks in id order."),
-  /** The run's committed subtasks, as `progress.dispatched` counts them. */
-  total: z.int().min(0).describe("The run's committed subtasks, as progress.dispatched counts them."),
-  /** The path of the page that follows (`/runs/{runId}/subtasks?cursor=…`); absent when `subtasks` holds them all. */
-  next: z.string().optional().describe('The path of the page that follows (/runs/{runId}/subtasks?cursor=…).'),
-}).describe('Present when subtasks is only a page of them (or none).');
+export const SubtasksPage = z
+  .object({
+    /** Subtasks in this resource's `subtasks`: the first of the run's subtasks in id order. */
+    returned: z.int().min(0).describe("Subtasks in this resource's subtasks: the first of the run's subtasks in id order."),
+    /** The run's committed subtasks, as `progress.dispatched` counts them. */
+    total: z.int().min(0).describe("The run's committed subtasks, as progress.dispatched counts them."),
+    /** The path of the page that follows (`/runs/{runId}/subtasks?cursor=…`); absent when `subtasks` holds them all. */
+    next: z.string().optional().describe('The path of the page that follows (/runs/{runId}/subtasks?cursor=…).'),
+  })
+  .describe('Present when subtasks is only a page of them (or none).');
 export type SubtasksPage = z.infer<typeof SubtasksPage>;
 
 /** `GET /runs/{runId}` and `tessera run FILE --json`. */
@@ -156,11 +158,7 @@ export const ErrorBody = z
           )
           .optional()
           .describe(`The problems with the request, each naming its field: the first ${MAX_LISTED_ISSUES} found.`),
-        issuesOmitted: z
-          .int()
-          .min(1)
-          .optional()
-          .describe('How many more problems were found than `issues` lists; absent when it lists them all.'),
+        issuesOmitted: z.int().min(1).optional().describe('How many more problems were found than `issues` lists; absent when it lists them all.'),
         requestId: z.string().optional().describe('The request id, for the logs.'),
       })
       .describe('The error.'),

@@ -78,7 +78,8 @@ export type NormalizedPath = { readonly ok: true; readonly path: string } | { re
 export const normalizeFilePath = (path: string): NormalizedPath => {
   if (path.startsWith('/')) return { ok: false, problem: 'must be a relative path: an absolute path (one starting with /) is refused' };
   const segments = path.split('/');
-  if (segments.includes('..')) return { ok: false, problem: 'must not contain a .. segment: a path names a file inside the tree the worker reads, in one way only' };
+  if (segments.includes('..'))
+    return { ok: false, problem: 'must not contain a .. segment: a path names a file inside the tree the worker reads, in one way only' };
   const kept = segments.filter((segment) => segment !== '' && segment !== '.');
   if (kept.length === 0) return { ok: false, problem: 'must name a file: it is empty once its . segments and extra slashes are removed' };
   return { ok: true, path: kept.join('/') };

@@ -16,7 +16,9 @@ const NO_CONTROL = /^[^\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]*$/;
  * @example
  * PlainText.max(2000).safeParse('Tax \u001b[31myear').success // false
  */
-export const PlainText = z.string().regex(NO_CONTROL, 'must not contain control characters such as terminal escape sequences, line breaks or bidirectional overrides');
+export const PlainText = z
+  .string()
+  .regex(NO_CONTROL, 'must not contain control characters such as terminal escape sequences, line breaks or bidirectional overrides');
 
 /**
  * Text with every control character written as a visible `\u001b`-style escape, for printing
@@ -25,5 +27,4 @@ export const PlainText = z.string().regex(NO_CONTROL, 'must not contain control 
  * @example
  * escapeControlCharacters('red \u001b[31m') // 'red \\u001b[31m'
  */
-export const escapeControlCharacters = (text: string): string =>
-  text.replace(CONTROL_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+export const escapeControlCharacters = (text: string): string => text.replace(CONTROL_CHARACTERS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);

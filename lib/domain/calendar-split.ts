@@ -9,7 +9,7 @@ export type CalendarUnit = 'day' | 'week' | 'month' | 'quarter' | 'year';
 const nextUnitDay = (day: number, unit: CalendarUnit): number => {
   if (unit === 'day') return day + 1;
   // 1970-01-01 was a Thursday; ISO weeks start on Monday.
-  if (unit === 'week') return day - ((day + 3) % 7 + 7) % 7 + 7;
+  if (unit === 'week') return day - ((((day + 3) % 7) + 7) % 7) + 7;
   const { year, month } = civilFromDays(day);
   if (unit === 'year') return daysFromCivil(year + 1, 1, 1);
   const step = unit === 'quarter' ? 3 : 1;
@@ -65,7 +65,13 @@ export const boundaryProblems = (set: TimeSet, boundaries: readonly string[]): S
     const field = `boundaries.${index}`;
     const point = readTimePoint(value);
     if (!point || point.form !== set.format.form) {
-      errors.push(new SplitError('dimension_mismatch', field, `must be ${set.format.form === 'date' ? 'an ISO date' : 'an ISO instant'} like the universe (got ${value})`));
+      errors.push(
+        new SplitError(
+          'dimension_mismatch',
+          field,
+          `must be ${set.format.form === 'date' ? 'an ISO date' : 'an ISO instant'} like the universe (got ${value})`,
+        ),
+      );
       return;
     }
     if (point.ms <= start || point.ms >= end) {
@@ -89,5 +95,10 @@ export const splitAtBoundaries = (set: TimeSet, boundaries: readonly string[]): 
   const [first] = boundaryProblems(set, boundaries);
   if (first) throw first;
   const [start, end] = singleInterval(set, 'boundaries');
-  return piecesBetween(set, start, boundaries.map((value) => readTimePoint(value)?.ms as number), end);
+  return piecesBetween(
+    set,
+    start,
+    boundaries.map((value) => readTimePoint(value)?.ms as number),
+    end,
+  );
 };

@@ -22,11 +22,7 @@ export interface CapacityDemand {
  * // [{ code: 'capacity_short', worker: 'ticket-triage', path: 'split.deadlineSeconds',
  * //    message: '200 ticket-triage subtasks, 25 at a time of about 2 s each, take 8 waves (16 s): 75 cannot finish by their 10 s deadline' }]
  */
-export const capacityWarnings = (
-  demands: readonly CapacityDemand[],
-  catalog: WorkerCatalog,
-  capacity: Readonly<Record<string, number>>,
-): PlanWarning[] => {
+export const capacityWarnings = (demands: readonly CapacityDemand[], catalog: WorkerCatalog, capacity: Readonly<Record<string, number>>): PlanWarning[] => {
   const byKind = new Map<string, CapacityDemand[]>();
   for (const demand of demands) byKind.set(demand.worker, [...(byKind.get(demand.worker) ?? []), demand]);
   return [...byKind].flatMap(([worker, list]): PlanWarning[] => {

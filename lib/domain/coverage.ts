@@ -181,7 +181,14 @@ export const unreadGapsOf = (manifest: Manifest, reconciliation: Reconciliation,
   return unread.flatMap((chain) => {
     const reason = UnreadReason.parse(reportedState(chain));
     const bound = left.retries.has(chain.latest.id) ? BOUND : {};
-    return insideUniverse(chain.origin.assigned).map((scope): CoverageGap => ({ ...scope, kind: 'unread', subtaskId: chain.latest.id, reason, status: 'unchecked', ...bound }));
+    return insideUniverse(chain.origin.assigned).map((scope): CoverageGap => ({
+      ...scope,
+      kind: 'unread',
+      subtaskId: chain.latest.id,
+      reason,
+      status: 'unchecked',
+      ...bound,
+    }));
   });
 };
 
@@ -196,7 +203,10 @@ const observationProblemsOf = (problems: readonly Problem[]): StatementFacts['ob
     .map((p) => ({ subtaskId: p.subtaskIds?.[0] ?? 'unknown', code: p.code, ...(hasRegion(p) ? { region: regionOf(p) } : {}) }));
 
 const wonByPiecesOf = (reconciliation: Reconciliation): NonNullable<StatementFacts['wonByPieces']> =>
-  [...reconciliation.pieces].map(([subtaskId, pieces]) => ({ subtaskId, pieces: pieces.map((p) => ({ subtaskId: p.subtask.id, assigned: p.subtask.assigned })) }));
+  [...reconciliation.pieces].map(([subtaskId, pieces]) => ({
+    subtaskId,
+    pieces: pieces.map((p) => ({ subtaskId: p.subtask.id, assigned: p.subtask.assigned })),
+  }));
 
 /** A gap as the statement is told it: how a failed re-check ended, whose re-check an unconfirmed one was. */
 const gapFacts = (g: ResolvedGap): StatementFacts['gaps'][number] => {
@@ -248,11 +258,7 @@ export const buildCoverage = (
     universe: manifest.universe,
     partitions: chains.partitions.length,
     overlaps,
-    gaps: [
-      ...assignmentGaps,
-      ...resolved.map(gapFacts),
-      ...unreadGaps,
-    ],
+    gaps: [...assignmentGaps, ...resolved.map(gapFacts), ...unreadGaps],
     uncovered: uncoveredOf(chains.partitions),
     missingQuestions,
     observationProblems: observationProblemsOf(problems),

@@ -79,5 +79,4 @@ export const regionOf = (value: RegionFields): Scope => {
  * @example
  * hasRegion({ code: 'missing_outcome', message: '…' }) // false
  */
-export const hasRegion = (value: RegionFields): boolean =>
-  value.from !== undefined || value.ids !== undefined || value.files !== undefined;
+export const hasRegion = (value: RegionFields): boolean => value.from !== undefined || value.ids !== undefined || value.files !== undefined;

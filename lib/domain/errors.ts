@@ -19,7 +19,12 @@ export class DomainError extends Error {
  */
 export class ScopeError extends DomainError {
   override readonly name = 'ScopeError';
-  constructor(readonly field: string, readonly value: unknown, readonly reason: string, options?: ErrorOptions) {
+  constructor(
+    readonly field: string,
+    readonly value: unknown,
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
     super(`${field} ${reason} (got ${JSON.stringify(value)})`, options);
   }
 }
@@ -33,7 +38,11 @@ export class ScopeError extends DomainError {
  */
 export class DimensionMismatchError extends DomainError {
   override readonly name = 'DimensionMismatchError';
-  constructor(readonly expected: Dimension | string, readonly actual: Dimension | string, options?: ErrorOptions) {
+  constructor(
+    readonly expected: Dimension | string,
+    readonly actual: Dimension | string,
+    options?: ErrorOptions,
+  ) {
     super(`expected a ${expected} scope, got ${actual}`, options);
   }
 }
@@ -50,7 +59,12 @@ export type SplitErrorCode = 'plan_too_large' | 'invalid_request' | 'scope_outsi
  */
 export class SplitError extends DomainError {
   override readonly name = 'SplitError';
-  constructor(readonly code: SplitErrorCode, readonly field: string, readonly reason: string, options?: ErrorOptions) {
+  constructor(
+    readonly code: SplitErrorCode,
+    readonly field: string,
+    readonly reason: string,
+    options?: ErrorOptions,
+  ) {
     super(`${field}: ${reason}`, options);
   }
 }
@@ -66,7 +80,11 @@ export class SplitError extends DomainError {
  */
 export class RequiredGapError extends DomainError {
   override readonly name = 'RequiredGapError';
-  constructor(readonly coverage: Coverage, readonly unmet: readonly string[], options?: ErrorOptions) {
+  constructor(
+    readonly coverage: Coverage,
+    readonly unmet: readonly string[],
+    options?: ErrorOptions,
+  ) {
     super(`required coverage is missing: ${unmet.join(', ')}`, options);
   }
 }

@@ -79,7 +79,10 @@ export const hedgePieces = (scope: Scope, copies: number): Scope[] => {
     if (error instanceof SplitError) throw new SplitError(error.code, 'copies', error.reason, { cause: error });
     throw error;
   }
-  const problems = checkTiling(universeOfScope(scope), pieces.map((piece, i) => ({ id: hedgeId('piece', i + 1), scope: piece })));
+  const problems = checkTiling(
+    universeOfScope(scope),
+    pieces.map((piece, i) => ({ id: hedgeId('piece', i + 1), scope: piece })),
+  );
   if (pieces.length !== copies || problems.length > 0) {
     const why = problems.map((p) => p.message).join('; ') || `${pieces.length} pieces instead of ${copies}`;
     throw new SplitError('invalid_request', 'copies', `the pieces do not tile the scope: ${why}`);

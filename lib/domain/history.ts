@@ -150,7 +150,13 @@ export interface RoundSize {
  * roundEvents({ subtasks: 1200, hedged: 0 }, 'batched', DEFAULT_ROUND_PATHS) // 3 batches × 8 = 24
  * roundEvents({ subtasks: 10, hedged: 4 }, 'inline') // 6 × 24 + 4 × 42 = 312
  */
-export const roundEvents = (size: RoundSize, mode: RoundMode, paths?: RoundPaths, history: RunHistory = RUN_HISTORY, batch: BatchHistory = BATCH_HISTORY): number =>
+export const roundEvents = (
+  size: RoundSize,
+  mode: RoundMode,
+  paths?: RoundPaths,
+  history: RunHistory = RUN_HISTORY,
+  batch: BatchHistory = BATCH_HISTORY,
+): number =>
   mode === 'inline' || !paths
     ? (size.subtasks - size.hedged) * history.worstSubtask + size.hedged * history.worstHedgedSubtask
     : batchCount(size.subtasks, paths.batchSubtasks) * batch.perBatch;

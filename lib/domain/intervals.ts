@@ -71,8 +71,7 @@ export const subtractSets = (a: IntervalSet, b: IntervalSet): IntervalSet => com
 export const setsOverlap = (a: IntervalSet, b: IntervalSet): boolean => intersectSets(a, b).length > 0;
 
 /** True when both sets hold exactly the same points. @example setsEqual([1, 3], intervalSet([[2, 3], [1, 2]])) // true */
-export const setsEqual = (a: IntervalSet, b: IntervalSet): boolean =>
-  a.length === b.length && a.every((value, index) => value === b[index]);
+export const setsEqual = (a: IntervalSet, b: IntervalSet): boolean => a.length === b.length && a.every((value, index) => value === b[index]);
 
 /**
  * True when `[start, end)` lies inside one interval of `set` (binary search, no allocation).

@@ -80,10 +80,12 @@ export const fileScope = (path: string, lines: IntervalSet): FileScope => {
   return { path, lines: pairsOf(lines).map(([s, e]) => [s, e === Number.POSITIVE_INFINITY ? END_OF_FILE : e - 1] as [number, number]) };
 };
 
-const perFile = (op: (a: IntervalSet, b: IntervalSet) => IntervalSet) => (a: PathSet, b: PathSet): PathSet => {
-  const paths = new Set([...a.keys(), ...b.keys()]);
-  return tidy([...paths].map((path) => [path, op(a.get(path) ?? [], b.get(path) ?? [])] as const));
-};
+const perFile =
+  (op: (a: IntervalSet, b: IntervalSet) => IntervalSet) =>
+  (a: PathSet, b: PathSet): PathSet => {
+    const paths = new Set([...a.keys(), ...b.keys()]);
+    return tidy([...paths].map((path) => [path, op(a.get(path) ?? [], b.get(path) ?? [])] as const));
+  };
 
 const describeLines = (lines: IntervalSet, style: DescribeStyle): string =>
   pairsOf(lines)

@@ -1,10 +1,34 @@
-import { MAX_RUN_SUBTASKS, RunRequest, type DispatchedSubtask, type PlanWarning, type Problem, type ProblemCode, type RunBudget, type Scope, type SplitSpec, type SubtaskBudget, type SubtaskSpec, type Universe } from '../contract';
+import {
+  MAX_RUN_SUBTASKS,
+  RunRequest,
+  type DispatchedSubtask,
+  type PlanWarning,
+  type Problem,
+  type ProblemCode,
+  type RunBudget,
+  type Scope,
+  type SplitSpec,
+  type SubtaskBudget,
+  type SubtaskSpec,
+  type Universe,
+} from '../contract';
 import { allowanceOf } from './allowance';
 import { boundaryProblems, splitByCalendar, splitAtBoundaries } from './calendar-split';
 import { capacityWarnings } from './capacity';
 import type { WorkerCatalog } from './catalog';
 import { ScopeError, SplitError } from './errors';
-import { BATCH_HISTORY, RUN_HISTORY, firstRoundCapacity, firstRoundFits, roundEvents, roundModes, worstCaseEvents, type BatchHistory, type RoundPaths, type RunHistory } from './history';
+import {
+  BATCH_HISTORY,
+  RUN_HISTORY,
+  firstRoundCapacity,
+  firstRoundFits,
+  roundEvents,
+  roundModes,
+  worstCaseEvents,
+  type BatchHistory,
+  type RoundPaths,
+  type RunHistory,
+} from './history';
 import { chunkBySize, chunkEvenly, indexIds } from './ids';
 import { hedgeProblem } from './hedge';
 import { RESERVED_ID_SUFFIX } from './lineage';
@@ -52,8 +76,7 @@ export type RequestProblemCode = ProblemCode | 'invalid_request';
 export type RequestProblem = Omit<Problem, 'code' | 'path'> & { readonly code: RequestProblemCode; readonly path: string };
 
 export type PlanResult =
-  | { readonly ok: true; readonly subtasks: DispatchedSubtask[]; readonly warnings: PlanWarning[] }
-  | { readonly ok: false; readonly problems: RequestProblem[] };
+  { readonly ok: true; readonly subtasks: DispatchedSubtask[]; readonly warnings: PlanWarning[] } | { readonly ok: false; readonly problems: RequestProblem[] };
 
 /** The delegation fields a subtask or a split carries. */
 type Delegation = Pick<SubtaskSpec, 'worker' | 'questionIds' | 'required' | 'justification' | 'deadlineSeconds' | 'budget' | 'input' | 'model' | 'hedge'>;
@@ -88,7 +111,11 @@ export const generatedId = (index: number, prefix?: string): string => {
 const budgetProblems = (budget: SubtaskBudget, path: string, run: RunBudget): RequestProblem[] => {
   const problems: RequestProblem[] = [];
   if (budget.modelCalls > run.modelCalls) {
-    problems.push({ code: 'budget_exceeds_run', path: `${path}.budget.modelCalls`, message: `must not exceed the run's budget.modelCalls (${run.modelCalls}; got ${budget.modelCalls})` });
+    problems.push({
+      code: 'budget_exceeds_run',
+      path: `${path}.budget.modelCalls`,
+      message: `must not exceed the run's budget.modelCalls (${run.modelCalls}; got ${budget.modelCalls})`,
+    });
   }
   const { cost } = allowanceOf(budget);
   if (cost > run.costLimit) {
@@ -117,7 +144,11 @@ const delegationProblems = (delegation: Delegation, path: string, request: RunRe
     problems.push({ code: 'unknown_worker', path: `${path}.worker`, message: `unknown worker kind ${delegation.worker} (known: ${known || 'none'})` });
   } else {
     if (info.dimension !== universe.dimension) {
-      problems.push({ code: 'dimension_mismatch', path: `${path}.worker`, message: `worker kind ${info.kind} works on ${info.dimension} scopes but the universe is ${universe.dimension}` });
+      problems.push({
+        code: 'dimension_mismatch',
+        path: `${path}.worker`,
+        message: `worker kind ${info.kind} works on ${info.dimension} scopes but the universe is ${universe.dimension}`,
+      });
     }
     for (const issue of info.validateInput(delegation.input)) {
       problems.push({ code: 'invalid_input', path: issue.path ? `${path}.input.${issue.path}` : `${path}.input`, message: issue.message });
@@ -184,7 +215,10 @@ const draftsOfSplit = (universe: Universe, split: SplitSpec): { drafts: Draft[];
     throw error;
   }
   if (scopes.length > MAX_SUBTASKS) {
-    return { drafts: [], problems: [{ code: 'plan_too_large', path: 'split', message: `the split makes ${scopes.length} subtasks; at most ${MAX_SUBTASKS} are allowed` }] };
+    return {
+      drafts: [],
+      problems: [{ code: 'plan_too_large', path: 'split', message: `the split makes ${scopes.length} subtasks; at most ${MAX_SUBTASKS} are allowed` }],
+    };
   }
   const drafts = scopes.map((scope, i) => ({
     id: generatedId(i, split.idPrefix),
@@ -205,7 +239,14 @@ const idProblems = (subtasks: readonly SubtaskSpec[]): RequestProblem[] => {
       return [{ code: 'duplicate_subtask_id', path, subtaskIds: [subtask.id], message: `subtask id ${subtask.id} is already used by subtasks.${first}` }];
     }
     if (RESERVED_ID_SUFFIX.test(subtask.id)) {
-      return [{ code: 'invalid_request', path, subtaskIds: [subtask.id], message: `subtask id ${subtask.id} must not end in .r<n>, .g<n> or .h<n>: those name retries, re-checks and hedge copies` }];
+      return [
+        {
+          code: 'invalid_request',
+          path,
+          subtaskIds: [subtask.id],
+          message: `subtask id ${subtask.id} must not end in .r<n>, .g<n> or .h<n>: those name retries, re-checks and hedge copies`,
+        },
+      ];
     }
     return [];
   });
@@ -274,13 +315,16 @@ const questionProblems = (request: RunRequest, drafts: readonly Draft[]): Reques
   const duplicates = declared.flatMap((question, i): RequestProblem[] => {
     const first = firstAt.get(question.id);
     if (first === undefined) firstAt.set(question.id, i);
-    return first === undefined ? [] : [{ code: 'duplicate_question', path: `questions.${i}.id`, message: `question ${question.id} is already declared at questions.${first}.id` }];
+    return first === undefined
+      ? []
+      : [{ code: 'duplicate_question', path: `questions.${i}.id`, message: `question ${question.id} is already declared at questions.${first}.id` }];
   });
   const named = questionLists(request).flatMap(({ path, ids }) => {
     const seen = new Map<string, number>();
     return ids.flatMap((id, j): RequestProblem[] => {
       const before = seen.get(id);
-      if (before !== undefined) return [{ code: 'duplicate_question', path: `${path}.${j}`, message: `names question ${id} twice (also at ${path}.${before})` }];
+      if (before !== undefined)
+        return [{ code: 'duplicate_question', path: `${path}.${j}`, message: `names question ${id} twice (also at ${path}.${before})` }];
       seen.set(id, j);
       if (request.questions === undefined || firstAt.has(id)) return [];
       const known = declared.length === 0 ? 'none' : listSome([...firstAt.keys()], 10);
@@ -311,7 +355,14 @@ const hedgeProblems = (drafts: readonly Draft[]): RequestProblem[] =>
     const problem = hedgeProblem(draft.id, draft.scope, hedge);
     if (problem === undefined) return [];
     const delegationPath = draft.scopePath.replace(/\.scope$|\.groups\.\d+$/, '');
-    return [{ code: 'invalid_request', path: problem.field ? `${delegationPath}.hedge.${problem.field}` : `${delegationPath}.hedge`, subtaskIds: [draft.id], message: problem.message }];
+    return [
+      {
+        code: 'invalid_request',
+        path: problem.field ? `${delegationPath}.hedge.${problem.field}` : `${delegationPath}.hedge`,
+        subtaskIds: [draft.id],
+        message: problem.message,
+      },
+    ];
   });
 
 const dispatched = (draft: Draft): DispatchedSubtask => {

@@ -6,9 +6,7 @@ import type { Reconciliation } from './reconcile';
 import { policyOf } from './follow-up';
 
 /** How a run ends, by its coverage policy. A failed run still reports its coverage. */
-export type StatusDecision =
-  | { readonly status: 'succeeded'; readonly degraded: boolean }
-  | { readonly status: 'failed'; readonly error: RequiredGapError };
+export type StatusDecision = { readonly status: 'succeeded'; readonly degraded: boolean } | { readonly status: 'failed'; readonly error: RequiredGapError };
 
 /**
  * Required lines of work that are not covered: a required subtask whose latest attempt is not

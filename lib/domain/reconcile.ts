@@ -66,7 +66,10 @@ class Comparison {
   findGaps = true;
   private gapNumber = 0;
 
-  constructor(private readonly problems: Problem[], private readonly gaps: ObservedGap[]) {}
+  constructor(
+    private readonly problems: Problem[],
+    private readonly gaps: ObservedGap[],
+  ) {}
 
   reset(subtask: DispatchedSubtask, outcomeIndex: number, piece = -1): this {
     this.id = subtask.id;
@@ -116,20 +119,36 @@ const compareTime = (cmp: Comparison, subtask: DispatchedSubtask, observed: Obse
   const reach = max + recordUnit(format);
   if (min < start) {
     const outside = timeRegion(format, min, Math.min(start, reach));
-    cmp.problem('observed_outside_assignment', `${subtask.id}'s data reaches ${describeScope('time', outside, 'exact')}, before its assignment ${assigned.from}..${assigned.toExclusive}`, outside);
+    cmp.problem(
+      'observed_outside_assignment',
+      `${subtask.id}'s data reaches ${describeScope('time', outside, 'exact')}, before its assignment ${assigned.from}..${assigned.toExclusive}`,
+      outside,
+    );
   }
   if (max >= end) {
     const outside = timeRegion(format, Math.max(end, min), reach);
-    cmp.problem('observed_outside_assignment', `${subtask.id}'s data reaches ${describeScope('time', outside, 'exact')}, after its assignment ${assigned.from}..${assigned.toExclusive}`, outside);
+    cmp.problem(
+      'observed_outside_assignment',
+      `${subtask.id}'s data reaches ${describeScope('time', outside, 'exact')}, after its assignment ${assigned.from}..${assigned.toExclusive}`,
+      outside,
+    );
   }
   if (!cmp.findGaps) return;
   if (min > start) {
     const gap = timeRegion(format, start, Math.min(min, end));
-    cmp.gap('observed_starts_late', `${subtask.id}'s data starts ${observed.minDate}, after its assignment starts: gap ${describeScope('time', gap, 'exact')}`, gap);
+    cmp.gap(
+      'observed_starts_late',
+      `${subtask.id}'s data starts ${observed.minDate}, after its assignment starts: gap ${describeScope('time', gap, 'exact')}`,
+      gap,
+    );
   }
   if (reach < end) {
     const gap = timeRegion(format, Math.max(reach, start), end);
-    cmp.gap('observed_ends_early', `${subtask.id}'s data ends ${observed.maxDate}, before its assignment ends (${assigned.toExclusive} exclusive): gap ${describeScope('time', gap, 'exact')}`, gap);
+    cmp.gap(
+      'observed_ends_early',
+      `${subtask.id}'s data ends ${observed.maxDate}, before its assignment ends (${assigned.toExclusive} exclusive): gap ${describeScope('time', gap, 'exact')}`,
+      gap,
+    );
   }
 };
 
@@ -160,7 +179,8 @@ const idsComparer = () => {
     }
     const missing: string[] = [];
     for (const [id, k] of local) if (stamp[k] !== generation) missing.push(id);
-    if (repeated.length > 0) cmp.problem('inconsistent_observation', `${subtask.id} observed ids more than once: ${describeScope('ids', { ids: [...idSet(repeated)] }, 'exact')}`);
+    if (repeated.length > 0)
+      cmp.problem('inconsistent_observation', `${subtask.id} observed ids more than once: ${describeScope('ids', { ids: [...idSet(repeated)] }, 'exact')}`);
     if (unexpected.length > 0) {
       const region = { ids: [...idSet(unexpected)] };
       cmp.problem('ids_unexpected', `${subtask.id} observed ids it was not assigned: ${describeScope('ids', region, 'exact')}`, region);
@@ -200,14 +220,22 @@ const followUpDimension = (state: ReconcileState, subtask: DispatchedSubtask, in
     return true;
   } catch (error) {
     if (!(error instanceof DimensionMismatchError || error instanceof ScopeError)) throw error;
-    state.problems.push({ code: 'dimension_mismatch', message: `subtask ${subtask.id}: ${error.message}`, path: `subtasks.${index}.assigned`, subtaskIds: [subtask.id] });
+    state.problems.push({
+      code: 'dimension_mismatch',
+      message: `subtask ${subtask.id}: ${error.message}`,
+      path: `subtasks.${index}.assigned`,
+      subtaskIds: [subtask.id],
+    });
     return false;
   }
 };
 
 const compareOutcome = (state: ReconcileState, cmp: Comparison, subtask: DispatchedSubtask, outcome: Outcome): void => {
   const observed = outcome.observed;
-  const issues = observed === null ? ['an ok outcome must carry its observed coverage'] : observationIssues(state.manifest.universe.dimension, observed, { checkDuplicateIds: false });
+  const issues =
+    observed === null
+      ? ['an ok outcome must carry its observed coverage']
+      : observationIssues(state.manifest.universe.dimension, observed, { checkDuplicateIds: false });
   if (observed === null || issues.length > 0) return cmp.problem('inconsistent_observation', `${subtask.id}: ${issues.join('; ')}`);
   if ('minDate' in observed && state.format) compareTime(cmp, subtask, observed, state.format);
   else if ('ids' in observed) state.compareIds(cmp, subtask, observed);
@@ -228,17 +256,28 @@ const comparePieces = (state: ReconcileState, cmp: Comparison, subtask: Dispatch
   pieceOutcomes.forEach((outcome) => {
     const piece = byId.get(outcome.subtaskId);
     if (piece === undefined) {
-      state.problems.push({ code: 'unexpected_outcome', message: `outcome for ${outcome.subtaskId}, which is no piece of ${subtask.id}`, path: `pieces.${outcome.subtaskId}`, subtaskIds: [outcome.subtaskId] });
+      state.problems.push({
+        code: 'unexpected_outcome',
+        message: `outcome for ${outcome.subtaskId}, which is no piece of ${subtask.id}`,
+        path: `pieces.${outcome.subtaskId}`,
+        subtaskIds: [outcome.subtaskId],
+      });
       return;
     }
     tiles.push({ id: piece.id, scope: piece.assigned, path: `pieces.${piece.id}.assigned` });
   });
-  for (const problem of checkTiling(universeOfScope(subtask.assigned), tiles)) state.problems.push({ ...problem, subtaskIds: [subtask.id, ...(problem.subtaskIds ?? [])] });
+  for (const problem of checkTiling(universeOfScope(subtask.assigned), tiles))
+    state.problems.push({ ...problem, subtaskIds: [subtask.id, ...(problem.subtaskIds ?? [])] });
   pieceOutcomes.forEach((outcome, k) => {
     const piece = byId.get(outcome.subtaskId);
     if (piece === undefined) return;
     if (outcome.state !== 'ok') {
-      state.problems.push({ code: 'inconsistent_observation', message: `${subtask.id} was won by its pieces, but ${piece.id} ended ${outcome.state}`, path: `pieces.${piece.id}`, subtaskIds: [piece.id] });
+      state.problems.push({
+        code: 'inconsistent_observation',
+        message: `${subtask.id} was won by its pieces, but ${piece.id} ended ${outcome.state}`,
+        path: `pieces.${piece.id}`,
+        subtaskIds: [piece.id],
+      });
       return;
     }
     compareOutcome(state, cmp.reset(piece, outcomeIndex, k), piece, outcome);
@@ -256,7 +295,13 @@ const indexSubtasks = (manifest: Manifest, problems: Problem[]): Map<string, num
   manifest.subtasks.forEach((subtask, i) => {
     const first = byId.get(subtask.id);
     if (first === undefined) byId.set(subtask.id, i);
-    else problems.push({ code: 'duplicate_subtask_id', message: `subtask id ${subtask.id} is dispatched more than once (first at subtasks.${first})`, path: `subtasks.${i}.id`, subtaskIds: [subtask.id] });
+    else
+      problems.push({
+        code: 'duplicate_subtask_id',
+        message: `subtask id ${subtask.id} is dispatched more than once (first at subtasks.${first})`,
+        path: `subtasks.${i}.id`,
+        subtaskIds: [subtask.id],
+      });
   });
   return byId;
 };
@@ -269,7 +314,8 @@ const matchOutcomes = (byId: ReadonlyMap<string, number>, count: number, outcome
     const i = byId.get(id);
     const path = `outcomes.${k}`;
     if (i === undefined) problems.push({ code: 'unexpected_outcome', message: `outcome for ${id}, which was never dispatched`, path, subtaskIds: [id] });
-    else if (outcomeAt[i] !== -1) problems.push({ code: 'unexpected_outcome', message: `second outcome for ${id} ignored (outcomes.${outcomeAt[i]} was first)`, path, subtaskIds: [id] });
+    else if (outcomeAt[i] !== -1)
+      problems.push({ code: 'unexpected_outcome', message: `second outcome for ${id} ignored (outcomes.${outcomeAt[i]} was first)`, path, subtaskIds: [id] });
     else outcomeAt[i] = k;
   });
   return outcomeAt;

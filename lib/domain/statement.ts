@@ -32,7 +32,10 @@ export interface StatementFacts {
   /** How to name worker kinds and their records (`transaction feed`, `transactions`). */
   readonly sources?: Readonly<Record<string, SourceLabel>>;
   /** Subtasks won by their `subdivide` hedge's pieces, and each piece's assignment. */
-  readonly wonByPieces?: ReadonlyArray<{ readonly subtaskId: string; readonly pieces: ReadonlyArray<{ readonly subtaskId: string; readonly assigned: Scope }> }>;
+  readonly wonByPieces?: ReadonlyArray<{
+    readonly subtaskId: string;
+    readonly pieces: ReadonlyArray<{ readonly subtaskId: string; readonly assigned: Scope }>;
+  }>;
 }
 
 const STATE_PHRASES: Readonly<Record<string, string>> = {
@@ -91,15 +94,21 @@ const gapPhrase = (facts: StatementFacts, gap: StatementFacts['gaps'][number]): 
 /** Why a gap the policy would have followed up was not: only the history bound leaves one so. */
 const notFollowedUpPhrase = (gap: StatementFacts['gaps'][number]): string => {
   if (gap.notFollowedUp === undefined) return '';
-  return gap.kind === 'observed' && gap.status === 'unchecked' ? ' (no room left in the run\'s history)' : '; not retried: no room left in the run\'s history';
+  return gap.kind === 'observed' && gap.status === 'unchecked' ? " (no room left in the run's history)" : "; not retried: no room left in the run's history";
 };
 
 const gapsSentence = (facts: StatementFacts): string | undefined => {
-  const each = facts.gaps.map((gap) => ({ where: describeScope(facts.universe.dimension, regionOf(gap)), what: `${gapPhrase(facts, gap)}${notFollowedUpPhrase(gap)}` }));
+  const each = facts.gaps.map((gap) => ({
+    where: describeScope(facts.universe.dimension, regionOf(gap)),
+    what: `${gapPhrase(facts, gap)}${notFollowedUpPhrase(gap)}`,
+  }));
   const [only] = each;
   if (!only) return undefined;
   if (each.length === 1) return `One gap (${only.where}) ${only.what}.`;
-  return `${capitalise(numberWord(each.length))} gaps: ${some(each.map((g) => `(${g.where}) ${g.what}`), '; ')}.`;
+  return `${capitalise(numberWord(each.length))} gaps: ${some(
+    each.map((g) => `(${g.where}) ${g.what}`),
+    '; ',
+  )}.`;
 };
 
 const piecesSentence = (facts: StatementFacts): string | undefined => {
@@ -161,6 +170,14 @@ const unexpectedSentence = (facts: StatementFacts): string | undefined => {
  */
 export const renderStatement = (facts: StatementFacts): string => {
   const opening = `Coverage: ${universeProse(facts.universe)}, ${countOf(facts.partitions, 'partitions')}, ${overlapsText(facts)}${facts.gaps.length === 0 ? ', no gaps' : ''}.`;
-  const rest = [piecesSentence(facts), gapsSentence(facts), historyBoundSentence(facts), uncoveredSentence(facts), observationSentence(facts), questionsSentence(facts), unexpectedSentence(facts)];
+  const rest = [
+    piecesSentence(facts),
+    gapsSentence(facts),
+    historyBoundSentence(facts),
+    uncoveredSentence(facts),
+    observationSentence(facts),
+    questionsSentence(facts),
+    unexpectedSentence(facts),
+  ];
   return [opening, ...rest.filter((s): s is string => s !== undefined)].join(' ');
 };

@@ -85,7 +85,13 @@ interface RegionProblems {
   readonly endField: string;
 }
 
-const gapAndOverlapHandlers = (tiles: readonly Tile[], owner: (entry: number) => number, dimension: 'time' | 'paths', text: RegionProblems, emit: Emit): SweepHandlers => ({
+const gapAndOverlapHandlers = (
+  tiles: readonly Tile[],
+  owner: (entry: number) => number,
+  dimension: 'time' | 'paths',
+  text: RegionProblems,
+  emit: Emit,
+): SweepHandlers => ({
   gap: (from, to, before, after) => {
     const region = text.region(from, to);
     const neighbours = [before, after].filter((e) => e >= 0).map((e) => tiles[owner(e)] as Tile);
@@ -120,10 +126,12 @@ const outsideProblem = (tile: Tile, dimension: 'time' | 'ids' | 'paths', region:
   ...region,
 });
 
-const timeRegion = (format: TimeFormat) => (from: number, to: number): Scope => ({
-  from: formatTimePoint(from, format),
-  toExclusive: formatTimePoint(to, format),
-});
+const timeRegion =
+  (format: TimeFormat) =>
+  (from: number, to: number): Scope => ({
+    from: formatTimePoint(from, format),
+    toExclusive: formatTimePoint(to, format),
+  });
 
 /** True when both ends of `[from, to)` have a four-digit year in `format`'s offset. */
 const writable = (format: TimeFormat, from: number, to: number): boolean =>
@@ -134,11 +142,13 @@ const writable = (format: TimeFormat, from: number, to: number): boolean =>
  * four-digit year there (a tile ending at `9999-12-31T23:00:00-12:00` in a `Z` universe), so
  * it is written in the format of the tile that holds it, where it always has one.
  */
-const tileTimeRegion = (universe: TimeFormat, tiles: readonly Tile[]) => (from: number, to: number, tile?: number): Scope => {
-  const scope = tile === undefined ? undefined : tiles[tile]?.scope;
-  const own = scope !== undefined && 'from' in scope ? readTimePoint(scope.from) : undefined;
-  return timeRegion(writable(universe, from, to) || own === undefined ? universe : formatOf(own))(from, to);
-};
+const tileTimeRegion =
+  (universe: TimeFormat, tiles: readonly Tile[]) =>
+  (from: number, to: number, tile?: number): Scope => {
+    const scope = tile === undefined ? undefined : tiles[tile]?.scope;
+    const own = scope !== undefined && 'from' in scope ? readTimePoint(scope.from) : undefined;
+    return timeRegion(writable(universe, from, to) || own === undefined ? universe : formatOf(own))(from, to);
+  };
 
 /** Reads a tile's bounds on the fast path; falls back to the strict reader to throw its error. */
 const tileBounds = (scope: { from: string; toExclusive: string }): [number, number] => {
@@ -174,7 +184,13 @@ const tileTime = (universe: TimeUniverse, tiles: readonly Tile[], emit: Emit): v
       }
     }
   });
-  sweep(starts, ends, members, whole.bounds, gapAndOverlapHandlers(tiles, (i) => i, 'time', { region, startField: 'from', endField: 'toExclusive' }, emit));
+  sweep(
+    starts,
+    ends,
+    members,
+    whole.bounds,
+    gapAndOverlapHandlers(tiles, (i) => i, 'time', { region, startField: 'from', endField: 'toExclusive' }, emit),
+  );
 };
 
 const tilePaths = (universe: PathsUniverse, tiles: readonly Tile[], emit: Emit): void => {
@@ -263,7 +279,13 @@ const tileIds = (universe: IdsUniverse, tiles: readonly Tile[], emit: Emit): voi
   for (let p = 0; p < owner.length; p += 1) if (owner[p] === -1) unassigned.push(index.ids[p] as string);
   if (unassigned.length > 0) {
     const region = { ids: [...idSet(unassigned)] };
-    emit({ code: 'assignment_gap', message: `no subtask is assigned ${describeScope('ids', region, 'exact')}`, path: 'universe.ids', subtaskIds: [], ...region });
+    emit({
+      code: 'assignment_gap',
+      message: `no subtask is assigned ${describeScope('ids', region, 'exact')}`,
+      path: 'universe.ids',
+      subtaskIds: [],
+      ...region,
+    });
   }
   idsOverlapProblems(tiles, index, owner, extra).forEach(emit);
 };

@@ -63,8 +63,7 @@ const isLeap = (year: number): boolean => (year % 4 === 0 && year % 100 !== 0) |
 const MONTH_DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
 /** Number of days in a 1-based month. @example monthLength(2024, 2) // 29 */
-export const monthLength = (year: number, month: number): number =>
-  month === 2 && isLeap(year) ? 29 : (MONTH_DAYS[month - 1] ?? 0);
+export const monthLength = (year: number, month: number): number => (month === 2 && isLeap(year) ? 29 : (MONTH_DAYS[month - 1] ?? 0));
 
 /** Reads `count` ASCII digits at `at`; -1 when any of them is not a digit. */
 const digits = (text: string, at: number, count: number): number => {

@@ -88,10 +88,12 @@ export const singleInterval = (set: TimeSet, field: string): [number, number] =>
   return [set.bounds[0] as number, set.bounds[1] as number];
 };
 
-const combineWith = (op: (a: IntervalSet, b: IntervalSet) => IntervalSet) => (a: TimeSet, b: TimeSet): TimeSet => ({
-  format: a.format,
-  bounds: op(a.bounds, b.bounds),
-});
+const combineWith =
+  (op: (a: IntervalSet, b: IntervalSet) => IntervalSet) =>
+  (a: TimeSet, b: TimeSet): TimeSet => ({
+    format: a.format,
+    bounds: op(a.bounds, b.bounds),
+  });
 
 /**
  * The time dimension: half-open `[from, toExclusive)` ranges of ISO dates or instants.
@@ -103,8 +105,7 @@ const combineWith = (op: (a: IntervalSet, b: IntervalSet) => IntervalSet) => (a:
 export const timeAlgebra: ScopeAlgebra<TimeSet> = {
   dimension: 'time',
   normalise: (scope) => readTimeRange(asTimeScope(scope)),
-  toScopes: (set) =>
-    pairsOf(set.bounds).map(([s, e]) => ({ from: formatTimePoint(s, set.format), toExclusive: formatTimePoint(e, set.format) })),
+  toScopes: (set) => pairsOf(set.bounds).map(([s, e]) => ({ from: formatTimePoint(s, set.format), toExclusive: formatTimePoint(e, set.format) })),
   split: splitParts,
   union: combineWith(unionSets),
   intersect: combineWith(intersectSets),
@@ -113,5 +114,9 @@ export const timeAlgebra: ScopeAlgebra<TimeSet> = {
   isEmpty: (set) => set.bounds.length === 0,
   equals: (a, b) => setsEqual(a.bounds, b.bounds),
   describe: (set, style = 'prose') =>
-    set.bounds.length === 0 ? 'nothing' : pairsOf(set.bounds).map(([s, e]) => describeInterval(set.format, s, e, style)).join(', '),
+    set.bounds.length === 0
+      ? 'nothing'
+      : pairsOf(set.bounds)
+          .map(([s, e]) => describeInterval(set.format, s, e, style))
+          .join(', '),
 };

@@ -79,7 +79,12 @@ export const getRunResponse = async (
   const { event, tenantId, runId, requestId, answerBy } = request;
   const wait = parsePreferWait(event.headers['prefer']);
   if (typeof wait === 'object') {
-    return errorResponse(400, { code: 'InvalidPreference', message: `Prefer: ${wait.problem}`, issues: [{ path: 'Prefer', code: 'invalid_wait', message: wait.problem }], requestId });
+    return errorResponse(400, {
+      code: 'InvalidPreference',
+      message: `Prefer: ${wait.problem}`,
+      issues: [{ path: 'Prefer', code: 'invalid_wait', message: wait.problem }],
+      requestId,
+    });
   }
   const form = runFormOf(event.queryStringParameters ?? {});
   if (typeof form === 'object') return invalidQuery([form], requestId);

@@ -19,7 +19,12 @@ type Answered = Pick<ApiRequest, 'requestId' | 'header'>;
  */
 export const startedResponse = (result: StartRunResult, request: Answered): APIGatewayProxyStructuredResultV2 => {
   if (result.started) return json(202, result.accepted, { location: result.accepted.location });
-  const body = errorBody({ code: result.code, message: result.message, ...(result.problems ? { issues: [...result.problems] } : {}), requestId: request.requestId });
+  const body = errorBody({
+    code: result.code,
+    message: result.message,
+    ...(result.problems ? { issues: [...result.problems] } : {}),
+    requestId: request.requestId,
+  });
   return largeJson(400, body, request.header('accept-encoding'), request.requestId);
 };
 
@@ -28,13 +33,19 @@ export const startedResponse = (result: StartRunResult, request: Answered): APIG
  * the caller accepts it (Lambda's response limit is 6 MB).
  */
 export const runResponse = (run: RunResource | undefined, request: Answered): APIGatewayProxyStructuredResultV2 =>
-  run ? largeJson(200, run, request.header('accept-encoding'), request.requestId) : errorResponse(404, { code: 'RunNotFound', message: 'no such run', requestId: request.requestId });
+  run
+    ? largeJson(200, run, request.header('accept-encoding'), request.requestId)
+    : errorResponse(404, { code: 'RunNotFound', message: 'no such run', requestId: request.requestId });
 
 /** `POST /runs/{runId}/cancel`: the cancelled run, or 409 when it already ended. */
 export const cancelledResponse = (result: CancelRunResult, request: Answered): APIGatewayProxyStructuredResultV2 =>
   result.cancelled
     ? runResponse(result.run, request)
-    : errorResponse(409, { code: 'RunAlreadyEnded', message: `the run already ended ${result.status}; there is nothing to cancel`, requestId: request.requestId });
+    : errorResponse(409, {
+        code: 'RunAlreadyEnded',
+        message: `the run already ended ${result.status}; there is nothing to cancel`,
+        requestId: request.requestId,
+      });
 
 /** `GET /runs`, the conditional, long-polling `GET /runs/{runId}` and `GET /runs/{runId}/subtasks`. */
 export { getRunResponse, listRunsResponse, subtasksResponse } from './run-list-responses';

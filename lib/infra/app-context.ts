@@ -29,11 +29,19 @@ export const CONTEXT_KEYS = {
 const booleanText = z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]);
 const commaList = z.union([
   z.array(z.string()),
-  z.string().transform((v) => v.split(',').map((s) => s.trim()).filter((s) => s.length > 0)),
+  z.string().transform((v) =>
+    v
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s.length > 0),
+  ),
 ]);
 
 export const AppContext = z.object({
-  stackName: z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/).default('Tessera'),
+  stackName: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9-]{0,127}$/)
+    .default('Tessera'),
   removalPolicy: z.enum(['retain', 'destroy']).default('retain'),
   deletionProtection: booleanText.optional(),
   alarmEmail: z.email().optional(),

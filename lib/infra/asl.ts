@@ -99,10 +99,7 @@ export const renderIntrinsicString = (value: unknown, resolve: (intrinsic: Intri
  * const asl = renderDefinition(resource.Properties.DefinitionString);
  * asl.States['Dispatch']?.Resource // 'arn:${AWS::Partition}:states:::lambda:invoke'
  */
-export const renderDefinition = (
-  definitionString: unknown,
-  resolve: (intrinsic: Intrinsic) => string = placeholderFor,
-): AslStateMachine => {
+export const renderDefinition = (definitionString: unknown, resolve: (intrinsic: Intrinsic) => string = placeholderFor): AslStateMachine => {
   const json = renderIntrinsicString(definitionString, resolve);
   let parsed: unknown;
   try {

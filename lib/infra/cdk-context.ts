@@ -12,5 +12,4 @@ const CdkJson = z.object({ app: z.string(), context: z.record(z.string(), z.unkn
  * @example
  * new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] } });
  */
-export const cdkJsonContext = (): Record<string, unknown> =>
-  CdkJson.parse(JSON.parse(readFileSync(join(PACKAGE_ROOT, 'cdk.json'), 'utf8'))).context;
+export const cdkJsonContext = (): Record<string, unknown> => CdkJson.parse(JSON.parse(readFileSync(join(PACKAGE_ROOT, 'cdk.json'), 'utf8'))).context;

@@ -40,7 +40,10 @@ export class InvalidConstructProps extends InfraError {
  */
 export class DefinitionNotRenderable extends InfraError {
   override readonly name = 'DefinitionNotRenderable';
-  constructor(readonly detail: string, options?: ErrorOptions) {
+  constructor(
+    readonly detail: string,
+    options?: ErrorOptions,
+  ) {
     super(`cannot render the state machine definition: ${detail}`, options);
   }
 }

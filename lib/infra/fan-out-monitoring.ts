@@ -75,7 +75,8 @@ export class FanOutMonitoring extends Construct {
     this.runClosureFailed = props.runClosureDeadLetterQueue
       .metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM })
       .createAlarm(this, 'RunClosureFailed', {
-        alarmDescription: 'A run whose execution ended unfinished could not be closed: its status change event is in the run-closure dead-letter queue, and the run may still read running.',
+        alarmDescription:
+          'A run whose execution ended unfinished could not be closed: its status change event is in the run-closure dead-letter queue, and the run may still read running.',
         threshold: 0,
         comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
         evaluationPeriods: 1,
@@ -103,7 +104,9 @@ export class FanOutMonitoring extends Construct {
     const finished = Object.fromEntries(
       FINISHED_STATUSES.map((status) => [`f_${status}`, runMetric(METRICS.runsFinished, { [METRIC_DIMENSIONS.status]: status })]),
     );
-    const total = Object.keys(finished).map((key) => `FILL(${key}, 0)`).join(' + ');
+    const total = Object.keys(finished)
+      .map((key) => `FILL(${key}, 0)`)
+      .join(' + ');
     return new cloudwatch.MathExpression({
       label: 'Degraded run rate',
       expression: `IF((${total}) > 0, FILL(degraded, 0) / (${total}), 0)`,
@@ -123,13 +126,23 @@ export class FanOutMonitoring extends Construct {
   /** Unfinished executions of the run machine, plus those of the batch machine (a batch's child) when there is one. */
   private unfinishedExpression(stateMachine: sfn.StateMachine, batchStateMachine?: sfn.StateMachine): cloudwatch.MathExpression {
     const options = { period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM };
-    const run: Record<string, cloudwatch.IMetric> = { failed: stateMachine.metricFailed(options), timedOut: stateMachine.metricTimedOut(options), aborted: stateMachine.metricAborted(options) };
+    const run: Record<string, cloudwatch.IMetric> = {
+      failed: stateMachine.metricFailed(options),
+      timedOut: stateMachine.metricTimedOut(options),
+      aborted: stateMachine.metricAborted(options),
+    };
     const batch: Record<string, cloudwatch.IMetric> = batchStateMachine
-      ? { batchFailed: batchStateMachine.metricFailed(options), batchTimedOut: batchStateMachine.metricTimedOut(options), batchAborted: batchStateMachine.metricAborted(options) }
+      ? {
+          batchFailed: batchStateMachine.metricFailed(options),
+          batchTimedOut: batchStateMachine.metricTimedOut(options),
+          batchAborted: batchStateMachine.metricAborted(options),
+        }
       : {};
     return new cloudwatch.MathExpression({
       label: 'Executions that failed, timed out or were aborted',
-      expression: Object.keys({ ...run, ...batch }).map((name) => `FILL(${name}, 0)`).join(' + '),
+      expression: Object.keys({ ...run, ...batch })
+        .map((name) => `FILL(${name}, 0)`)
+        .join(' + '),
       usingMetrics: { ...run, ...batch },
       period: options.period,
     });
@@ -142,7 +155,12 @@ export class FanOutMonitoring extends Construct {
       new cloudwatch.GraphWidget({ title: 'Degraded run rate', left: [rate], width: 8 }),
       new cloudwatch.GraphWidget({
         title: 'Executions',
-        left: [props.stateMachine.metricSucceeded(), props.stateMachine.metricFailed(), props.stateMachine.metricTimedOut(), props.stateMachine.metricAborted()],
+        left: [
+          props.stateMachine.metricSucceeded(),
+          props.stateMachine.metricFailed(),
+          props.stateMachine.metricTimedOut(),
+          props.stateMachine.metricAborted(),
+        ],
         width: 8,
       }),
       new cloudwatch.GraphWidget({

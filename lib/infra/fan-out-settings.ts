@@ -33,13 +33,20 @@ export const FanOutSettings = z.object({
   // An SQS event source's MaximumBatchingWindowInSeconds: 0 to 300, whole seconds.
   workerBatchingWindowSeconds: z.int().min(0).max(300),
   // Subtask messages are kept a day; a deadline beyond half of that could outlive its message.
-  maxDeadlineSeconds: z.int().min(1).max(12 * 3600),
+  maxDeadlineSeconds: z
+    .int()
+    .min(1)
+    .max(12 * 3600),
   // An inline Map runs at most 40 iterations at once whatever it is told; beyond that is Distributed Map.
   mapMaxConcurrency: z.int().min(1).max(40),
   // The AwaitBatches Map is an inline Map too.
   batchConcurrency: z.int().min(1).max(40),
   // A batch's child execution must hold the batch with every subtask hedged on its costliest path.
-  batchSubtasks: z.int().min(1).max(batchBound(), `must fit one child execution's history with every subtask hedged (at most ${batchBound()})`).default(BATCH_SUBTASKS),
+  batchSubtasks: z
+    .int()
+    .min(1)
+    .max(batchBound(), `must fit one child execution's history with every subtask hedged (at most ${batchBound()})`)
+    .default(BATCH_SUBTASKS),
   inlineSubtasks: z.int().min(0).max(MAX_RUN_SUBTASKS).default(INLINE_SUBTASKS),
   tenantDailyAllowance: z.object({ modelCalls: z.int().min(1), costLimit: z.int().min(1) }),
   degradedRunRateThreshold: z.number().gt(0).lte(1),

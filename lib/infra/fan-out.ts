@@ -255,7 +255,12 @@ export class TesseraFanOut extends Construct {
     const modelEnv: Record<string, string> =
       model.provider === 'bedrock' ? { [MODEL_ENV.provider]: 'bedrock', [MODEL_ENV.modelId]: model.modelId } : { [MODEL_ENV.provider]: 'offline' };
     /** `name` is the module under functions/; `withRegistry` joins it with the worker module. */
-    const make = (id: string, name: string, withRegistry: boolean, props: Omit<TesseraFunctionProps, 'entry' | 'serviceName' | 'logRetention' | 'logRemovalPolicy'>) => {
+    const make = (
+      id: string,
+      name: string,
+      withRegistry: boolean,
+      props: Omit<TesseraFunctionProps, 'entry' | 'serviceName' | 'logRetention' | 'logRemovalPolicy'>,
+    ) => {
       const entry = packageModule(`functions/${name}`);
       const registry = withRegistry ? { workers: { path: workers.path, exportName: workers.summary.exportName } } : {};
       return new TesseraFunction(this, id, {
@@ -373,7 +378,9 @@ export class TesseraFanOut extends Construct {
     // A standalone policy attached to the role carries the same statement without that edge.
     new iam.Policy(this, 'DeadlineTaskResponse', {
       roles: [deadline.role],
-      statements: [new iam.PolicyStatement({ actions: TASK_RESPONSE_ACTIONS, resources: [this.stateMachine.stateMachineArn, this.batchStateMachine.stateMachineArn] })],
+      statements: [
+        new iam.PolicyStatement({ actions: TASK_RESPONSE_ACTIONS, resources: [this.stateMachine.stateMachineArn, this.batchStateMachine.stateMachineArn] }),
+      ],
     });
     return accessRoles;
   }

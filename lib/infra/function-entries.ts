@@ -71,7 +71,10 @@ export const writeFunctionEntry = (options: {
 }): string => {
   const handlerPath = join(PACKAGE_ROOT, options.handlerModule);
   // One directory per worker module (and export), so a deployment's entries sit side by side.
-  const key = createHash('sha256').update(`${options.workers?.path ?? ''}\n${options.workers?.exportName ?? ''}`).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(`${options.workers?.path ?? ''}\n${options.workers?.exportName ?? ''}`)
+    .digest('hex')
+    .slice(0, 16);
   const name = options.handlerModule.replace(/^.*\//, '').replace(/\.[cm]?[jt]s$/, '');
   const file = join(options.project.root, ENTRIES_DIR, key, `${name}.mjs`);
   const dir = dirname(file);

@@ -57,7 +57,7 @@ export class RunClosure extends Construct {
     NagSuppressions.addResourceSuppressions(this.deadLetterQueue, [
       {
         id: 'AwsSolutions-SQS3',
-        reason: 'This queue is itself the dead-letter queue of the run-closure rule target and of the closer function\'s asynchronous invocations.',
+        reason: "This queue is itself the dead-letter queue of the run-closure rule target and of the closer function's asynchronous invocations.",
       },
     ]);
     this.rule = new events.Rule(this, 'ExecutionEnded', {

@@ -114,7 +114,14 @@ type InvokeOptions = Omit<tasks.LambdaInvokeProps, 'lambdaFunction' | 'payload' 
  * A Lambda task on the optimized integration with the transient-error retry of `profile`
  * (CDK's own service-exception retry is off, so each task carries exactly one retrier).
  */
-const invoke = (scope: Construct, name: string, fn: lambda.IFunction, payload: sfn.TaskInput, profile: RetryProfile, options: InvokeOptions = {}): tasks.LambdaInvoke => {
+const invoke = (
+  scope: Construct,
+  name: string,
+  fn: lambda.IFunction,
+  payload: sfn.TaskInput,
+  profile: RetryProfile,
+  options: InvokeOptions = {},
+): tasks.LambdaInvoke => {
   const task = new tasks.LambdaInvoke(scope, name, { ...options, lambdaFunction: fn, payload, retryOnServiceExceptions: false });
   task.addRetry({ errors: [...TRANSIENT_ERRORS], jitterStrategy: sfn.JitterType.FULL, ...profile });
   return task;
@@ -156,13 +163,9 @@ const subtaskKey = (base: string) => ({
  * goes back to Arm (docs/hedging.md).
  */
 const subtaskIteration = (scope: Construct, deadline: lambda.IFunction): sfn.IChainable => {
-  const seal = invoke(
-    scope,
-    STATE_NAMES.seal,
-    deadline,
-    sfn.TaskInput.fromObject({ action: 'seal', ...subtaskKey('$.Payload') }),
-    RETRY_PROFILES.subtask,
-  ).next(new sfn.Succeed(scope, STATE_NAMES.subtaskSealed));
+  const seal = invoke(scope, STATE_NAMES.seal, deadline, sfn.TaskInput.fromObject({ action: 'seal', ...subtaskKey('$.Payload') }), RETRY_PROFILES.subtask).next(
+    new sfn.Succeed(scope, STATE_NAMES.subtaskSealed),
+  );
 
   const subtaskDone = new sfn.Succeed(scope, STATE_NAMES.subtaskDone);
   const waitForDeadline = new sfn.Wait(scope, STATE_NAMES.waitForDeadline, {
@@ -172,7 +175,7 @@ const subtaskIteration = (scope: Construct, deadline: lambda.IFunction): sfn.ICh
   /** A callback wait for the worker's answer, ending at the whole seconds at `secondsPath`. */
   const callbackWait = (name: string, field: 'timeoutSeconds' | 'hedgeSeconds') =>
     invoke(
-    scope,
+      scope,
       name,
       deadline,
       sfn.TaskInput.fromObject({
@@ -301,7 +304,7 @@ export class RunStateMachine extends Construct {
         {
           id: 'AwsSolutions-IAM5',
           reason:
-            'StartBatch waits for its child (startExecution.sync:2): Step Functions needs DescribeExecution and StopExecution on the batch machine\'s executions (execution:<batch machine name>:*, whose execution names are made at run time); CDK scopes them to that one machine.',
+            "StartBatch waits for its child (startExecution.sync:2): Step Functions needs DescribeExecution and StopExecution on the batch machine's executions (execution:<batch machine name>:*, whose execution names are made at run time); CDK scopes them to that one machine.",
           // Any partition, region and account: a stack with a concrete env (the emulator lane's) writes them literally.
           appliesTo: [{ regex: '/^Resource::arn:.*:states:.*:execution:.*BatchStateMachine.*\\*$/g' }],
         },

@@ -46,9 +46,7 @@ export class SubtaskQueues extends Construct {
       enforceSSL: true,
       retentionPeriod: Duration.days(14),
     });
-    const visibilityTimeout = Duration.seconds(
-      props.workerTimeout.toSeconds() * VISIBILITY_TIMEOUT_FACTOR + props.batchingWindow.toSeconds(),
-    );
+    const visibilityTimeout = Duration.seconds(props.workerTimeout.toSeconds() * VISIBILITY_TIMEOUT_FACTOR + props.batchingWindow.toSeconds());
     this.queues = Object.fromEntries(
       props.workerKinds.map(({ kind }) => [
         kind,

@@ -34,7 +34,9 @@ const startsExecutions = (machine: AslStateMachine): boolean =>
 
 /** Every state machine of the template, rendered; the run's first, then the batch's (the one the run starts). */
 const renderedMachines = (template: unknown, resolve?: (intrinsic: Intrinsic) => string): AslStateMachine[] => {
-  const machines = resourcesOfType(CfnTemplate.parse(template), 'AWS::StepFunctions::StateMachine').map((m) => renderDefinition(m.resource.Properties?.DefinitionString, resolve));
+  const machines = resourcesOfType(CfnTemplate.parse(template), 'AWS::StepFunctions::StateMachine').map((m) =>
+    renderDefinition(m.resource.Properties?.DefinitionString, resolve),
+  );
   if (machines.length === 1) return machines;
   const run = machines.filter(startsExecutions);
   const batch = machines.filter((m) => !startsExecutions(m));

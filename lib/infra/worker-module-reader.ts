@@ -44,13 +44,15 @@ export const readWorkerModule = (absolutePath: string): WorkerModuleSummary => {
   if (child.error) throw new WorkerModuleUnreadable(`cannot start node to read it: ${child.error.message}`);
   const lines = child.stderr.trim().split('\n').filter(Boolean);
   if (child.status !== 0) throw new WorkerModuleUnreadable(lines.at(-1) ?? `reading it exited with status ${child.status}`);
-  const printed = Printed.safeParse((() => {
-    try {
-      return JSON.parse(child.stdout.trim().split('\n').at(-1) ?? '');
-    } catch {
-      return undefined;
-    }
-  })());
+  const printed = Printed.safeParse(
+    (() => {
+      try {
+        return JSON.parse(child.stdout.trim().split('\n').at(-1) ?? '');
+      } catch {
+        return undefined;
+      }
+    })(),
+  );
   if (!printed.success) throw new WorkerModuleUnreadable(`its registry could not be read: ${z.prettifyError(printed.error)}`);
   const summary = { exportName: printed.data.export, kinds: printed.data.kinds };
   cache.set(key, summary);

@@ -15,12 +15,7 @@ export type LedgerFunction = (typeof LEDGER_FUNCTIONS)[number];
 
 /** A DynamoDB data-plane action, as IAM names it. */
 export type LedgerAction =
-  | 'dynamodb:GetItem'
-  | 'dynamodb:Query'
-  | 'dynamodb:PutItem'
-  | 'dynamodb:UpdateItem'
-  | 'dynamodb:ConditionCheckItem'
-  | 'dynamodb:BatchWriteItem';
+  'dynamodb:GetItem' | 'dynamodb:Query' | 'dynamodb:PutItem' | 'dynamodb:UpdateItem' | 'dynamodb:ConditionCheckItem' | 'dynamodb:BatchWriteItem';
 
 /** One function's ledger grant: actions on the table's items, and on the run list index. */
 export interface LedgerGrant {

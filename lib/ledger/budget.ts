@@ -10,7 +10,17 @@
  * same update of the run item counts the block down, so the day item is written once per block,
  * not once per call.
  */
-import { BudgetExhausted, DeadlinePassed, ImmutableAssignment, LeaseLost, RunCancelled, RunEnded, RunNotFound, WriteConflict, type LedgerError } from './errors';
+import {
+  BudgetExhausted,
+  DeadlinePassed,
+  ImmutableAssignment,
+  LeaseLost,
+  RunCancelled,
+  RunEnded,
+  RunNotFound,
+  WriteConflict,
+  type LedgerError,
+} from './errors';
 import { cancellationReasons, conditionFailed, type CancellationReason } from './failures';
 import { copyClaimRefusal, copyReservationItems, hedgedRefusal, hedgedSubtaskOf } from './hedges';
 import { claimContext, holderRefusal, oldSubtask } from './holder';
@@ -129,7 +139,9 @@ const refusal = (charge: Charge, reasons: readonly CancellationReason[], cause: 
 const copyRefusal = (charge: Charge, reasons: readonly CancellationReason[], cause: unknown): RunVerdict => {
   const [copy, hedged, run] = reasons;
   const fromCopy = conditionFailed(copy) ? copyClaimRefusal(charge.claim, copy.item, charge.now, cause) : undefined;
-  const fromHedged = conditionFailed(hedged) ? (hedgedRefusal(charge.claim, hedged.item, charge.now, cause) ?? hedgedAllowanceRefusal(charge, hedged.item, cause)) : undefined;
+  const fromHedged = conditionFailed(hedged)
+    ? (hedgedRefusal(charge.claim, hedged.item, charge.now, cause) ?? hedgedAllowanceRefusal(charge, hedged.item, cause))
+    : undefined;
   const fromRun = conditionFailed(run) ? runRefusal(charge, run.item, cause) : undefined;
   return fromCopy ?? fromHedged ?? fromRun;
 };
@@ -138,7 +150,10 @@ const copyRefusal = (charge: Charge, reasons: readonly CancellationReason[], cau
 const hedgedAllowanceRefusal = (charge: Charge, image: Record<string, unknown> | undefined, cause: unknown): LedgerError | undefined => {
   const hedged = oldSubtask({ ...charge.claim, subtaskId: hedgedSubtaskOf(charge.claim.subtask) ?? charge.claim.subtaskId }, image);
   if (hedged.costPerCall !== charge.cost) {
-    return new ImmutableAssignment({ ...claimContext(charge.claim), detail: `the claim says ${charge.cost} per call but the assignment fixed ${hedged.costPerCall}` }, { cause });
+    return new ImmutableAssignment(
+      { ...claimContext(charge.claim), detail: `the claim says ${charge.cost} per call but the assignment fixed ${hedged.costPerCall}` },
+      { cause },
+    );
   }
   return exhausted(charge, 'subtask', hedged.callsLeft, hedged.costLeft, cause);
 };

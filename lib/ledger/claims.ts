@@ -4,14 +4,7 @@
  * conditional UpdateItem whose failure is explained from the old image, without a second read.
  */
 import type { SubtaskState } from '../contract';
-import {
-  AlreadyTerminal,
-  ClaimHeld,
-  DeadlineNotReached,
-  DeadlinePassed,
-  RunCancelled,
-  type LedgerError,
-} from './errors';
+import { AlreadyTerminal, ClaimHeld, DeadlineNotReached, DeadlinePassed, RunCancelled, type LedgerError } from './errors';
 import { conditionFailure } from './failures';
 import { claimContext, holderRefusal, oldSubtask } from './holder';
 import { Claim, ClaimInput, DeliveryFailureInput, parseInput, SubtaskRef, WaiterInput } from './inputs';
@@ -27,7 +20,8 @@ import { touchRun } from './summary';
 type Ref = ReturnType<typeof SubtaskRef.parse>;
 
 /** The subtask's key, in its shard (the ref's shard count, or the run's: see `runShards`). */
-const keyOf = async (ctx: LedgerContext, ref: Ref) => subtaskKey(ref.tenantId, ref.runId, ref.subtaskId, await runShards(ctx, ref.tenantId, ref.runId, ref.shards));
+const keyOf = async (ctx: LedgerContext, ref: Ref) =>
+  subtaskKey(ref.tenantId, ref.runId, ref.subtaskId, await runShards(ctx, ref.tenantId, ref.runId, ref.shards));
 
 const LIVE = '#state IN (:pending, :running)';
 const liveValues = { ':pending': 'pending', ':running': 'running' } as const;
@@ -80,7 +74,8 @@ export const claimSubtask = async (ctx: LedgerContext, raw: ClaimInput): Promise
     {
       update:
         'SET #state = :running, #generation = #generation + :one, #workerId = :worker, #claimId = :claim, #claimedAt = :nowIso, #leaseExpiresAt = :lease, #updatedAt = :nowIso REMOVE #releasedAt',
-      condition: 'attribute_exists(#pk) AND #deadlineMs > :now AND (#state = :pending OR (#state = :running AND (#leaseExpiresAt <= :now OR #claimId = :claim)))',
+      condition:
+        'attribute_exists(#pk) AND #deadlineMs > :now AND (#state = :pending OR (#state = :running AND (#leaseExpiresAt <= :now OR #claimId = :claim)))',
     },
     { ...liveValues, ':one': 1, ':worker': input.workerId, ':claim': ctx.newId(), ':nowIso': iso(now), ':lease': now + input.leaseMs, ':now': now },
     (old, cause) => claimRefusal(input, old, now, cause),
@@ -154,10 +149,18 @@ export const registerWaiter = async (ctx: LedgerContext, raw: WaiterInput): Prom
  * Remembers the last failed delivery of a live subtask (receive count, error, dead-lettered), so
  * that a later seal can say why nothing arrived. Ended subtasks are left alone.
  */
-export const recordDeliveryFailure = async (ctx: LedgerContext, raw: DeliveryFailureInput): Promise<{ readonly recorded: boolean; readonly state: SubtaskState }> => {
+export const recordDeliveryFailure = async (
+  ctx: LedgerContext,
+  raw: DeliveryFailureInput,
+): Promise<{ readonly recorded: boolean; readonly state: SubtaskState }> => {
   const input = parseInput(DeliveryFailureInput, raw, 'recordDeliveryFailure');
   const nowIso = iso(ctx.now());
-  const failure = { receiveCount: input.receiveCount, errorName: input.errorName, at: nowIso, ...(input.deadLettered === undefined ? {} : { deadLettered: input.deadLettered }) };
+  const failure = {
+    receiveCount: input.receiveCount,
+    errorName: input.errorName,
+    at: nowIso,
+    ...(input.deadLettered === undefined ? {} : { deadLettered: input.deadLettered }),
+  };
   const result = await updateSubtask(
     ctx,
     'recordDeliveryFailure',

@@ -72,9 +72,13 @@ const closeUnfinished = async (ctx: LedgerContext, tenantId: string, runId: stri
   const images = await acrossShards(tenantId, runId, shards, (pk) => queryPartition(ctx, pk, SORT_KEYS.subtaskPrefix));
   const items = images.map((item) => parseItem(SubtaskItem, item, context));
   const sweep: Sweep = { tenantId, runId, closedBy, nowIso: iso(ctx.now()) };
-  const closed = (await mapLimit(items.filter((item) => !isTerminal(item.state)), SWEEP_CONCURRENCY, (item) => closeOne(ctx, sweep, item))).filter(
-    (item): item is SubtaskItem => item !== undefined,
-  );
+  const closed = (
+    await mapLimit(
+      items.filter((item) => !isTerminal(item.state)),
+      SWEEP_CONCURRENCY,
+      (item) => closeOne(ctx, sweep, item),
+    )
+  ).filter((item): item is SubtaskItem => item !== undefined);
   const closedEarlier = items.filter((item) => item.state === 'cancelled' && item.closedBy !== undefined);
   const tokens = [...closed, ...closedEarlier].map((item) => item.taskToken).filter((token): token is string => token !== undefined);
   return { cancelledSubtaskIds: closed.map((item) => item.subtaskId), taskTokens: [...new Set(tokens)] };
@@ -133,7 +137,13 @@ const storeFinal = async (ctx: LedgerContext, input: FinishInput, status: EndSta
   const values = { ':status': status, ':answer': input.answer, ':nowIso': nowIso, ':error': input.error, ':expected': expected };
   if (!needsParts(input.answer)) {
     try {
-      await updateItem(ctx, op, key, { update: `SET #status = :status, #answer = :answer, #finishedAt = :nowIso, #updatedAt = :nowIso${setError}`, condition }, values);
+      await updateItem(
+        ctx,
+        op,
+        key,
+        { update: `SET #status = :status, #answer = :answer, #finishedAt = :nowIso, #updatedAt = :nowIso${setError}`, condition },
+        values,
+      );
       return undefined;
     } catch (error) {
       const failure = conditionFailure(error);

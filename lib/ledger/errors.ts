@@ -179,7 +179,11 @@ export class BudgetExhausted extends LedgerError {
   declare readonly remaining: number;
   declare readonly requested: number;
   constructor(details: LedgerErrorContext & Pick<BudgetExhausted, 'limit' | 'counter' | 'remaining' | 'requested'>, options?: ErrorOptions) {
-    super(`${details.limit} ${details.counter === 'calls' ? 'model-call' : 'cost'} allowance exhausted: ${details.remaining} left, ${details.requested} needed`, details, options);
+    super(
+      `${details.limit} ${details.counter === 'calls' ? 'model-call' : 'cost'} allowance exhausted: ${details.remaining} left, ${details.requested} needed`,
+      details,
+      options,
+    );
   }
 }
 
@@ -368,7 +372,11 @@ export class RequestTooLarge extends LedgerError {
   declare readonly fieldBytes: number;
   declare readonly limit: number;
   constructor(details: LedgerErrorContext & Pick<RequestTooLarge, 'field' | 'bytes' | 'fieldBytes' | 'limit'>, options?: ErrorOptions) {
-    super(`the run request is ${details.bytes} bytes as JSON, over the ${details.limit}-byte maximum; ${details.field} alone is ${details.fieldBytes} bytes`, details, options);
+    super(
+      `the run request is ${details.bytes} bytes as JSON, over the ${details.limit}-byte maximum; ${details.field} alone is ${details.fieldBytes} bytes`,
+      details,
+      options,
+    );
   }
 }
 

@@ -46,8 +46,7 @@ export const cancellationReasons = (error: unknown): readonly CancellationReason
 };
 
 /** True when the reason is a failed condition (the only code the adapter maps to a domain error). */
-export const conditionFailed = (reason: CancellationReason | undefined): reason is CancellationReason =>
-  reason?.code === 'ConditionalCheckFailed';
+export const conditionFailed = (reason: CancellationReason | undefined): reason is CancellationReason => reason?.code === 'ConditionalCheckFailed';
 
 /** Cancellation codes that say "try again": nothing was evaluated against a stable item. */
 const TRANSIENT_CODES = new Set(['TransactionConflict', 'ThrottlingError', 'ProvisionedThroughputExceeded']);
@@ -119,11 +118,7 @@ export const untilProcessed = async <R>(
  * @example
  * await retryConflicts(ctx.conflictRetry, { operation: 'reserveBudget', runId }, () => send(command()));
  */
-export const retryConflicts = async <T>(
-  policy: ConflictRetry,
-  context: LedgerErrorContext & { operation: string },
-  attempt: () => Promise<T>,
-): Promise<T> => {
+export const retryConflicts = async <T>(policy: ConflictRetry, context: LedgerErrorContext & { operation: string }, attempt: () => Promise<T>): Promise<T> => {
   for (let tries = 1; ; tries += 1) {
     try {
       return await attempt();

@@ -36,7 +36,8 @@ const LIVE = '#state IN (:pending, :running)';
 const liveValues = { ':pending': 'pending', ':running': 'running' } as const;
 
 /** The subtask a copy races, from its immutable assignment; `undefined` for a subtask that is no copy. */
-export const hedgedSubtaskOf = (assignment: DispatchedSubtask): string | undefined => (assignment.lineage?.kind === 'hedge' ? assignment.lineage.of : undefined);
+export const hedgedSubtaskOf = (assignment: DispatchedSubtask): string | undefined =>
+  assignment.lineage?.kind === 'hedge' ? assignment.lineage.of : undefined;
 
 const copyItem = (ref: ReturnType<typeof SubtaskRef.parse>, parent: SubtaskItem, assignment: DispatchedSubtask, nowMs: number): SubtaskItem => ({
   ...subtaskKey(ref.tenantId, ref.runId, assignment.id, ref.shards),
@@ -84,7 +85,8 @@ export const startHedge = async (ctx: LedgerContext, raw: SubtaskRef): Promise<S
   const context = claimContext(ref);
   const parent = await readSubtask(ctx, ref);
   if (parent === undefined) throw new SubtaskNotFound(context);
-  if (parent.hedgeOf !== undefined) throw new InvalidLedgerInput({ ...context, operation: 'startHedge', issues: [`subtask ${ref.subtaskId} is itself a hedge copy of ${parent.hedgeOf}`] });
+  if (parent.hedgeOf !== undefined)
+    throw new InvalidLedgerInput({ ...context, operation: 'startHedge', issues: [`subtask ${ref.subtaskId} is itself a hedge copy of ${parent.hedgeOf}`] });
   const copies = hedgeCopies(parent.assignment);
   if (parent.hedgeStartedAt !== undefined) return { written: false, copies, state: parent.state };
   const now = ctx.now();
@@ -269,9 +271,22 @@ export const recordCopyOutcome = async (
           key: subtaskKey(claim.tenantId, claim.runId, claim.subtaskId, claim.shards),
           update: `SET #state = :state, ${outcomeAttribute}, #outcomeGeneration = :generation, #finishedAt = :nowIso, #updatedAt = :nowIso`,
           condition: 'attribute_exists(#pk) AND #generation = :generation AND #state = :running AND #deadlineMs > :now',
-          values: { ':state': outcome.state, ':outcome': outcome, ':outcomeParts': parts?.ref, ':generation': claim.generation, ':nowIso': iso(now), ':running': 'running', ':now': now },
+          values: {
+            ':state': outcome.state,
+            ':outcome': outcome,
+            ':outcomeParts': parts?.ref,
+            ':generation': claim.generation,
+            ':nowIso': iso(now),
+            ':running': 'running',
+            ':now': now,
+          },
         },
-        { kind: 'check', key: runKey(claim.tenantId, claim.runId), condition: 'attribute_exists(#pk) AND #status = :running', values: { ':running': 'running' } },
+        {
+          kind: 'check',
+          key: runKey(claim.tenantId, claim.runId),
+          condition: 'attribute_exists(#pk) AND #status = :running',
+          values: { ':running': 'running' },
+        },
         effect.item,
         ...(parts?.items ?? []),
       ]);
@@ -291,7 +306,13 @@ export const recordCopyOutcome = async (
 };
 
 /** Explains a refused copy outcome: a duplicate (answered), a lost race or ended run (thrown), or a piece count that moved (`'retry'`). */
-const refusedCopyOutcome = async (ctx: LedgerContext, claim: Claim, reasons: readonly CancellationReason[], now: number, cause: unknown): Promise<RecordedCopyOutcome | 'retry'> => {
+const refusedCopyOutcome = async (
+  ctx: LedgerContext,
+  claim: Claim,
+  reasons: readonly CancellationReason[],
+  now: number,
+  cause: unknown,
+): Promise<RecordedCopyOutcome | 'retry'> => {
   const [copyReason, runReason, hedgedReason] = reasons;
   const context = claimContext(claim);
   if (conditionFailed(copyReason)) {

@@ -6,7 +6,17 @@ export { createLedger, type Ledger, type LedgerOptions } from './ledger';
 export * from './errors';
 export { LEDGER_TABLE, RUN_LIST_INDEX, ledgerTableDefinition } from './table';
 export type { RunListPage, RunListPosition, RunListRequest } from './summary';
-export { Claim, RunId, type ClaimInput, type CreateRunInput, type AppendRoundInput, type DeliveryFailureInput, type FinishRunInput, type SubtaskRef, type WaiterInput } from './inputs';
+export {
+  Claim,
+  RunId,
+  type ClaimInput,
+  type CreateRunInput,
+  type AppendRoundInput,
+  type DeliveryFailureInput,
+  type FinishRunInput,
+  type SubtaskRef,
+  type WaiterInput,
+} from './inputs';
 export type { DailyAllowance } from './io';
 export type { SummaryItem, RunItem, MetaItem, SubtaskItem, LateItem, DeliveryFailure, StoredOutcome } from './items';
 export type { SubtaskPageRead, SubtaskPageRequest } from './subtask-pages';

@@ -72,7 +72,10 @@ export type SubtaskRef = z.input<typeof SubtaskRef>;
 export const ClaimInput = SubtaskRef.extend({
   workerId: z.string().min(1).max(256),
   /** How long the claim is exclusive. Use the worker's timeout, so a crashed worker's lease ends with it. */
-  leaseMs: z.int().min(1).max(24 * 3600 * 1000),
+  leaseMs: z
+    .int()
+    .min(1)
+    .max(24 * 3600 * 1000),
 });
 export type ClaimInput = z.input<typeof ClaimInput>;
 

@@ -62,7 +62,8 @@ export interface ExpressionParts {
 
 type Values = Readonly<Record<string, unknown>>;
 
-const tokens = (text: string, sigil: '#' | ':'): Set<string> => new Set(text.match(sigil === '#' ? /#[A-Za-z][A-Za-z0-9_]*/g : /:[A-Za-z][A-Za-z0-9_]*/g) ?? []);
+const tokens = (text: string, sigil: '#' | ':'): Set<string> =>
+  new Set(text.match(sigil === '#' ? /#[A-Za-z][A-Za-z0-9_]*/g : /:[A-Za-z][A-Za-z0-9_]*/g) ?? []);
 
 /**
  * Builds the expression fields of a request. `#name` maps to the attribute `name`; only the
@@ -132,7 +133,12 @@ export const updateItem = (ctx: LedgerContext, op: Operation, key: LedgerKey, pa
 /** Puts an item that must not exist yet. */
 export const putNew = async (ctx: LedgerContext, item: Record<string, unknown>): Promise<void> => {
   await ctx.client.send(
-    new PutCommand({ TableName: ctx.tableName, Item: item, ...expressions({ condition: 'attribute_not_exists(#pk)' }), ReturnValuesOnConditionCheckFailure: 'ALL_OLD' }),
+    new PutCommand({
+      TableName: ctx.tableName,
+      Item: item,
+      ...expressions({ condition: 'attribute_not_exists(#pk)' }),
+      ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+    }),
   );
 };
 
@@ -174,7 +180,10 @@ export const transact = (ctx: LedgerContext, op: Operation, items: readonly Ledg
 
 /** Every item of a partition (optionally only those whose sort key starts with `prefix`, optionally projected), strongly consistent, all pages. */
 export const queryPartition = async (ctx: LedgerContext, pk: string, prefix?: string, projection?: string): Promise<Record<string, unknown>[]> => {
-  const parts = { keyCondition: prefix === undefined ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)', ...(projection === undefined ? {} : { projection }) };
+  const parts = {
+    keyCondition: prefix === undefined ? '#pk = :pk' : '#pk = :pk AND begins_with(#sk, :prefix)',
+    ...(projection === undefined ? {} : { projection }),
+  };
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {

@@ -312,5 +312,8 @@ export const parseItem = <Schema extends z.ZodType>(schema: Schema, item: unknow
   const result = schema.safeParse(item);
   if (result.success) return result.data;
   const sk = typeof item === 'object' && item !== null && 'sk' in item ? String((item as { sk: unknown }).sk) : '(no key)';
-  throw new CorruptItem({ ...context, key: sk, issues: result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`) }, { cause: result.error });
+  throw new CorruptItem(
+    { ...context, key: sk, issues: result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`) },
+    { cause: result.error },
+  );
 };

@@ -104,7 +104,9 @@ const dayWrite = (tenantId: string, day: string, delta: DayDelta, allowance?: Da
     ':committedCalls': delta.committedCalls,
     ':committedCost': delta.committedCost,
     ':grants': delta.grants,
-    ...(allowance === undefined ? {} : { ':callCeiling': allowance.modelCalls - delta.committedCalls, ':costCeiling': allowance.costLimit - delta.committedCost }),
+    ...(allowance === undefined
+      ? {}
+      : { ':callCeiling': allowance.modelCalls - delta.committedCalls, ':costCeiling': allowance.costLimit - delta.committedCost }),
   },
 });
 
@@ -178,7 +180,10 @@ const upgradeLegacyDay = async (ctx: LedgerContext, tenantId: string, day: strin
       ctx,
       { operation: 'leaseBlock', tenantId },
       tenantDayKey(tenantId, day),
-      { update: 'SET #callsCommitted = #callsUsed, #costCommitted = #costUsed', condition: 'attribute_exists(#callsUsed) AND attribute_not_exists(#callsCommitted)' },
+      {
+        update: 'SET #callsCommitted = #callsUsed, #costCommitted = #costUsed',
+        condition: 'attribute_exists(#callsUsed) AND attribute_not_exists(#callsCommitted)',
+      },
       {},
     );
   } catch (error) {
@@ -265,7 +270,13 @@ export const leaseBlock = async (ctx: LedgerContext, request: LeaseRequest): Pro
     if (availableCalls < 1 || availableCost < cost) {
       if ((await reclaimExpired(ctx, tenantId, day, now, runId)) > 0) continue;
       const counter = availableCalls < 1 ? 'calls' : 'cost';
-      throw new BudgetExhausted({ ...context, limit: 'tenant', counter, remaining: counter === 'calls' ? availableCalls : availableCost, requested: counter === 'calls' ? 1 : cost });
+      throw new BudgetExhausted({
+        ...context,
+        limit: 'tenant',
+        counter,
+        remaining: counter === 'calls' ? availableCalls : availableCost,
+        requested: counter === 'calls' ? 1 : cost,
+      });
     }
     const size = blockSize({
       cost,
@@ -277,7 +288,16 @@ export const leaseBlock = async (ctx: LedgerContext, request: LeaseRequest): Pro
       previousCost: old === undefined ? 0 : old.cost - old.costLeft,
       previousMs: old === undefined ? 0 : now - old.grantedAt,
     });
-    const block: Block = { id: ctx.newId(), day, calls: size.calls, cost: size.cost, callsLeft: size.calls, costLeft: size.cost, grantedAt: now, expiresAt: now + BLOCK_LEASE_MS };
+    const block: Block = {
+      id: ctx.newId(),
+      day,
+      calls: size.calls,
+      cost: size.cost,
+      callsLeft: size.calls,
+      costLeft: size.cost,
+      grantedAt: now,
+      expiresAt: now + BLOCK_LEASE_MS,
+    };
     try {
       await transact(ctx, { operation: 'leaseBlock', ...context }, grantItems(tenantId, runId, block, old, now, allowance));
       return;
@@ -294,7 +314,14 @@ export const leaseBlock = async (ctx: LedgerContext, request: LeaseRequest): Pro
  * is of the same day; an `old` of an earlier day is returned to that day), and the block record
  * names the holder and its lease.
  */
-const grantItems = (tenantId: string, runId: string, block: Block, old: Block | undefined, now: number, allowance: DailyAllowance | undefined): LedgerTransactItem[] => {
+const grantItems = (
+  tenantId: string,
+  runId: string,
+  block: Block,
+  old: Block | undefined,
+  now: number,
+  allowance: DailyAllowance | undefined,
+): LedgerTransactItem[] => {
   const sameDay = old !== undefined && old.day === block.day;
   const runWrite: LedgerTransactItem = {
     kind: 'update',

@@ -7,7 +7,16 @@ import type { OutcomeInput } from '../contract';
 import { appendRound, type AppendedRound } from './rounds';
 import { readBatch, writeBatches, type BatchEntry, type BatchRef, type WriteBatchesInput } from './batches';
 import { reserveBudget, tenantUsage, type Reservation, type TenantUsage } from './budget';
-import { claimSubtask, getSubtask, recordDeliveryFailure, registerWaiter, releaseClaim, sealTimedOut, type SealResult, type WaiterRegistration } from './claims';
+import {
+  claimSubtask,
+  getSubtask,
+  recordDeliveryFailure,
+  registerWaiter,
+  releaseClaim,
+  sealTimedOut,
+  type SealResult,
+  type WaiterRegistration,
+} from './claims';
 import { cancelRun, finishRun, type ClosedRun } from './closing';
 import { LedgerConfigurationError } from './errors';
 import { DEFAULT_CONFLICT_RETRY, type ConflictRetry } from './failures';

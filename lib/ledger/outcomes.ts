@@ -30,11 +30,14 @@ export interface RecordedOutcome {
   readonly duplicate: boolean;
 }
 
-
 const parseOutcome = (claim: Claim, raw: OutcomeInput): Outcome => {
   const outcome = parseInput(Outcome, raw, 'recordOutcome');
   if (outcome.subtaskId !== claim.subtaskId) {
-    throw new InvalidLedgerInput({ ...claimContext(claim), operation: 'recordOutcome', issues: [`outcome.subtaskId ${outcome.subtaskId} is not the claimed subtask ${claim.subtaskId}`] });
+    throw new InvalidLedgerInput({
+      ...claimContext(claim),
+      operation: 'recordOutcome',
+      issues: [`outcome.subtaskId ${outcome.subtaskId} is not the claimed subtask ${claim.subtaskId}`],
+    });
   }
   return boundOutcome({ ...outcome, findings: toPlainJson(outcome.findings) });
 };
@@ -53,10 +56,16 @@ const lateRefusal = (claim: Claim, sub: SubtaskItem | undefined, run: RunItem | 
     return { because: 'cancelled', error: (kept) => new RunCancelled({ ...context, keptAsLateEvidence: kept }, { cause }) };
   }
   if (sub !== undefined && isTerminal(sub.state)) {
-    return { because: 'sealed', error: (kept) => new AlreadySealed({ ...context, state: sub.state, generation: claim.generation, keptAsLateEvidence: kept }, { cause }) };
+    return {
+      because: 'sealed',
+      error: (kept) => new AlreadySealed({ ...context, state: sub.state, generation: claim.generation, keptAsLateEvidence: kept }, { cause }),
+    };
   }
   if (sub !== undefined && sub.deadlineMs <= now) {
-    return { because: 'deadline_passed', error: (kept) => new DeadlinePassed({ ...context, deadline: iso(sub.deadlineMs), keptAsLateEvidence: kept }, { cause }) };
+    return {
+      because: 'deadline_passed',
+      error: (kept) => new DeadlinePassed({ ...context, deadline: iso(sub.deadlineMs), keptAsLateEvidence: kept }, { cause }),
+    };
   }
   if (run !== undefined && run.status !== 'running') {
     const status = run.status;
@@ -79,7 +88,11 @@ const keepLate = async (ctx: LedgerContext, claim: Claim, outcome: Outcome, beca
   const stored = spill<Record<string, unknown> & { pk: string }>(item, ['outcome'], (name) => partsPrefix(item.sk, name));
   try {
     if (stored.parts.length === 0) await putNew(ctx, item);
-    else await transact(ctx, { operation: 'recordOutcome', ...claimContext(claim) }, [{ kind: 'put', item: stored.item, condition: 'attribute_not_exists(#pk)' }, ...partPuts(stored.parts)]);
+    else
+      await transact(ctx, { operation: 'recordOutcome', ...claimContext(claim) }, [
+        { kind: 'put', item: stored.item, condition: 'attribute_not_exists(#pk)' },
+        ...partPuts(stored.parts),
+      ]);
   } catch (error) {
     if (conditionFailure(error) === undefined && !conditionFailed(cancellationReasons(error)?.[0])) throw error;
   }
@@ -91,7 +104,14 @@ const currentSubtask = async (ctx: LedgerContext, claim: Claim): Promise<Subtask
 };
 
 /** Explains a cancelled outcome write: a duplicate (answered), stale (thrown) or late (kept, then thrown). */
-const refusedOutcome = async (ctx: LedgerContext, claim: Claim, outcome: Outcome, reasons: readonly CancellationReason[], now: number, cause: unknown): Promise<RecordedOutcome> => {
+const refusedOutcome = async (
+  ctx: LedgerContext,
+  claim: Claim,
+  outcome: Outcome,
+  reasons: readonly CancellationReason[],
+  now: number,
+  cause: unknown,
+): Promise<RecordedOutcome> => {
   const [subReason, runReason] = reasons;
   const context = claimContext(claim);
   const sub = conditionFailed(subReason) ? oldSubtask(claim, subReason.item) : undefined;

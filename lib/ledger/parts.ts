@@ -121,7 +121,11 @@ export const fromParts = (ref: PartsRef, items: readonly Record<string, unknown>
   const packed = Buffer.concat(chunks.filter((chunk): chunk is Uint8Array => chunk !== undefined));
   const hash = createHash('sha256').update(packed).digest('hex');
   if (mine.length !== ref.count || chunks.includes(undefined) || packed.length !== ref.bytes || hash !== ref.sha256) {
-    throw new CorruptItem({ ...context, key: ref.prefix, issues: [`expected ${ref.count} parts of ${ref.bytes} bytes, found ${mine.length} parts of ${packed.length} bytes`] });
+    throw new CorruptItem({
+      ...context,
+      key: ref.prefix,
+      issues: [`expected ${ref.count} parts of ${ref.bytes} bytes, found ${mine.length} parts of ${packed.length} bytes`],
+    });
   }
   return JSON.parse(gunzipSync(packed).toString('utf8')) as unknown;
 };

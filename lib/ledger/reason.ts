@@ -34,7 +34,9 @@ const claimNote = (item: SubtaskItem, unclaimed: string, late: LateResults): str
     const released = `generation ${item.generation}${worker} released its claim without a result`;
     return arrived === undefined ? released : `${released}; ${arrived}`;
   }
-  return arrived === undefined ? `claimed by generation ${item.generation}${worker} but no result arrived` : `claimed by generation ${item.generation}${worker}; ${arrived}`;
+  return arrived === undefined
+    ? `claimed by generation ${item.generation}${worker} but no result arrived`
+    : `claimed by generation ${item.generation}${worker}; ${arrived}`;
 };
 
 /**

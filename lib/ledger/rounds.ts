@@ -63,7 +63,14 @@ const fixAssignments = (input: ParsedInput, dispatchedMs: number): DispatchedSub
   return fixed;
 };
 
-const subtaskItem = (input: ParsedInput, shards: number, assignment: DispatchedSubtask, position: number, dispatchedMs: number, nowIso: string): SubtaskItem => {
+const subtaskItem = (
+  input: ParsedInput,
+  shards: number,
+  assignment: DispatchedSubtask,
+  position: number,
+  dispatchedMs: number,
+  nowIso: string,
+): SubtaskItem => {
   const allowance = allowanceOf(assignment.budget);
   return {
     ...subtaskKey(input.tenantId, input.runId, assignment.id, shards),
@@ -130,7 +137,10 @@ const runRefusal = (input: ParsedInput, image: Record<string, unknown> | undefin
   if (run.status === 'cancelled') return new RunCancelled(context, { cause });
   if (run.status !== 'running') return new RunEnded({ ...context, status: run.status }, { cause });
   if (run.round >= input.round) return 'committed';
-  return new InvalidLedgerInput({ ...context, operation: 'appendRound', issues: [`round ${input.round} cannot follow committed round ${run.round}`] }, { cause });
+  return new InvalidLedgerInput(
+    { ...context, operation: 'appendRound', issues: [`round ${input.round} cannot follow committed round ${run.round}`] },
+    { cause },
+  );
 };
 
 const runCheck = (input: ParsedInput): LedgerTransactItem => ({
@@ -149,7 +159,11 @@ const alreadyWritten = (context: LedgerErrorContext, pending: readonly Entry[], 
     const mine = entry.item;
     const stored = parseItem(StoredSubtaskItem, reason.item, context);
     if (stored.assignmentHash !== mine.assignmentHash) {
-      throw new ImmutableAssignment({ ...context, subtaskId: mine.subtaskId, detail: `subtask ${mine.subtaskId} was already dispatched in round ${stored.round} with another assignment` });
+      throw new ImmutableAssignment({
+        ...context,
+        subtaskId: mine.subtaskId,
+        detail: `subtask ${mine.subtaskId} was already dispatched in round ${stored.round} with another assignment`,
+      });
     }
     present.add(entry);
   });

@@ -92,7 +92,14 @@ const metaFromStored = (image: Record<string, unknown> | undefined, items: reado
 const checkRequestSize = (input: ReturnType<typeof CreateRunInput.parse>): void => {
   const size = requestSize(input.request);
   if (size.bytes > MAX_RUN_REQUEST_BYTES) {
-    throw new RequestTooLarge({ tenantId: input.tenantId, runId: input.runId, field: size.field, bytes: size.bytes, fieldBytes: size.fieldBytes, limit: MAX_RUN_REQUEST_BYTES });
+    throw new RequestTooLarge({
+      tenantId: input.tenantId,
+      runId: input.runId,
+      field: size.field,
+      bytes: size.bytes,
+      fieldBytes: size.fieldBytes,
+      limit: MAX_RUN_REQUEST_BYTES,
+    });
   }
 };
 
@@ -182,7 +189,11 @@ const byDispatchOrder = (a: SubtaskItem, b: SubtaskItem): number => a.round - b.
 const isPart = (item: Record<string, unknown>): boolean => String(item.sk).startsWith(SORT_KEYS.partPrefix);
 
 /** A partition's items and every part they refer to (see `completeParts`). */
-const readPartition = async (ctx: LedgerContext, pk: string, read?: Record<string, unknown>[]): Promise<{ items: Record<string, unknown>[]; parts: Record<string, unknown>[] }> => {
+const readPartition = async (
+  ctx: LedgerContext,
+  pk: string,
+  read?: Record<string, unknown>[],
+): Promise<{ items: Record<string, unknown>[]; parts: Record<string, unknown>[] }> => {
   const items = read ?? (await queryPartition(ctx, pk));
   return { items, parts: await completeParts(ctx, pk, items, items.filter(isPart)) };
 };
@@ -207,14 +218,20 @@ export const loadRun = async (ctx: LedgerContext, tenantId: string, runId: strin
   const items = partitions.flatMap((partition) => partition.items);
   const parts = partitions.flatMap((partition) => partition.parts);
   const run = parseItem(RunItem, unspill(runImage, parts, context), context);
-  const meta = metaFromStored(items.find((item) => item.sk === SORT_KEYS.meta), parts, context);
+  const meta = metaFromStored(
+    items.find((item) => item.sk === SORT_KEYS.meta),
+    parts,
+    context,
+  );
   const { subtasks: all, copies } = splitCopies(
     items
       .filter((item) => String(item.sk).startsWith(SORT_KEYS.subtaskPrefix))
       .map((item) => parseItem(SubtaskItem, unspill(item, parts, context), context))
       .sort(byDispatchOrder),
   );
-  const late = items.filter((item) => String(item.sk).startsWith(SORT_KEYS.latePrefix)).map((item) => parseItem(LateItem, unspill(item, parts, context), context));
+  const late = items
+    .filter((item) => String(item.sk).startsWith(SORT_KEYS.latePrefix))
+    .map((item) => parseItem(LateItem, unspill(item, parts, context), context));
   return {
     run,
     meta,

@@ -13,11 +13,7 @@ import type { Outcome } from '../contract';
 const utf8 = (text: string): number => Buffer.byteLength(text, 'utf8');
 
 const numberSize = (value: number): number => {
-  const digits = Math.abs(value)
-    .toExponential()
-    .split('e')[0]!
-    .replace('.', '')
-    .replace(/0+$/, '');
+  const digits = Math.abs(value).toExponential().split('e')[0]!.replace('.', '').replace(/0+$/, '');
   return Math.ceil(Math.max(digits.length, 1) / 2) + 1;
 };
 
@@ -98,9 +94,13 @@ export interface RequestSize {
 export const requestSize = (request: Readonly<Record<string, unknown>>): RequestSize => {
   const json = (value: unknown): number => utf8(JSON.stringify(value) ?? '');
   const fields: Array<[string, unknown]> = Object.entries(request).flatMap(([name, value]): Array<[string, unknown]> =>
-    name === 'universe' && typeof value === 'object' && value !== null ? Object.entries(value).map(([inner, member]) => [`universe.${inner}`, member]) : [[name, value]],
+    name === 'universe' && typeof value === 'object' && value !== null
+      ? Object.entries(value).map(([inner, member]) => [`universe.${inner}`, member])
+      : [[name, value]],
   );
-  const largest = fields.map(([field, value]) => ({ field, fieldBytes: json(value) })).reduce((a, b) => (b.fieldBytes > a.fieldBytes ? b : a), { field: 'goal', fieldBytes: 0 });
+  const largest = fields
+    .map(([field, value]) => ({ field, fieldBytes: json(value) }))
+    .reduce((a, b) => (b.fieldBytes > a.fieldBytes ? b : a), { field: 'goal', fieldBytes: 0 });
   return { bytes: json(request), ...largest };
 };
 
@@ -122,8 +122,7 @@ export const clipReason = (reason: string): string => (reason.length <= REASON_L
  */
 export const plural = (count: number, one: string, many: string): string => `${count} ${count === 1 ? one : many}`;
 
-const joinReasons = (first: string, original: string | undefined): string =>
-  clipReason(original === undefined ? first : `${first}; worker said: ${original}`);
+const joinReasons = (first: string, original: string | undefined): string => clipReason(original === undefined ? first : `${first}; worker said: ${original}`);
 
 /**
  * Applies the ledger's size bounds to an outcome before it is stored, deliberately rather than by

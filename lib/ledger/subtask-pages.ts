@@ -74,7 +74,13 @@ const querySubtasks = async (
   let start: Record<string, unknown> | undefined = resume;
   do {
     const page = await ctx.client.send(
-      new QueryCommand({ TableName: ctx.tableName, ConsistentRead: true, Limit: wanted - found.length, ExclusiveStartKey: start, ...expressions({ keyCondition }, values) }),
+      new QueryCommand({
+        TableName: ctx.tableName,
+        ConsistentRead: true,
+        Limit: wanted - found.length,
+        ExclusiveStartKey: start,
+        ...expressions({ keyCondition }, values),
+      }),
     );
     const items = await mapLimit(page.Items ?? [], PART_READS, async (image) => parseItem(SubtaskItem, await withParts(ctx, image, context), context));
     // A hedge copy (`<id>.h<n>`) is shown inside the subtask it races, never as a subtask of its own.
@@ -102,7 +108,14 @@ const byKey = <T extends { readonly sk: string }>(a: T, b: T): number => (a.sk <
  * a page reads about `need + 2 × shards` items instead of `shards × need`. One shard: one read of
  * `need` items, as an unsharded run always did.
  */
-const mergeShards = async (ctx: LedgerContext, context: LedgerErrorContext, pks: readonly string[], from: string | undefined, need: number, committed: number): Promise<SubtaskItem[]> => {
+const mergeShards = async (
+  ctx: LedgerContext,
+  context: LedgerErrorContext,
+  pks: readonly string[],
+  from: string | undefined,
+  need: number,
+  committed: number,
+): Promise<SubtaskItem[]> => {
   const batch = pks.length === 1 ? need : Math.ceil(need / pks.length) + 1;
   const reads: ShardRead[] = pks.map((pk) => ({ pk, found: [], start: undefined, exhausted: false }));
   let pending = reads;
@@ -117,17 +130,29 @@ const mergeShards = async (ctx: LedgerContext, context: LedgerErrorContext, pks:
     const threshold = merged.length >= need ? merged[need - 1]?.sk : undefined;
     pending = reads.filter((read) => !read.exhausted && (threshold === undefined || String(read.start?.sk) < threshold));
   }
-  return reads.flatMap((read) => read.found).sort(byKey).slice(0, need);
+  return reads
+    .flatMap((read) => read.found)
+    .sort(byKey)
+    .slice(0, need);
 };
 
 /** The late evidence of the subtasks from `first` to `last` (ids in key order): one Query of that `LATE#` range. */
-const queryLate = async (ctx: LedgerContext, context: LedgerErrorContext, pk: string, first: string, last: string, ids: ReadonlySet<string>): Promise<LateItem[]> => {
+const queryLate = async (
+  ctx: LedgerContext,
+  context: LedgerErrorContext,
+  pk: string,
+  first: string,
+  last: string,
+  ids: ReadonlySet<string>,
+): Promise<LateItem[]> => {
   const keyCondition = '#pk = :pk AND #sk BETWEEN :from AND :to';
   const values = { ':pk': pk, ':from': `${SORT_KEYS.latePrefix}${first}#`, ':to': rangeEnd(`${SORT_KEYS.latePrefix}${last}#`) };
   const found: LateItem[] = [];
   let start: Record<string, unknown> | undefined;
   do {
-    const page = await ctx.client.send(new QueryCommand({ TableName: ctx.tableName, ConsistentRead: true, ExclusiveStartKey: start, ...expressions({ keyCondition }, values) }));
+    const page = await ctx.client.send(
+      new QueryCommand({ TableName: ctx.tableName, ConsistentRead: true, ExclusiveStartKey: start, ...expressions({ keyCondition }, values) }),
+    );
     const items = await mapLimit(page.Items ?? [], PART_READS, async (image) => parseItem(LateItem, await withParts(ctx, image, context), context));
     // Another subtask's evidence cannot fall in the range (ids hold no `#`), but a skipped uncommitted one's can.
     found.push(...items.filter((item) => ids.has(item.subtaskId)));

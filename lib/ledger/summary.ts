@@ -119,7 +119,14 @@ export const endSummary = async (ctx: LedgerContext, tenantId: string, runId: st
             update: `SET #status = :status, #listPk = :listPk, #updatedAt = :updatedAt, #progress = :progress${setComplete} ADD #version :one`,
             condition: 'attribute_exists(#pk)',
           },
-          { ':status': live.status, ':listPk': runListPartition(tenantId, live.status), ':updatedAt': live.updatedAt, ':progress': live.progress, ':complete': complete, ':one': 1 },
+          {
+            ':status': live.status,
+            ':listPk': runListPartition(tenantId, live.status),
+            ':updatedAt': live.updatedAt,
+            ':progress': live.progress,
+            ':complete': complete,
+            ':one': 1,
+          },
         ),
       }),
     );
@@ -187,9 +194,7 @@ export const listRuns = async (ctx: LedgerContext, request: RunListRequest): Pro
   const statuses = request.status === undefined ? RunStatuses.options : [request.status];
   const after = request.after === undefined ? undefined : runListSort(request.after.createdAt, request.after.runId);
   const wanted = request.limit + 1;
-  const found = (
-    await Promise.all(statuses.map((status) => queryListPartition(ctx, runListPartition(request.tenantId, status), wanted, after)))
-  ).flat();
+  const found = (await Promise.all(statuses.map((status) => queryListPartition(ctx, runListPartition(request.tenantId, status), wanted, after)))).flat();
   // The index is eventually consistent: a run whose status just changed can briefly be in two partitions.
   const unique = [...new Map(found.map((item) => [String(item.runId), parseItem(SummaryItem, item, { tenantId: request.tenantId })])).values()];
   const ordered = unique.sort(newestFirst).slice(0, wanted);

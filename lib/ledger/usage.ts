@@ -44,7 +44,9 @@ export const dayUsage = async (ctx: LedgerContext, tenantId: string, day: string
       .filter((item) => item.blockId !== undefined)
       .map((item) => item.runId);
     const keys = [dayKey, ...holders.map((runId) => runKey(tenantId, runId))];
-    const read = (await Promise.all(chunks(keys, TRANSACT_GET_LIMIT).map((chunk) => getItemsAtOnce(ctx, { operation: 'tenantUsage', tenantId }, chunk)))).flat();
+    const read = (
+      await Promise.all(chunks(keys, TRANSACT_GET_LIMIT).map((chunk) => getItemsAtOnce(ctx, { operation: 'tenantUsage', tenantId }, chunk)))
+    ).flat();
     const [dayImage, ...runImages] = read;
     const dayItem = dayImage === undefined ? undefined : parseItem(TenantDayItem, dayImage, context);
     if ((dayItem?.grants ?? 0) !== grantsBefore) continue;

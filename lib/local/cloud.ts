@@ -177,7 +177,10 @@ export const startLocalEmulators = async (
   const region = options.region ?? 'us-east-1';
   const [dynamodb, sqs] = await Promise.allSettled([
     options.dynamodb ??
-      launchDynamoDbLocal({ ...(options.ports?.dynamodb === undefined ? {} : { port: options.ports.dynamodb }), recordClassData: options.recordClassData === true }),
+      launchDynamoDbLocal({
+        ...(options.ports?.dynamodb === undefined ? {} : { port: options.ports.dynamodb }),
+        recordClassData: options.recordClassData === true,
+      }),
     tracePhase('sqs.start', () => startSqsLocal({ region, ...(options.ports?.sqs === undefined ? {} : { port: options.ports.sqs }) })),
   ]);
   if (dynamodb.status === 'rejected' || sqs.status === 'rejected') {
@@ -257,8 +260,7 @@ const pickPorts = async (ports: LocalCloudPorts | undefined) => ({
   api: ports?.api ?? (await freePort()),
 });
 
-const summary = (items: readonly { logicalId: string; name: string; arn: string }[]) =>
-  items.map(({ logicalId, name, arn }) => ({ logicalId, name, arn }));
+const summary = (items: readonly { logicalId: string; name: string; arn: string }[]) => items.map(({ logicalId, name, arn }) => ({ logicalId, name, arn }));
 
 /**
  * Starts the local cloud for a synthesized template. Nothing is printed unless `log` is given.
@@ -323,18 +325,23 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   // The SDK reads these when a client is created, so they are set before any handler is built.
   const environment = sdkEnvironment({ region, ports, dynamodb: emulators.dynamodb, sqs });
   cleanups.push(applyEnvironment(environment));
-  const functions = await tracePhase('lambda.load-handlers', () => loadFunctions({
-    resolver,
-    repoRoot: options.repoRoot,
-    runtimeEnvironment: { ...options.functionEnvironment, ...environment },
-    ...(options.registry ? { registry: options.registry } : {}),
-  }));
+  const functions = await tracePhase('lambda.load-handlers', () =>
+    loadFunctions({
+      resolver,
+      repoRoot: options.repoRoot,
+      runtimeEnvironment: { ...options.functionEnvironment, ...environment },
+      ...(options.registry ? { registry: options.registry } : {}),
+    }),
+  );
   const lambdaEndpoint: LambdaEndpoint = await startLambdaEndpoint({ functions, port: ports.lambda, log });
   cleanups.push(() => lambdaEndpoint.stop());
   const lambda = createLambdaInvoker({ endpoint: lambdaEndpoint.url, region });
 
   const stateMachines: LocalStateMachine[] = await tracePhase('stepfunctions.definitions', () =>
-    stateMachinesFromTemplate(resolver, options.cacheDir === undefined ? {} : { validated: validatedDefinitionsIn(join(options.cacheDir, 'validated-definitions')) }),
+    stateMachinesFromTemplate(
+      resolver,
+      options.cacheDir === undefined ? {} : { validated: validatedDefinitionsIn(join(options.cacheDir, 'validated-definitions')) },
+    ),
   );
   const executions = createExecutionService({
     stateMachines,
@@ -346,14 +353,23 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
     ...(options.executionRetention === undefined ? {} : { retention: options.executionRetention }),
   });
   const stepFunctions: StepFunctionsEndpoint = await startStepFunctionsEndpoint({ service: executions, port: ports.stepFunctions, log });
-  cleanups.push(() => stepFunctions.stop(), () => executions.shutdown());
+  cleanups.push(
+    () => stepFunctions.stop(),
+    () => executions.shutdown(),
+  );
   // Execution status changes go to the template's EventBridge rules. The bus stops before the
   // executions are shut down, so stopping the cloud never reads as an aborted run.
   const bus: EventBus = startEventBus({ rules: eventRulesFromTemplate(resolver, { functions, queues }), lambda, sqs: sqsClient, log });
   const unsubscribe = executions.onStatusChange((record) => bus.publish(executionStatusChangeEvent(record, { region, accountId: resolver.accountId })));
   cleanups.push(() => bus.stop(), unsubscribe);
 
-  const mappings: EventSourceMappings = startEventSourceMappings({ mappings: eventSourceMappingsFromTemplate(resolver, queues), sqs: sqsClient, lambda, region, log });
+  const mappings: EventSourceMappings = startEventSourceMappings({
+    mappings: eventSourceMappingsFromTemplate(resolver, queues),
+    sqs: sqsClient,
+    lambda,
+    region,
+    log,
+  });
   cleanups.push(() => mappings.stop());
 
   const authority = await createJwtAuthority({
@@ -364,7 +380,9 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   const provisioned = await tables;
   log({ level: 'info', component: 'cloud', message: `provisioned ${provisioned.length} tables and ${queues.length} queues` });
   const spec = httpApiFromTemplate(resolver);
-  const api: LocalHttpApi | undefined = spec ? await startHttpApi({ spec, lambda, authority, port: ports.api, log, ...(options.pages ? { pages: options.pages } : {}) }) : undefined;
+  const api: LocalHttpApi | undefined = spec
+    ? await startHttpApi({ spec, lambda, authority, port: ports.api, log, ...(options.pages ? { pages: options.pages } : {}) })
+    : undefined;
   if (api) cleanups.push(() => api.stop());
   log({ level: 'info', component: 'cloud', message: `local cloud ready${api ? ` at ${api.url}` : ''}` });
 

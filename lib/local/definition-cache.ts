@@ -40,7 +40,9 @@ let validators: string | undefined;
  */
 export const definitionKey = (definition: unknown, options: object): string => {
   validators ??= ['aws-local-stepfunctions', 'asl-validator'].map((name) => `${name}@${installedVersion(name)}`).join(' ');
-  return createHash('sha256').update(`${FORMAT}\0${validators}\0${JSON.stringify(options)}\0${JSON.stringify(definition)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${FORMAT}\0${validators}\0${JSON.stringify(options)}\0${JSON.stringify(definition)}`)
+    .digest('hex');
 };
 
 /**

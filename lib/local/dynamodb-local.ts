@@ -85,7 +85,13 @@ const libraryJars = (jarDir: string): string[] =>
     .sort()
     .map((name) => join(jarDir, 'DynamoDBLocal_lib', name));
 
-const sourceMode = (jarDir: string): LaunchPlan => ({ jvmArgs: [], classpath: jarClasspath(jarDir), main: launcherSource, classDataSharing: 'off', afterExit: () => undefined });
+const sourceMode = (jarDir: string): LaunchPlan => ({
+  jvmArgs: [],
+  classpath: jarClasspath(jarDir),
+  main: launcherSource,
+  classDataSharing: 'off',
+  afterExit: () => undefined,
+});
 
 /** The key of a cache entry: the launcher source, every DynamoDB Local JAR (name, size, time) and `java -version`. */
 const entryKey = (jarDir: string, javaVersion: string): string => {
@@ -115,13 +121,15 @@ const buildOnce = async (file: string, build: (work: string) => Promise<string |
 };
 
 /** The launcher, compiled: Java's single-file source mode would run javac at every start. */
-const compileLauncher = (jarDir: string) => async (work: string): Promise<string | undefined> => {
-  mkdirSync(join(work, 'classes'));
-  const ok =
-    (await runTool('javac', ['--release', '17', '-cp', jarClasspath(jarDir), '-d', join(work, 'classes'), launcherSource])) &&
-    (await runTool('jar', ['cf', join(work, 'launcher.jar'), '-C', join(work, 'classes'), '.']));
-  return ok ? join(work, 'launcher.jar') : undefined;
-};
+const compileLauncher =
+  (jarDir: string) =>
+  async (work: string): Promise<string | undefined> => {
+    mkdirSync(join(work, 'classes'));
+    const ok =
+      (await runTool('javac', ['--release', '17', '-cp', jarClasspath(jarDir), '-d', join(work, 'classes'), launcherSource])) &&
+      (await runTool('jar', ['cf', join(work, 'launcher.jar'), '-C', join(work, 'classes'), '.']));
+    return ok ? join(work, 'launcher.jar') : undefined;
+  };
 
 /**
  * DynamoDBLocal.jar with an empty manifest `Class-Path`, for class-data sharing. The original
@@ -130,12 +138,14 @@ const compileLauncher = (jarDir: string) => async (work: string): Promise<string
  * copy has the same entries, byte for byte, and the libraries go on the command line in the
  * manifest's order instead, so the same classes load from the same JARs.
  */
-const withoutManifestClassPath = (jarDir: string) => async (work: string): Promise<string | undefined> => {
-  const jar = join(work, 'DynamoDBLocal.jar');
-  copyFileSync(join(jarDir, 'DynamoDBLocal.jar'), jar);
-  writeFileSync(join(work, 'manifest.mf'), 'Class-Path: \n');
-  return (await runTool('jar', ['--update', '--file', jar, '--manifest', join(work, 'manifest.mf')])) ? jar : undefined;
-};
+const withoutManifestClassPath =
+  (jarDir: string) =>
+  async (work: string): Promise<string | undefined> => {
+    const jar = join(work, 'DynamoDBLocal.jar');
+    copyFileSync(join(jarDir, 'DynamoDBLocal.jar'), jar);
+    writeFileSync(join(work, 'manifest.mf'), 'Class-Path: \n');
+    return (await runTool('jar', ['--update', '--file', jar, '--manifest', join(work, 'manifest.mf')])) ? jar : undefined;
+  };
 
 /**
  * How the JVM runs the launcher, from the local cache (`dynamodb-local/<key>/`, keyed by
@@ -161,7 +171,13 @@ const launchPlan = async (jarDir: string, javaVersion: string, cacheDir: string,
   } catch {
     return sourceMode(jarDir);
   }
-  const compiled: LaunchPlan = { jvmArgs: [], classpath: `${launcher}:${jarClasspath(jarDir)}`, main: LAUNCHER_CLASS, classDataSharing: 'off', afterExit: () => undefined };
+  const compiled: LaunchPlan = {
+    jvmArgs: [],
+    classpath: `${launcher}:${jarClasspath(jarDir)}`,
+    main: LAUNCHER_CLASS,
+    classDataSharing: 'off',
+    afterExit: () => undefined,
+  };
   const archive = join(entry, 'classes.jsa');
   if (!recordClassData && !existsSync(archive)) return compiled;
   const stripped = join(entry, 'DynamoDBLocal.jar');

@@ -8,7 +8,10 @@ export class LocalCloudError extends Error {
 /** Java 17+ is needed for DynamoDB Local and was not found. */
 export class JavaMissingError extends LocalCloudError {
   override readonly name = 'JavaMissingError';
-  constructor(readonly found: string | undefined, options?: ErrorOptions) {
+  constructor(
+    readonly found: string | undefined,
+    options?: ErrorOptions,
+  ) {
     super(
       found === undefined
         ? 'tessera: DynamoDB Local needs Java 17 or newer, and `java` was not found on PATH. Install it (Debian/Ubuntu: `sudo apt-get install -y openjdk-17-jre-headless`; macOS: `brew install openjdk@17`) and try again.'
@@ -88,7 +91,11 @@ export class HandlerLoadError extends LocalCloudError {
  */
 export class ProvisioningError extends LocalCloudError {
   override readonly name = 'ProvisioningError';
-  constructor(readonly logicalId: string, readonly detail: string, options?: ErrorOptions) {
+  constructor(
+    readonly logicalId: string,
+    readonly detail: string,
+    options?: ErrorOptions,
+  ) {
     super(`tessera local cloud: cannot provision ${logicalId}: ${detail}`, options);
   }
 }

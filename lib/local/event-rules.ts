@@ -83,7 +83,8 @@ const LOCAL_RETRY_DELAYS_MS = [1_000, 2_000];
 
 /** Only exact-value patterns are emulated: every leaf is a list of values, every branch an object. */
 const checkPattern = (pattern: unknown, path: string): void => {
-  if (typeof pattern !== 'object' || pattern === null || Array.isArray(pattern)) throw new UnsupportedFeatureError(path, 'an EventPattern that is not an object');
+  if (typeof pattern !== 'object' || pattern === null || Array.isArray(pattern))
+    throw new UnsupportedFeatureError(path, 'an EventPattern that is not an object');
   for (const [key, value] of Object.entries(pattern)) {
     if (Array.isArray(value)) {
       const filter = value.find((item) => typeof item === 'object' && item !== null);
@@ -212,9 +213,18 @@ export const startEventBus = (options: { rules: readonly EventRule[]; lambda: La
 
   const deliver = async (rule: EventRule, target: EventRuleTarget, event: BusEvent): Promise<void> => {
     if (!target.permitted) {
-      log({ level: 'warn', component: 'events', message: `rule ${rule.logicalId} may not invoke ${target.functionName}: no AWS::Lambda::Permission for events.amazonaws.com` });
+      log({
+        level: 'warn',
+        component: 'events',
+        message: `rule ${rule.logicalId} may not invoke ${target.functionName}: no AWS::Lambda::Permission for events.amazonaws.com`,
+      });
       if (target.deadLetterQueue) {
-        await sendTo(target.deadLetterQueue, event, { RULE_ARN: rule.arn, TARGET_ARN: target.functionArn, ERROR_CODE: 'NO_PERMISSIONS', ERROR_MESSAGE: 'EventBridge is not allowed to invoke the function' });
+        await sendTo(target.deadLetterQueue, event, {
+          RULE_ARN: rule.arn,
+          TARGET_ARN: target.functionArn,
+          ERROR_CODE: 'NO_PERMISSIONS',
+          ERROR_MESSAGE: 'EventBridge is not allowed to invoke the function',
+        });
       }
       return;
     }
@@ -245,7 +255,9 @@ export const startEventBus = (options: { rules: readonly EventRule[]; lambda: La
   };
 
   const track = (delivery: Promise<void>): void => {
-    const settled = delivery.catch((error: unknown) => log({ level: 'error', component: 'events', message: `an event delivery failed: ${(error as Error).message}` }));
+    const settled = delivery.catch((error: unknown) =>
+      log({ level: 'error', component: 'events', message: `an event delivery failed: ${(error as Error).message}` }),
+    );
     inFlight.add(settled);
     void settled.finally(() => inFlight.delete(settled));
   };

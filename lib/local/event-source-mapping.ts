@@ -75,7 +75,11 @@ const describeMapping = (entry: TemplateEntry, resolver: TemplateResolver, queue
   if (!parsed.success) throw new TemplateResolutionError(path, z.prettifyError(parsed.error));
   const props = parsed.data;
   const queueUrl = queues.get(props.EventSourceArn);
-  if (!queueUrl) throw new UnsupportedFeatureError(propertyPath(entry.logicalId, 'EventSourceArn'), `event source ${props.EventSourceArn} (only this template's SQS queues are emulated)`);
+  if (!queueUrl)
+    throw new UnsupportedFeatureError(
+      propertyPath(entry.logicalId, 'EventSourceArn'),
+      `event source ${props.EventSourceArn} (only this template's SQS queues are emulated)`,
+    );
   return {
     logicalId: entry.logicalId,
     functionName: props.FunctionName,
@@ -144,10 +148,7 @@ export const sqsEvent = (messages: readonly Message[], mapping: SqsEventSourceMa
   Records: messages.map((message) => recordOf(message, mapping, region)),
 });
 
-const BatchResponse = z.union([
-  z.null(),
-  z.looseObject({ batchItemFailures: z.array(z.looseObject({ itemIdentifier: z.string().min(1) })).nullish() }),
-]);
+const BatchResponse = z.union([z.null(), z.looseObject({ batchItemFailures: z.array(z.looseObject({ itemIdentifier: z.string().min(1) })).nullish() })]);
 
 /**
  * Which messages of a batch to delete after the invocation, by Lambda's rules:
@@ -161,11 +162,7 @@ const BatchResponse = z.union([
  * settleBatch(['a', 'b'], { ok: true, payload: { batchItemFailures: [{ itemIdentifier: 'b' }] } }, true)
  * // { delete: ['a'], retain: ['b'] }
  */
-export const settleBatch = (
-  messageIds: readonly string[],
-  outcome: InvokeResult,
-  reportBatchItemFailures: boolean,
-): { delete: string[]; retain: string[] } => {
+export const settleBatch = (messageIds: readonly string[], outcome: InvokeResult, reportBatchItemFailures: boolean): { delete: string[]; retain: string[] } => {
   const keepAll = { delete: [], retain: [...messageIds] };
   if (!outcome.ok) return keepAll;
   if (!reportBatchItemFailures) return { delete: [...messageIds], retain: [] };
@@ -232,7 +229,11 @@ const collectBatch = async (ctx: PollerContext): Promise<Message[]> => {
     }
   } catch (error) {
     if (!ctx.signal.aborted) {
-      ctx.log({ level: 'warn', component: 'esm', message: `${ctx.mapping.logicalId}: receiving more of a batch failed; invoking with the ${batch.length} in hand: ${(error as Error).message}` });
+      ctx.log({
+        level: 'warn',
+        component: 'esm',
+        message: `${ctx.mapping.logicalId}: receiving more of a batch failed; invoking with the ${batch.length} in hand: ${(error as Error).message}`,
+      });
     }
   }
   recordPhase('sqs.batching-window', opened);
@@ -245,14 +246,24 @@ const collectBatch = async (ctx: PollerContext): Promise<Message[]> => {
  */
 const returnToQueue = async (ctx: PollerContext, messages: readonly Message[]): Promise<void> => {
   for (let start = 0; start < messages.length; start += RECEIVE_LIMIT) {
-    const entries = messages.slice(start, start + RECEIVE_LIMIT).map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: 0 }));
+    const entries = messages
+      .slice(start, start + RECEIVE_LIMIT)
+      .map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle, VisibilityTimeout: 0 }));
     try {
       const result = await ctx.sqs.send(new ChangeMessageVisibilityBatchCommand({ QueueUrl: ctx.mapping.queueUrl, Entries: entries }));
       for (const failure of result.Failed ?? []) {
-        ctx.log({ level: 'error', component: 'esm', message: `${ctx.mapping.logicalId}: could not return a message to the queue (it comes back after the visibility timeout): ${failure.Message ?? failure.Code}` });
+        ctx.log({
+          level: 'error',
+          component: 'esm',
+          message: `${ctx.mapping.logicalId}: could not return a message to the queue (it comes back after the visibility timeout): ${failure.Message ?? failure.Code}`,
+        });
       }
     } catch (error) {
-      ctx.log({ level: 'error', component: 'esm', message: `${ctx.mapping.logicalId}: could not return ${entries.length} messages to the queue (they come back after the visibility timeout): ${(error as Error).message}` });
+      ctx.log({
+        level: 'error',
+        component: 'esm',
+        message: `${ctx.mapping.logicalId}: could not return ${entries.length} messages to the queue (they come back after the visibility timeout): ${(error as Error).message}`,
+      });
     }
   }
 };
@@ -293,7 +304,10 @@ const invokeBatch = async (ctx: PollerContext, batch: readonly Message[]): Promi
     ctx.log({ level: 'info', component: 'esm', message: `${ctx.mapping.logicalId}: ${settled.retain.length} of ${ids.length} messages stay for redelivery` });
   }
   const deletable = new Set(settled.delete);
-  await deleteMessages(ctx, batch.filter((message) => deletable.has(message.MessageId ?? '')));
+  await deleteMessages(
+    ctx,
+    batch.filter((message) => deletable.has(message.MessageId ?? '')),
+  );
 };
 
 const poll = async (ctx: PollerContext): Promise<void> => {

@@ -38,7 +38,9 @@ type Headers = Readonly<Record<string, string>>;
  */
 const lowerCaseHeaders = (request: IncomingMessage): Record<string, string> =>
   Object.fromEntries(
-    Object.entries(request.headers).flatMap(([name, value]) => (value === undefined || name === 'cookie' ? [] : [[name, Array.isArray(value) ? value.join(',') : value]])),
+    Object.entries(request.headers).flatMap(([name, value]) =>
+      value === undefined || name === 'cookie' ? [] : [[name, Array.isArray(value) ? value.join(',') : value]],
+    ),
   );
 
 /**
@@ -331,7 +333,8 @@ export const startHttpApi = async (options: {
     const event = proxyEvent({ request, url, body, requestId, received: new Date() }, match, spec.apiId, auth.claims);
     const outcome = await withTimeout(options.lambda.invoke(match.route.functionName, event), match.route.integrationTimeoutMs);
     if (outcome === 'timeout') return jsonReply(503, SERVICE_UNAVAILABLE);
-    if (!outcome.ok) log({ level: 'warn', component: 'http-api', message: `${match.route.routeKey}: ${outcome.error.errorType}: ${outcome.error.errorMessage}` });
+    if (!outcome.ok)
+      log({ level: 'warn', component: 'http-api', message: `${match.route.routeKey}: ${outcome.error.errorType}: ${outcome.error.errorMessage}` });
     return proxyResponse(outcome);
   };
 
@@ -343,7 +346,10 @@ export const startHttpApi = async (options: {
       const cors = corsHeaders(spec.cors, request.headers.origin);
       return { ...reply, headers: { ...reply.headers, ...cors, 'apigw-requestid': requestId } };
     },
-    { ...(options.port === undefined ? {} : { port: options.port }), onError: (error) => log({ level: 'error', component: 'http-api', message: String(error) }) },
+    {
+      ...(options.port === undefined ? {} : { port: options.port }),
+      onError: (error) => log({ level: 'error', component: 'http-api', message: String(error) }),
+    },
   );
   return { url: server.url, port: server.port, stop: () => server.close() };
 };

@@ -21,8 +21,7 @@ export type CorsConfiguration = z.infer<typeof CorsConfiguration>;
 
 /** How a route is protected: not at all, or by a JWT authorizer with optional required scopes. */
 export type RouteAuth =
-  | { readonly type: 'NONE' }
-  | { readonly type: 'JWT'; readonly authorizer: string; readonly identityHeader: string; readonly scopes: readonly string[] };
+  { readonly type: 'NONE' } | { readonly type: 'JWT'; readonly authorizer: string; readonly identityHeader: string; readonly scopes: readonly string[] };
 
 /** One route of the HTTP API with its Lambda integration. */
 export interface HttpRoute {
@@ -87,26 +86,45 @@ const AUTHORIZER_KEYS = ['AuthorizerType', 'IdentitySource'];
 const integrationTarget = (entry: TemplateEntry, resolver: TemplateResolver): { functionName: string; timeoutMs: number } => {
   checkProperties(entry, INTEGRATION_KEYS, ['IntegrationMethod', 'ConnectionType', 'CredentialsArn', 'Description']);
   const props = parsed(IntegrationProperties, entry, resolver, INTEGRATION_KEYS);
-  if (props.IntegrationType !== 'AWS_PROXY') throw new UnsupportedFeatureError(propertyPath(entry.logicalId, 'IntegrationType'), `integration type ${props.IntegrationType}`);
-  if (props.PayloadFormatVersion !== '2.0') throw new UnsupportedFeatureError(propertyPath(entry.logicalId, 'PayloadFormatVersion'), `payload format ${props.PayloadFormatVersion}`);
+  if (props.IntegrationType !== 'AWS_PROXY')
+    throw new UnsupportedFeatureError(propertyPath(entry.logicalId, 'IntegrationType'), `integration type ${props.IntegrationType}`);
+  if (props.PayloadFormatVersion !== '2.0')
+    throw new UnsupportedFeatureError(propertyPath(entry.logicalId, 'PayloadFormatVersion'), `payload format ${props.PayloadFormatVersion}`);
   return { functionName: functionOfUri(props.IntegrationUri), timeoutMs: props.TimeoutInMillis };
 };
 
 const identityHeader = (entry: TemplateEntry, sources: readonly string[]): string => {
   const header = sources.length === 1 ? /^\$request\.header\.(.+)$/.exec(sources[0] as string)?.[1] : undefined;
-  if (!header) throw new UnsupportedFeatureError(propertyPath(entry.logicalId, 'IdentitySource'), `identity source ${sources.join(', ')} (one request header is emulated)`);
+  if (!header)
+    throw new UnsupportedFeatureError(
+      propertyPath(entry.logicalId, 'IdentitySource'),
+      `identity source ${sources.join(', ')} (one request header is emulated)`,
+    );
   return header.toLowerCase();
 };
 
-const routeAuth = (entry: TemplateEntry, props: z.infer<typeof RouteProperties>, authorizers: ReadonlyMap<string, TemplateEntry>, resolver: TemplateResolver): RouteAuth => {
+const routeAuth = (
+  entry: TemplateEntry,
+  props: z.infer<typeof RouteProperties>,
+  authorizers: ReadonlyMap<string, TemplateEntry>,
+  resolver: TemplateResolver,
+): RouteAuth => {
   if (props.AuthorizationType === 'NONE') return { type: 'NONE' };
-  if (props.AuthorizationType !== 'JWT') throw new UnsupportedFeatureError(propertyPath(entry.logicalId, 'AuthorizationType'), `authorization ${props.AuthorizationType}`);
+  if (props.AuthorizationType !== 'JWT')
+    throw new UnsupportedFeatureError(propertyPath(entry.logicalId, 'AuthorizationType'), `authorization ${props.AuthorizationType}`);
   const authorizer = props.AuthorizerId === undefined ? undefined : authorizers.get(props.AuthorizerId);
-  if (!authorizer) throw new TemplateResolutionError(propertyPath(entry.logicalId, 'AuthorizerId'), `no authorizer ${String(props.AuthorizerId)} in the template`);
+  if (!authorizer)
+    throw new TemplateResolutionError(propertyPath(entry.logicalId, 'AuthorizerId'), `no authorizer ${String(props.AuthorizerId)} in the template`);
   checkProperties(authorizer, AUTHORIZER_KEYS, ['ApiId', 'Name', 'JwtConfiguration']);
   const config = parsed(AuthorizerProperties, authorizer, resolver, AUTHORIZER_KEYS);
-  if (config.AuthorizerType !== 'JWT') throw new UnsupportedFeatureError(propertyPath(authorizer.logicalId, 'AuthorizerType'), `authorizer type ${config.AuthorizerType}`);
-  return { type: 'JWT', authorizer: authorizer.logicalId, identityHeader: identityHeader(authorizer, config.IdentitySource), scopes: props.AuthorizationScopes };
+  if (config.AuthorizerType !== 'JWT')
+    throw new UnsupportedFeatureError(propertyPath(authorizer.logicalId, 'AuthorizerType'), `authorizer type ${config.AuthorizerType}`);
+  return {
+    type: 'JWT',
+    authorizer: authorizer.logicalId,
+    identityHeader: identityHeader(authorizer, config.IdentitySource),
+    scopes: props.AuthorizationScopes,
+  };
 };
 
 const describeRoute = (
@@ -143,7 +161,8 @@ const byRef = (entries: readonly TemplateEntry[], resolver: TemplateResolver, ap
 const requireDefaultStage = (api: TemplateEntry, resolver: TemplateResolver, apiId: string): void => {
   const stages = [...byRef(resolver.entries(RESOURCE_TYPES.stage), resolver, apiId).values()];
   const names = stages.map((stage) => resolver.resolveString(stage.resource.Properties?.StageName, propertyPath(stage.logicalId, 'StageName')));
-  if (!names.includes('$default')) throw new UnsupportedFeatureError(`Resources.${api.logicalId}`, `stages ${names.join(', ') || '(none)'} (the local API serves the $default stage)`);
+  if (!names.includes('$default'))
+    throw new UnsupportedFeatureError(`Resources.${api.logicalId}`, `stages ${names.join(', ') || '(none)'} (the local API serves the $default stage)`);
 };
 
 /**
@@ -230,7 +249,10 @@ const decodeSegment = (segment: string): string => {
  * matchRoute(routes, 'GET', '/runs/%ZZ')?.pathParameters; // { runId: '%ZZ' }
  */
 export const matchRoute = (routes: readonly HttpRoute[], method: string, path: string): RouteMatch | undefined => {
-  const segments = path.split('/').filter((segment) => segment !== '').map(decodeSegment);
+  const segments = path
+    .split('/')
+    .filter((segment) => segment !== '')
+    .map(decodeSegment);
   const candidates = [...routes].sort(compareSpecificity);
   for (const route of candidates) {
     if (route.method !== 'ANY' && route.method !== method.toUpperCase()) continue;

@@ -67,22 +67,26 @@ export const createJwtAuthority = async (options: {
     const claims: Record<string, unknown> = { ...mint.claims };
     if (mint.tenant !== undefined) claims[tenantClaim] = mint.tenant;
     if (mint.scopes?.length) claims.scope = mint.scopes.join(' ');
-    return new SignJWT(claims)
-      .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
-      .setIssuer(options.issuer)
-      .setAudience(mint.audience ?? audience[0] ?? '')
-      .setSubject(mint.subject)
-      .setIssuedAt()
-      .setJti(randomUUID())
-      // jose reads a number as an absolute epoch second and a string as a duration from now.
-      .setExpirationTime(typeof mint.expiresIn === 'string' ? mint.expiresIn : Math.floor(Date.now() / 1000) + (mint.expiresIn ?? 3600))
-      .sign(privateKey);
+    return (
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'RS256', kid, typ: 'JWT' })
+        .setIssuer(options.issuer)
+        .setAudience(mint.audience ?? audience[0] ?? '')
+        .setSubject(mint.subject)
+        .setIssuedAt()
+        .setJti(randomUUID())
+        // jose reads a number as an absolute epoch second and a string as a duration from now.
+        .setExpirationTime(typeof mint.expiresIn === 'string' ? mint.expiresIn : Math.floor(Date.now() / 1000) + (mint.expiresIn ?? 3600))
+        .sign(privateKey)
+    );
   };
 
   const verify = async (token: string): Promise<VerifyResult> => {
     try {
       const { payload } = await jwtVerify(token, keySet, { issuer: options.issuer, algorithms: ['RS256'], requiredClaims: ['exp'] });
-      return audienceMatches(payload, audience) ? { ok: true, claims: payload } : { ok: false, reason: 'the token has no audience or client_id the API accepts' };
+      return audienceMatches(payload, audience)
+        ? { ok: true, claims: payload }
+        : { ok: false, reason: 'the token has no audience or client_id the API accepts' };
     } catch (error) {
       return { ok: false, reason: (error as Error).message };
     }

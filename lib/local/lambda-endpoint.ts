@@ -2,7 +2,15 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { z } from 'zod';
 import { jsonReply, listenOnLoopback, type HttpReply, type LoopbackServer } from './http-server';
-import { findFunction, invokeFunction, requestTooLarge, type FunctionErrorPayload, type InvocationOutcome, type InvocationType, type RunnableFunction } from './lambda-runtime';
+import {
+  findFunction,
+  invokeFunction,
+  requestTooLarge,
+  type FunctionErrorPayload,
+  type InvocationOutcome,
+  type InvocationType,
+  type RunnableFunction,
+} from './lambda-runtime';
 import { silentLog, type LocalLog } from './log';
 import { tracePhase } from './startup-trace';
 
@@ -38,8 +46,7 @@ export interface LambdaEndpoint {
   stop(): Promise<void>;
 }
 
-const serviceError = (status: number, code: string, message: string): HttpReply =>
-  jsonReply(status, { Type: 'User', message }, { 'x-amzn-errortype': code });
+const serviceError = (status: number, code: string, message: string): HttpReply => jsonReply(status, { Type: 'User', message }, { 'x-amzn-errortype': code });
 
 const functionErrorReply = (error: FunctionErrorPayload): HttpReply =>
   jsonReply(200, error, { 'x-amz-function-error': 'Unhandled', 'x-amz-executed-version': '$LATEST' });
@@ -78,15 +85,17 @@ const integrationResult = (statusCode: number, payload: unknown, requestId: stri
  * const lambda = await startLambdaEndpoint({ functions });
  * process.env.AWS_ENDPOINT_URL_LAMBDA = lambda.url;
  */
-export const startLambdaEndpoint = async (options: {
-  functions: readonly RunnableFunction[];
-  port?: number;
-  log?: LocalLog;
-}): Promise<LambdaEndpoint> => {
+export const startLambdaEndpoint = async (options: { functions: readonly RunnableFunction[]; port?: number; log?: LocalLog }): Promise<LambdaEndpoint> => {
   const log = options.log ?? silentLog;
   const stats = new Map<string, { invocations: number; errors: number }>();
 
-  const run = async (fn: RunnableFunction, event: unknown, requestId: string, invocationType: InvocationType, invokedFunctionArn?: string): Promise<InvocationOutcome> => {
+  const run = async (
+    fn: RunnableFunction,
+    event: unknown,
+    requestId: string,
+    invocationType: InvocationType,
+    invokedFunctionArn?: string,
+  ): Promise<InvocationOutcome> => {
     const entry = stats.get(fn.name) ?? { invocations: 0, errors: 0 };
     stats.set(fn.name, entry);
     entry.invocations += 1;
@@ -137,7 +146,8 @@ export const startLambdaEndpoint = async (options: {
    */
   const invokeIntegration = async (payload: unknown, requestId: string): Promise<HttpReply> => {
     const input = IntegrationInput.safeParse(payload);
-    if (!input.success) return functionErrorReply({ errorType: 'States.Runtime', errorMessage: `lambda:invoke parameters are invalid: ${z.prettifyError(input.error)}` });
+    if (!input.success)
+      return functionErrorReply({ errorType: 'States.Runtime', errorMessage: `lambda:invoke parameters are invalid: ${z.prettifyError(input.error)}` });
     const fn = findFunction(options.functions, input.data.FunctionName, input.data.Qualifier);
     if (!fn) return functionErrorReply({ errorType: 'Lambda.ResourceNotFoundException', errorMessage: `Function not found: ${input.data.FunctionName}` });
     const event = input.data.Payload === undefined ? {} : input.data.Payload;
@@ -158,7 +168,8 @@ export const startLambdaEndpoint = async (options: {
       if (!payload.ok) return serviceError(400, 'InvalidRequestContentException', 'Could not parse request body into json');
       const requestId = randomUUID();
       if (name === LAMBDA_INVOKE_INTEGRATION) return invokeIntegration(payload.value, requestId);
-      if (name.startsWith('arn:aws:states:')) return serviceError(400, 'InvalidParameterValueException', `${name} is a Step Functions integration the local cloud does not emulate`);
+      if (name.startsWith('arn:aws:states:'))
+        return serviceError(400, 'InvalidParameterValueException', `${name} is a Step Functions integration the local cloud does not emulate`);
       return invokeDirect(name, request, payload.value, body.length, requestId);
     },
     { ...(options.port === undefined ? {} : { port: options.port }), onError: (error) => log({ level: 'error', component: 'lambda', message: String(error) }) },

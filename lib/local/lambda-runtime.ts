@@ -104,7 +104,14 @@ const describeFunction = (entry: TemplateEntry, resolver: TemplateResolver): Loc
   const path = propertyPath(entry.logicalId);
   // Only the properties the runtime uses are resolved: Role and Code point at IAM and asset buckets.
   const properties = entry.resource.Properties ?? {};
-  const used = handler === undefined ? {} : Object.fromEntries(Object.keys(FunctionProperties.shape).filter((key) => key in properties).map((key) => [key, properties[key]]));
+  const used =
+    handler === undefined
+      ? {}
+      : Object.fromEntries(
+          Object.keys(FunctionProperties.shape)
+            .filter((key) => key in properties)
+            .map((key) => [key, properties[key]]),
+        );
   const parsed = FunctionProperties.safeParse(resolver.resolve(used, path));
   if (!parsed.success) throw new TemplateResolutionError(path, z.prettifyError(parsed.error));
   const runtime = parsed.data.Runtime;
@@ -164,7 +171,12 @@ const buildHandler = async (
   try {
     loaded = await importModule(pathToFileURL(resolvePath(repoRoot, entry)).href);
   } catch (error) {
-    throw new HandlerLoadError(fn.name, entry, `cannot import the handler module (run the local cloud through tsx or vitest so .ts modules load): ${(error as Error).message}`, { cause: error });
+    throw new HandlerLoadError(
+      fn.name,
+      entry,
+      `cannot import the handler module (run the local cloud through tsx or vitest so .ts modules load): ${(error as Error).message}`,
+      { cause: error },
+    );
   }
   if (!isHandlerModule(loaded)) throw new HandlerLoadError(fn.name, entry, 'the module must export depsFromEnv(env) and createHandler(deps)');
   try {
@@ -333,7 +345,10 @@ export const invokeFunction = async (
 ): Promise<InvocationOutcome> => {
   const requestId = options.requestId ?? randomUUID();
   if (!fn.handler) {
-    return { ok: false, error: { errorType: 'Runtime.HandlerNotFound', errorMessage: `function ${fn.name} has no ${HANDLER_METADATA_KEY} metadata, so it cannot run locally` } };
+    return {
+      ok: false,
+      error: { errorType: 'Runtime.HandlerNotFound', errorMessage: `function ${fn.name} has no ${HANDLER_METADATA_KEY} metadata, so it cannot run locally` },
+    };
   }
   const timeoutMs = fn.timeoutSeconds * 1000;
   const context = lambdaContext(fn, requestId, options.invokedFunctionArn ?? fn.arn, Date.now() + timeoutMs);
@@ -343,7 +358,10 @@ export const invokeFunction = async (
   });
   const run = Promise.resolve()
     .then(() => (fn.handler as LambdaHandler)(event, context))
-    .then((result): InvocationOutcome => ({ ok: true, result }), (error: unknown): InvocationOutcome => ({ ok: false, error: functionErrorOf(error) }));
+    .then(
+      (result): InvocationOutcome => ({ ok: true, result }),
+      (error: unknown): InvocationOutcome => ({ ok: false, error: functionErrorOf(error) }),
+    );
   try {
     const outcome = await Promise.race([run, deadline]);
     return (options.invocationType ?? 'RequestResponse') === 'Event' ? outcome : withinResponseLimit(outcome);

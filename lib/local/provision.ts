@@ -1,9 +1,4 @@
-import {
-  CreateTableCommand,
-  UpdateTimeToLiveCommand,
-  type CreateTableCommandInput,
-  type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, UpdateTimeToLiveCommand, type CreateTableCommandInput, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { CreateQueueCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { ProvisioningError, TemplateResolutionError } from './errors';
@@ -127,14 +122,17 @@ export const provisionTables = async (resolver: TemplateResolver, client: Dynamo
 const RedrivePolicy = z.object({ deadLetterTargetArn: z.string(), maxReceiveCount: z.coerce.number().int().min(1) });
 
 /** CloudFormation accepts the redrive policies as objects or as JSON text; SQS wants JSON text. */
-const policyObject = z.union([z.string().transform((text, ctx) => {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    ctx.addIssue({ code: 'custom', message: 'is not JSON' });
-    return z.NEVER;
-  }
-}), z.record(z.string(), z.unknown())]);
+const policyObject = z.union([
+  z.string().transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'is not JSON' });
+      return z.NEVER;
+    }
+  }),
+  z.record(z.string(), z.unknown()),
+]);
 
 const QueueProperties = z.object({
   QueueName: z.string().optional(),

@@ -176,7 +176,12 @@ const validatedMachine = (definition: StateMachineDefinition, path: string, vali
   return machine;
 };
 
-const describeStateMachine = (entry: TemplateEntry, resolver: TemplateResolver, functionArns: ReadonlySet<string>, validated: ValidatedDefinitions | undefined): LocalStateMachine => {
+const describeStateMachine = (
+  entry: TemplateEntry,
+  resolver: TemplateResolver,
+  functionArns: ReadonlySet<string>,
+  validated: ValidatedDefinitions | undefined,
+): LocalStateMachine => {
   checkProperties(entry, STATE_MACHINE_PROPERTIES, INERT_STATE_MACHINE_PROPERTIES);
   const path = propertyPath(entry.logicalId);
   const { RoleArn: _role, ...rest } = entry.resource.Properties ?? {};

@@ -47,7 +47,12 @@ const operations = (service: ExecutionService) => {
       return { stopDate: Date.now() / 1000 };
     }),
     ListExecutions: operation(
-      z.looseObject({ stateMachineArn: z.string(), statusFilter: ExecutionStatus.optional(), maxResults: z.number().int().min(0).max(1000).optional(), nextToken: z.string().optional() }),
+      z.looseObject({
+        stateMachineArn: z.string(),
+        statusFilter: ExecutionStatus.optional(),
+        maxResults: z.number().int().min(0).max(1000).optional(),
+        nextToken: z.string().optional(),
+      }),
       (input) => {
         const all = service.list(input);
         const offset = input.nextToken === undefined ? 0 : Number(input.nextToken);
@@ -104,7 +109,8 @@ export const startStepFunctionsEndpoint = async (options: { service: ExecutionSe
       const target = String(request.headers['x-amz-target'] ?? '');
       const name = target.startsWith(TARGET_PREFIX) ? target.slice(TARGET_PREFIX.length) : '';
       const op = Object.hasOwn(table, name) ? table[name as keyof typeof table] : undefined;
-      if (request.method !== 'POST' || !op) return apiError('UnknownOperationException', `The local Step Functions endpoint does not implement ${target || 'this request'}`);
+      if (request.method !== 'POST' || !op)
+        return apiError('UnknownOperationException', `The local Step Functions endpoint does not implement ${target || 'this request'}`);
       const input = op.schema.safeParse(parseBody(body));
       if (!input.success) return apiError('ValidationException', z.prettifyError(input.error));
       try {

@@ -67,11 +67,15 @@ export const createTaskTokens = (): TaskTokenRegistry => {
 
   /** Settling hands the result to the waiting Task and closes the token: a second result is late. */
   const waitingEntry = (token: string): TokenEntry & Required<Pick<TokenEntry, 'resolve' | 'reject'>> => {
-    if (!token.startsWith(TOKEN_PREFIX) || token.length > MAX_TOKEN_LENGTH) throw new StatesApiError('InvalidToken', 'Invalid Token: the task token is malformed');
+    if (!token.startsWith(TOKEN_PREFIX) || token.length > MAX_TOKEN_LENGTH)
+      throw new StatesApiError('InvalidToken', 'Invalid Token: the task token is malformed');
     const entry = entries.get(token);
     if (!entry) throw new StatesApiError('TaskDoesNotExist', 'Task does not exist: no task was given this token');
     if (entry.state !== 'waiting' || !entry.resolve || !entry.reject) {
-      throw new StatesApiError('TaskTimedOut', `Task Timed Out: provided task does not exist anymore (${entry.owner.stateName}: ${entry.closedBecause ?? 'closed'})`);
+      throw new StatesApiError(
+        'TaskTimedOut',
+        `Task Timed Out: provided task does not exist anymore (${entry.owner.stateName}: ${entry.closedBecause ?? 'closed'})`,
+      );
     }
     return entry as TokenEntry & Required<Pick<TokenEntry, 'resolve' | 'reject'>>;
   };

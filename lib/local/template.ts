@@ -126,8 +126,7 @@ export const checkProperties = (entry: TemplateEntry, handled: readonly string[]
  * @example
  * propertyPath('Work', 'RedrivePolicy') // 'Resources.Work.Properties.RedrivePolicy'
  */
-export const propertyPath = (logicalId: string, ...keys: readonly (string | number)[]): string =>
-  ['Resources', logicalId, 'Properties', ...keys].join('.');
+export const propertyPath = (logicalId: string, ...keys: readonly (string | number)[]): string => ['Resources', logicalId, 'Properties', ...keys].join('.');
 
 interface PhysicalContext {
   readonly logicalId: string;
@@ -139,8 +138,7 @@ interface PhysicalContext {
 
 type ResolvedEnvironment = Required<Pick<LocalEnvironment, 'region' | 'accountId' | 'stackName' | 'namePrefix'>> & LocalEnvironment;
 
-const arn = (env: ResolvedEnvironment, service: string, resource: string): string =>
-  `arn:${PARTITION}:${service}:${env.region}:${env.accountId}:${resource}`;
+const arn = (env: ResolvedEnvironment, service: string, resource: string): string => `arn:${PARTITION}:${service}:${env.region}:${env.accountId}:${resource}`;
 
 const isTrue = (value: unknown): boolean => value === true || value === 'true';
 
@@ -175,7 +173,12 @@ const eventRulePhysical = (ctx: PhysicalContext): PhysicalResource => {
 };
 
 /** API Gateway IDs are 10 lower-case characters; a stable one per logical ID keeps URLs and logs readable. */
-const apiId = (logicalId: string): string => logicalId.toLowerCase().replace(/[^a-z0-9]/g, '').padEnd(10, '0').slice(0, 10);
+const apiId = (logicalId: string): string =>
+  logicalId
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '')
+    .padEnd(10, '0')
+    .slice(0, 10);
 
 const httpApiPhysical = (ctx: PhysicalContext): PhysicalResource => ({
   ref: apiId(ctx.logicalId),
@@ -215,7 +218,6 @@ const PHYSICAL: Readonly<Record<string, (ctx: PhysicalContext) => PhysicalResour
   'AWS::KMS::Key': inertPhysical('kms', 'key/'),
   'AWS::SNS::Topic': inertPhysical('sns', ''),
 };
-
 
 /**
  * Builds the resolver for one template and local environment.
@@ -324,6 +326,4 @@ export const createResolver = (template: CfnTemplate, environment: LocalEnvironm
  * resolveOutputs(resolver).DeadLetterQueueUrl // 'http://sqs.us-east-1.localhost:4566/000000000000/…'
  */
 export const resolveOutputs = (resolver: TemplateResolver): Record<string, string> =>
-  Object.fromEntries(
-    Object.entries(outputValues(resolver.template)).map(([name, value]) => [name, resolver.resolveString(value, `Outputs.${name}.Value`)]),
-  );
+  Object.fromEntries(Object.entries(outputValues(resolver.template)).map(([name, value]) => [name, resolver.resolveString(value, `Outputs.${name}.Value`)]));

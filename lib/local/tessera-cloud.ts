@@ -46,7 +46,10 @@ export interface TesseraCloudOptions {
  * (lib/local/template-cache.ts) when nothing synthesis reads has changed, else synthesized now
  * (the only time aws-cdk-lib is imported) and cached.
  */
-const prepare = async (workers: string, roundPaths: NonNullable<TesseraCloudOptions['roundPaths']> = {}): Promise<{ registry: WorkerRegistry; template: unknown }> => {
+const prepare = async (
+  workers: string,
+  roundPaths: NonNullable<TesseraCloudOptions['roundPaths']> = {},
+): Promise<{ registry: WorkerRegistry; template: unknown }> => {
   const registry = await tracePhase('workers.load-registry', () => loadWorkerRegistry(workers));
   const path = resolveWorkerModule(workers);
   // Already imported by loadWorkerRegistry: this only finds which export holds the registry.
@@ -117,7 +120,10 @@ export const startTesseraCloud = async (options: TesseraCloudOptions): Promise<L
     });
   } catch (error) {
     // startLocalCloud stops emulators it was handed; this covers a failure before that (stop is idempotent).
-    await emulators.then((started) => started.stop(), () => undefined);
+    await emulators.then(
+      (started) => started.stop(),
+      () => undefined,
+    );
     throw error;
   }
 };

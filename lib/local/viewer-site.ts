@@ -23,7 +23,8 @@ export const viewerUrl = (apiUrl: string, token: string): string => `${apiUrl.re
 
 /** Only the page's own script, styles in its component, and calls to its own origin. */
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'referrer-policy': 'no-referrer',
   'x-content-type-options': 'nosniff',
   'cache-control': 'no-store',
@@ -76,7 +77,17 @@ let bundled: Promise<string> | undefined;
 /** The app and the component as one browser script, built once per process. */
 export const viewerScript = (): Promise<string> =>
   (bundled ??= import('esbuild').then(async ({ build }) => {
-    const result = await build({ entryPoints: [entryPoint()], bundle: true, format: 'esm', target: 'es2022', platform: 'browser', write: false, minify: true, legalComments: 'none', logLevel: 'silent' });
+    const result = await build({
+      entryPoints: [entryPoint()],
+      bundle: true,
+      format: 'esm',
+      target: 'es2022',
+      platform: 'browser',
+      write: false,
+      minify: true,
+      legalComments: 'none',
+      logLevel: 'silent',
+    });
     return result.outputFiles[0]?.text ?? '';
   }));
 

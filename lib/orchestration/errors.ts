@@ -8,7 +8,10 @@ export class OrchestrationError extends Error {
 /** The run's execution could not be started. */
 export class ExecutionStartFailed extends OrchestrationError {
   override readonly name = 'ExecutionStartFailed';
-  constructor(readonly runId: string, options?: ErrorOptions) {
+  constructor(
+    readonly runId: string,
+    options?: ErrorOptions,
+  ) {
     super(`could not start the execution of run ${runId}`, options);
   }
 }

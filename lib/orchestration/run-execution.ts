@@ -1,9 +1,4 @@
-import {
-  SendTaskFailureCommand,
-  SendTaskSuccessCommand,
-  StartExecutionCommand,
-  type SFNClient,
-} from '@aws-sdk/client-sfn';
+import { SendTaskFailureCommand, SendTaskSuccessCommand, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { ExecutionStartFailed } from './errors';
 
 export interface RunExecutionOptions {

@@ -8,7 +8,11 @@ export class QueueError extends Error {
 /** No queue is configured for a worker kind: the deployment and the plan disagree. */
 export class NoQueueForWorker extends QueueError {
   override readonly name = 'NoQueueForWorker';
-  constructor(readonly worker: string, readonly configured: readonly string[], options?: ErrorOptions) {
+  constructor(
+    readonly worker: string,
+    readonly configured: readonly string[],
+    options?: ErrorOptions,
+  ) {
     super(`no queue is configured for worker kind "${worker}" (configured: ${configured.join(', ') || 'none'})`, options);
   }
 }
@@ -22,7 +26,11 @@ export const TRANSIENT_QUEUE_ERRORS = ['EnqueueFailed'] as const;
 /** Some messages could not be sent after retrying; the caller (a Step Functions task) retries the whole step. */
 export class EnqueueFailed extends QueueError {
   override readonly name = TRANSIENT_QUEUE_ERRORS[0];
-  constructor(readonly subtaskIds: readonly string[], readonly codes: readonly string[], options?: ErrorOptions) {
+  constructor(
+    readonly subtaskIds: readonly string[],
+    readonly codes: readonly string[],
+    options?: ErrorOptions,
+  ) {
     super(`could not enqueue ${subtaskIds.length} subtask(s): ${subtaskIds.slice(0, 10).join(', ')} (${[...new Set(codes)].join(', ')})`, options);
   }
 }

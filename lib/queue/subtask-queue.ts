@@ -56,9 +56,7 @@ export const createSubtaskQueue = ({ client, queueUrls, retry = DEFAULT_ENQUEUE_
       // Full jitter: a random wait up to base · 2^attempt, so refused senders do not retry in step.
       if (attempt > 0) await pause(Math.random() * Math.min(retry.maxDelayMs, retry.baseDelayMs * 2 ** attempt));
       try {
-        const result = await client.send(
-          new SendMessageBatchCommand({ QueueUrl: url, Entries: pending.map(({ Id, MessageBody }) => ({ Id, MessageBody })) }),
-        );
+        const result = await client.send(new SendMessageBatchCommand({ QueueUrl: url, Entries: pending.map(({ Id, MessageBody }) => ({ Id, MessageBody })) }));
         const failed = new Set((result.Failed ?? []).map((f) => f.Id));
         codes = (result.Failed ?? []).map((f) => f.Code ?? 'Unknown');
         pending = pending.filter((entry) => failed.has(entry.Id));
@@ -68,7 +66,11 @@ export const createSubtaskQueue = ({ client, queueUrls, retry = DEFAULT_ENQUEUE_
       }
     }
     if (pending.length > 0) {
-      throw new EnqueueFailed(pending.map((p) => p.delivery.message.subtaskId), codes, { cause: lastError });
+      throw new EnqueueFailed(
+        pending.map((p) => p.delivery.message.subtaskId),
+        codes,
+        { cause: lastError },
+      );
     }
   };
 

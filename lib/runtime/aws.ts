@@ -50,12 +50,10 @@ export const ledgerFor = (tableName: string, options: LedgerClientOptions = {}):
   });
 
 /** The subtask queues, one per worker kind. */
-export const queueFor = (queueUrls: Readonly<Record<string, string>>): SubtaskQueue =>
-  createSubtaskQueue({ client: traced(new SQSClient({})), queueUrls });
+export const queueFor = (queueUrls: Readonly<Record<string, string>>): SubtaskQueue => createSubtaskQueue({ client: traced(new SQSClient({})), queueUrls });
 
 /** Run executions on the function's state machine (`stateMachineArn` only matters for `start`). */
-export const executionsFor = (stateMachineArn = ''): RunExecutions =>
-  createRunExecutions({ client: traced(new SFNClient({})), stateMachineArn });
+export const executionsFor = (stateMachineArn = ''): RunExecutions => createRunExecutions({ client: traced(new SFNClient({})), stateMachineArn });
 
 /** Early redelivery of failed subtask messages (the worker's consume grant covers it). */
 export const redeliveryFor = (): Redelivery => createRedelivery({ client: traced(new SQSClient({})) });

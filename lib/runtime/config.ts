@@ -3,14 +3,17 @@ import { ConfigError, InvalidTaskInput } from './errors';
 
 /** An environment variable holding JSON, parsed then validated by `schema`. */
 export const jsonVariable = <T extends z.ZodType>(schema: T) =>
-  z.string().transform((text, ctx) => {
-    try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'is not valid JSON' });
-      return z.NEVER;
-    }
-  }).pipe(schema);
+  z
+    .string()
+    .transform((text, ctx) => {
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'is not valid JSON' });
+        return z.NEVER;
+      }
+    })
+    .pipe(schema);
 
 /** A positive integer written as a string, as environment variables are. */
 export const intVariable = (fallback?: number) => {
@@ -42,5 +45,8 @@ export const parseConfig = <T extends z.ZodObject>(schema: T, env: Readonly<Reco
 export const parseInput = <T extends z.ZodType>(task: string, schema: T, value: unknown): z.infer<T> => {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw new InvalidTaskInput(task, result.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`));
+  throw new InvalidTaskInput(
+    task,
+    result.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`),
+  );
 };

@@ -8,7 +8,10 @@ export class RuntimeError extends Error {
 /** A function's environment is missing or has a malformed variable. Fails the cold start loudly. */
 export class ConfigError extends RuntimeError {
   override readonly name = 'ConfigError';
-  constructor(readonly variables: readonly { name: string; problem: string }[], options?: ErrorOptions) {
+  constructor(
+    readonly variables: readonly { name: string; problem: string }[],
+    options?: ErrorOptions,
+  ) {
     super(`invalid function configuration: ${variables.map((v) => `${v.name} ${v.problem}`).join('; ')}`, options);
   }
 }
@@ -19,7 +22,10 @@ export class ConfigError extends RuntimeError {
  */
 export class NoTenantBound extends RuntimeError {
   override readonly name = 'NoTenantBound';
-  constructor(readonly operation: string, options?: ErrorOptions) {
+  constructor(
+    readonly operation: string,
+    options?: ErrorOptions,
+  ) {
     super(`ledger request ${operation} sent while acting for no tenant; wrap the work in actingFor(tenantId, …)`, options);
   }
 }
@@ -27,7 +33,10 @@ export class NoTenantBound extends RuntimeError {
 /** STS answered AssumeRole without credentials. */
 export class LedgerCredentialsUnavailable extends RuntimeError {
   override readonly name = 'LedgerCredentialsUnavailable';
-  constructor(readonly roleArn: string, options?: ErrorOptions) {
+  constructor(
+    readonly roleArn: string,
+    options?: ErrorOptions,
+  ) {
     super(`AssumeRole of ${roleArn} returned no credentials`, options);
   }
 }
@@ -35,7 +44,11 @@ export class LedgerCredentialsUnavailable extends RuntimeError {
 /** A Step Functions task or SQS message did not match its schema: a wiring bug, not user input. */
 export class InvalidTaskInput extends RuntimeError {
   override readonly name = 'InvalidTaskInput';
-  constructor(readonly task: string, readonly issues: readonly string[], options?: ErrorOptions) {
+  constructor(
+    readonly task: string,
+    readonly issues: readonly string[],
+    options?: ErrorOptions,
+  ) {
     super(`invalid input for ${task}: ${issues.join('; ')}`, options);
   }
 }
@@ -43,7 +56,11 @@ export class InvalidTaskInput extends RuntimeError {
 /** The stored request no longer plans (it did when the API accepted it): a deployment changed under the run. */
 export class PlanRejected extends RuntimeError {
   override readonly name = 'PlanRejected';
-  constructor(readonly runId: string, readonly problems: readonly string[], options?: ErrorOptions) {
+  constructor(
+    readonly runId: string,
+    readonly problems: readonly string[],
+    options?: ErrorOptions,
+  ) {
     super(`run ${runId} cannot be planned: ${problems.slice(0, 5).join('; ')}`, options);
   }
 }
@@ -54,7 +71,11 @@ export class PlanRejected extends RuntimeError {
  */
 export class AwaitTooLate extends RuntimeError {
   override readonly name = 'AwaitTooLate';
-  constructor(readonly subtaskId: string, readonly deadline: string, options?: ErrorOptions) {
+  constructor(
+    readonly subtaskId: string,
+    readonly deadline: string,
+    options?: ErrorOptions,
+  ) {
     super(`subtask ${subtaskId}: the deadline ${deadline} has passed; nothing left to await`, options);
   }
 }
@@ -70,7 +91,11 @@ export class AwaitTooLate extends RuntimeError {
  */
 export class FullBatchFailure extends RuntimeError {
   override readonly name = 'FullBatchFailure';
-  constructor(readonly records: number, readonly errors: readonly unknown[], options?: ErrorOptions) {
+  constructor(
+    readonly records: number,
+    readonly errors: readonly unknown[],
+    options?: ErrorOptions,
+  ) {
     super(`all ${records} record(s) of the batch failed processing; ${errors.length} of them threw (each logged on its own)`, options);
   }
 }

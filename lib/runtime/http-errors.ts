@@ -24,7 +24,13 @@ export const toHttpError = (error: unknown, requestId: string): APIGatewayProxyS
     return errorResponse(413, {
       code: 'RequestTooLarge',
       message: `the run request is ${error.bytes} bytes as JSON; at most ${error.limit} are accepted`,
-      issues: [{ path: error.field, code: 'too_large', message: `${error.field} is ${error.fieldBytes} bytes as JSON; the whole request may be at most ${error.limit}` }],
+      issues: [
+        {
+          path: error.field,
+          code: 'too_large',
+          message: `${error.field} is ${error.fieldBytes} bytes as JSON; the whole request may be at most ${error.limit}`,
+        },
+      ],
       requestId,
     });
   }

@@ -65,7 +65,12 @@ export const largeJson = (statusCode: number, body: unknown, acceptEncoding: str
   if (bytes > COMPRESS_ABOVE_BYTES && gzip) {
     const packed = gzipSync(text).toString('base64');
     if (packed.length <= RESPONSE_LIMIT_BYTES) {
-      return { statusCode, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', vary: 'accept-encoding' }, body: packed, isBase64Encoded: true };
+      return {
+        statusCode,
+        headers: { 'content-type': 'application/json', 'content-encoding': 'gzip', vary: 'accept-encoding' },
+        body: packed,
+        isBase64Encoded: true,
+      };
     }
   } else if (bytes <= RESPONSE_LIMIT_BYTES) {
     return json(statusCode, body, bytes > COMPRESS_ABOVE_BYTES ? { vary: 'accept-encoding' } : {});

@@ -146,8 +146,7 @@ export const tenantCredentials = (options: TenantCredentialsOptions): TenantCred
 };
 
 /** A credential provider the SDK must call for every request (its own memo would keep credentials past our refresh). */
-const unmemoized = (provider: () => Promise<AwsCredentialIdentity>): AwsCredentialIdentityProvider =>
-  Object.assign(provider, { memoized: true });
+const unmemoized = (provider: () => Promise<AwsCredentialIdentity>): AwsCredentialIdentityProvider => Object.assign(provider, { memoized: true });
 
 export interface TenantScopedClientOptions {
   readonly credentials: TenantCredentials;

@@ -13,7 +13,8 @@ export type TenantOutcome =
   | { readonly ok: true; readonly tenantId: string }
   | { readonly ok: false; readonly statusCode: 401 | 403; readonly code: 'Unauthorized' | 'NoTenant' | 'InvalidTenant'; readonly message: string };
 
-const kindOf = (value: unknown): string => (value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`);
+const kindOf = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 
 const bearer = (header: string | undefined): string | undefined => /^Bearer\s+(\S+)\s*$/i.exec(header ?? '')?.[1];
 
@@ -54,7 +55,12 @@ export const tenantOf = (event: APIGatewayProxyEventV2WithJWTAuthorizer, claim: 
   }
   const parsed = TenantId.safeParse(raw);
   if (!parsed.success) {
-    return { ok: false, statusCode: 403, code: 'InvalidTenant', message: `the token's ${claim} claim ${parsed.error.issues[0]?.message ?? 'is not a tenant id'}` };
+    return {
+      ok: false,
+      statusCode: 403,
+      code: 'InvalidTenant',
+      message: `the token's ${claim} claim ${parsed.error.issues[0]?.message ?? 'is not a tenant id'}`,
+    };
   }
   return { ok: true, tenantId: parsed.data };
 };

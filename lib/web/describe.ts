@@ -54,4 +54,5 @@ const count = (n: number): string => `${n.toLocaleString('en-GB')} subtask${n ==
  * @example
  * lanesNote(p) // 'Lanes drawn for the first 100 of 1,500 subtasks, in id order.'
  */
-export const lanesNote = (p: Picture): string => `Lanes drawn for the first ${p.subtasks.length.toLocaleString('en-GB')} of ${count(p.subtaskTotal)}, in id order.`;
+export const lanesNote = (p: Picture): string =>
+  `Lanes drawn for the first ${p.subtasks.length.toLocaleString('en-GB')} of ${count(p.subtaskTotal)}, in id order.`;

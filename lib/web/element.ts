@@ -117,9 +117,11 @@ export class TesseraRunElement extends Base {
     const doc = this.ownerDocument;
     // Keep focus on the same mark across a redraw, so live updates do not throw a keyboard user out.
     const focused = root.activeElement;
-    const focusKey = focused ? ['data-gap', 'data-overlap', 'data-question', 'data-subtask']
+    const focusKey = focused
+      ? ['data-gap', 'data-overlap', 'data-question', 'data-subtask']
           .map((a) => focused.getAttribute(a) !== null && `[${a}="${CSS.escape(focused.getAttribute(a) ?? '')}"]`)
-          .find(Boolean) : undefined;
+          .find(Boolean)
+      : undefined;
 
     const style = doc.createElement('style');
     style.textContent = STYLES;

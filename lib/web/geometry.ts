@@ -291,8 +291,7 @@ const timeAxis = (universe: Extract<Universe, { dimension: 'time' }>): Axis => {
       const to = clamp01((timeMs(region.toExclusive) - start) / (end - start));
       return to > from ? [{ from, to }] : [];
     },
-    describe: (region) =>
-      region.from === undefined || region.toExclusive === undefined ? '' : rangeText(timeMs(region.from), timeMs(region.toExclusive)),
+    describe: (region) => (region.from === undefined || region.toExclusive === undefined ? '' : rangeText(timeMs(region.from), timeMs(region.toExclusive))),
     size: () => '',
   };
 };
@@ -309,8 +308,7 @@ const idsAxis = (universe: Extract<Universe, { dimension: 'ids' }>): Axis => {
   const cell = (i: number): Span => ({ from: i / ids.length, to: (i + 1) / ids.length });
   const noun = universe.noun ?? 'id';
   // Ids in the universe's order, so that ids which follow on there are written as one range.
-  const ordered = (region: Region): string[] =>
-    [...(region.ids ?? [])].sort((a, b) => (index.get(a) ?? Infinity) - (index.get(b) ?? Infinity));
+  const ordered = (region: Region): string[] => [...(region.ids ?? [])].sort((a, b) => (index.get(a) ?? Infinity) - (index.get(b) ?? Infinity));
   return {
     sections: ids.map((id, i) => ({ ...cell(i), label: id })),
     ticks: [],
@@ -355,14 +353,16 @@ const pathsAxis = (universe: Extract<Universe, { dimension: 'paths' }>, run: Run
     ticks: [],
     text: `${paths.length} file${paths.length === 1 ? '' : 's'}`,
     spans: (region) =>
-      mergeSpans((region.files ?? []).flatMap((f) => {
-        const i = index.get(f.path);
-        if (i === undefined) return [];
-        const base = i * width;
-        const total = lines[i] ?? 0;
-        if (!f.lines || total === 0) return [{ from: base, to: base + width }];
-        return f.lines.map(([first, last]) => ({ from: base + ((first - 1) / total) * width, to: base + (last / total) * width }));
-      })),
+      mergeSpans(
+        (region.files ?? []).flatMap((f) => {
+          const i = index.get(f.path);
+          if (i === undefined) return [];
+          const base = i * width;
+          const total = lines[i] ?? 0;
+          if (!f.lines || total === 0) return [{ from: base, to: base + width }];
+          return f.lines.map(([first, last]) => ({ from: base + ((first - 1) / total) * width, to: base + (last / total) * width }));
+        }),
+      ),
     describe: (region, shown = 5) => listText((region.files ?? []).map(fileText), shown),
     size: () => '',
   };
@@ -391,9 +391,7 @@ const observedWords = (axis: Axis, observed: Observed | null): string => {
   if ('minDate' in observed) {
     if (observed.minDate === null || observed.maxDate === null) return `no records`;
     const dates = isDateForm(observed.minDate);
-    const range = dates
-      ? `${dayLabel(timeMs(observed.minDate))} – ${dayLabel(timeMs(observed.maxDate))}`
-      : `${observed.minDate} – ${observed.maxDate}`;
+    const range = dates ? `${dayLabel(timeMs(observed.minDate))} – ${dayLabel(timeMs(observed.maxDate))}` : `${observed.minDate} – ${observed.maxDate}`;
     return `${range} (${records})`;
   }
   const region = axis.describe(observed);
@@ -430,8 +428,7 @@ const subtaskMark = (axis: Axis, s: SubtaskView): SubtaskMark => {
  * @example
  * gapCategory({ kind: 'observed', status: 'confirmed_empty' }) // 'rechecked-empty'
  */
-export const gapCategory = (gap: Pick<CoverageGap, 'kind' | 'status'>): GapCategory =>
-  gap.kind === 'unread' ? 'unread' : GAP_STATUSES[gap.status].category;
+export const gapCategory = (gap: Pick<CoverageGap, 'kind' | 'status'>): GapCategory => (gap.kind === 'unread' ? 'unread' : GAP_STATUSES[gap.status].category);
 
 /**
  * A gap's status in words, different for every status.
@@ -439,8 +436,7 @@ export const gapCategory = (gap: Pick<CoverageGap, 'kind' | 'status'>): GapCateg
  * @example
  * gapLabel({ kind: 'observed', status: 'recheck_failed' }) // 're-check failed'
  */
-export const gapLabel = (gap: Pick<CoverageGap, 'kind' | 'status'>): string =>
-  gap.kind === 'unread' ? UNREAD_LABEL : GAP_STATUSES[gap.status].label;
+export const gapLabel = (gap: Pick<CoverageGap, 'kind' | 'status'>): string => (gap.kind === 'unread' ? UNREAD_LABEL : GAP_STATUSES[gap.status].label);
 
 /** What a re-check of a gap established, in words; one case per status of the contract. */
 const recheckText = (gap: CoverageGap, against: string): string => {

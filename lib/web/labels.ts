@@ -266,10 +266,16 @@ export const idsText = (ids: readonly string[], shown = 5): string => {
     run.count >= 3
       ? [{ text: `${run.first} – ${run.last}`, count: run.count }]
       : run.count === 2
-        ? [{ text: run.first, count: 1 }, { text: run.last, count: 1 }]
+        ? [
+            { text: run.first, count: 1 },
+            { text: run.last, count: 1 },
+          ]
         : [{ text: run.first, count: 1 }],
   );
   if (items.length <= shown) return items.map((i) => i.text).join(', ');
   const rest = items.slice(shown).reduce((sum, i) => sum + i.count, 0);
-  return `${items.slice(0, shown).map((i) => i.text).join(', ')} and ${rest.toLocaleString('en-GB')} more`;
+  return `${items
+    .slice(0, shown)
+    .map((i) => i.text)
+    .join(', ')} and ${rest.toLocaleString('en-GB')} more`;
 };

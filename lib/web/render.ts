@@ -33,14 +33,24 @@ const DIVIDER_MIN = 4;
 
 type Attributes = Readonly<Record<string, string | number | undefined>>;
 
-const el = <K extends keyof SVGElementTagNameMap>(doc: Document, tag: K, attributes: Attributes = {}, ...children: Array<Node | string>): SVGElementTagNameMap[K] => {
+const el = <K extends keyof SVGElementTagNameMap>(
+  doc: Document,
+  tag: K,
+  attributes: Attributes = {},
+  ...children: Array<Node | string>
+): SVGElementTagNameMap[K] => {
   const node = doc.createElementNS(SVG_NS, tag);
   for (const [name, value] of Object.entries(attributes)) if (value !== undefined) node.setAttribute(name, String(value));
   for (const child of children) node.append(child);
   return node;
 };
 
-const html = <K extends keyof HTMLElementTagNameMap>(doc: Document, tag: K, attributes: Attributes = {}, ...children: Array<Node | string>): HTMLElementTagNameMap[K] => {
+const html = <K extends keyof HTMLElementTagNameMap>(
+  doc: Document,
+  tag: K,
+  attributes: Attributes = {},
+  ...children: Array<Node | string>
+): HTMLElementTagNameMap[K] => {
   const node = doc.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) if (value !== undefined) node.setAttribute(name, String(value));
   for (const child of children) node.append(child);
@@ -57,7 +67,13 @@ export const spanBox = (span: Span): { x: number; width: number } => {
 /** Patterns for the four gap categories and for overlaps: stripes, dots, crosses, dense stripes, rungs. */
 const patternDefs = (doc: Document): SVGDefsElement => {
   const pattern = (id: string, colour: string, ...shapes: SVGElement[]) =>
-    el(doc, 'pattern', { id, width: 6, height: 6, patternUnits: 'userSpaceOnUse' }, el(doc, 'rect', { width: 6, height: 6, fill: '#ffffff' }), ...shapes.map((s) => (s.setAttribute('stroke', colour), s.setAttribute('fill', colour), s)));
+    el(
+      doc,
+      'pattern',
+      { id, width: 6, height: 6, patternUnits: 'userSpaceOnUse' },
+      el(doc, 'rect', { width: 6, height: 6, fill: '#ffffff' }),
+      ...shapes.map((s) => (s.setAttribute('stroke', colour), s.setAttribute('fill', colour), s)),
+    );
   return el(
     doc,
     'defs',
@@ -80,7 +96,13 @@ export const renderDefs = (doc: Document): SVGSVGElement =>
 
 /** A focusable group with an accessible name; its text is shown on hover and focus. */
 const mark = (doc: Document, text: string, attributes: Attributes, ...children: SVGElement[]): SVGGElement =>
-  el(doc, 'g', { class: 'mark', tabindex: 0, role: 'img', 'aria-label': text.replace(/\n/g, ' '), 'data-tip': text, ...attributes }, el(doc, 'title', {}, text), ...children);
+  el(
+    doc,
+    'g',
+    { class: 'mark', tabindex: 0, role: 'img', 'aria-label': text.replace(/\n/g, ' '), 'data-tip': text, ...attributes },
+    el(doc, 'title', {}, text),
+    ...children,
+  );
 
 const rowLabel = (doc: Document, y: number, text: string, extra: Attributes = {}): SVGTextElement =>
   el(doc, 'text', { x: 0, y: y + LAYOUT.bar - 3, ...extra }, text);
@@ -141,7 +163,14 @@ export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
   // The answer: what was read, each gap by category, each overlap.
   parts.push(rowLabel(doc, y, 'answer'));
   if (p.complete === null) {
-    parts.push(el(doc, 'text', { x: LAYOUT.label, y: y + LAYOUT.bar - 3, class: 'muted' }, p.status === 'running' ? 'not yet: the run is still going' : 'no coverage recorded'));
+    parts.push(
+      el(
+        doc,
+        'text',
+        { x: LAYOUT.label, y: y + LAYOUT.bar - 3, class: 'muted' },
+        p.status === 'running' ? 'not yet: the run is still going' : 'no coverage recorded',
+      ),
+    );
     y += LAYOUT.row;
   } else {
     parts.push(el(doc, 'rect', { class: 'read', x: LAYOUT.label, y, width: AXIS, height: LAYOUT.bar }));
@@ -178,14 +207,19 @@ export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
         shapes.push(el(doc, 'text', { x: middle, y: ly, 'text-anchor': 'middle', 'data-gap-label': '' }, gap.label));
       }
       parts.push(
-        mark(doc, gapText(gap), {
-          'data-gap': String(i),
-          'data-category': gap.category,
-          'data-status': gap.status,
-          'data-from': head ? fraction(head.from) : undefined,
-          'data-to': head ? fraction(spans[spans.length - 1]?.to ?? head.to) : undefined,
-          'data-subtask': gap.subtaskId,
-        }, ...shapes),
+        mark(
+          doc,
+          gapText(gap),
+          {
+            'data-gap': String(i),
+            'data-category': gap.category,
+            'data-status': gap.status,
+            'data-from': head ? fraction(head.from) : undefined,
+            'data-to': head ? fraction(spans[spans.length - 1]?.to ?? head.to) : undefined,
+            'data-subtask': gap.subtaskId,
+          },
+          ...shapes,
+        ),
       );
     });
     const rows = places.reduce((most, place) => (place ? Math.max(most, place.row + 1) : most), 0);
@@ -314,5 +348,10 @@ export const renderHeader = (doc: Document, p: Picture): HTMLElement =>
       html(doc, 'span', { class: 'status', 'data-status': p.status, 'data-verdict': p.verdict }, p.verdictLabel),
       html(doc, 'span', { class: 'meta' }, p.progressText),
     ),
-    html(doc, 'p', { class: 'statement', 'data-statement': '' }, p.statement ?? (p.status === 'running' ? 'The statement is written when the run ends.' : 'No statement was written.')),
+    html(
+      doc,
+      'p',
+      { class: 'statement', 'data-statement': '' },
+      p.statement ?? (p.status === 'running' ? 'The statement is written when the run ends.' : 'No statement was written.'),
+    ),
   );

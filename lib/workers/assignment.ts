@@ -1,14 +1,5 @@
 import { z } from 'zod';
-import {
-  DispatchedSubtask,
-  IdsScope,
-  type Lineage,
-  parseTimePoint,
-  PathsScope,
-  SubtaskBudget,
-  TimeRange,
-  type Dimension,
-} from '../contract';
+import { DispatchedSubtask, IdsScope, type Lineage, parseTimePoint, PathsScope, SubtaskBudget, TimeRange, type Dimension } from '../contract';
 import { InvalidAssignment } from './errors';
 
 /**
@@ -90,10 +81,7 @@ export const parseRunnableSubtask = (value: unknown): RunnableSubtask => {
  * @example
  * scopeFor('time', { ids: ['a'] }) // { ok: false, problem: 'the assigned scope is not in the time dimension' }
  */
-export const scopeFor = <D extends Dimension>(
-  dimension: D,
-  assigned: unknown,
-): { ok: true; scope: ScopeByDimension[D] } | { ok: false; problem: string } => {
+export const scopeFor = <D extends Dimension>(dimension: D, assigned: unknown): { ok: true; scope: ScopeByDimension[D] } | { ok: false; problem: string } => {
   const parsed = scopeSchemas[dimension].safeParse(assigned);
   return parsed.success
     ? { ok: true, scope: parsed.data as ScopeByDimension[D] }
@@ -122,12 +110,7 @@ export const deepFreeze = <T>(value: T): T => {
  * const assignment = buildAssignment(subtask, 'time', scope, {});
  * Object.isFrozen(assignment.scope) // true
  */
-export const buildAssignment = <D extends Dimension, I>(
-  subtask: RunnableSubtask,
-  dimension: D,
-  scope: ScopeByDimension[D],
-  input: I,
-): Assignment<D, I> =>
+export const buildAssignment = <D extends Dimension, I>(subtask: RunnableSubtask, dimension: D, scope: ScopeByDimension[D], input: I): Assignment<D, I> =>
   deepFreeze({
     subtaskId: subtask.id,
     worker: subtask.worker,

@@ -56,13 +56,7 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * @example
  * defineWorker({ kind, dimension: 'time', label, recordNoun, input, output, sources, merge, run } satisfies WorkerDefinition<…>);
  */
-export interface WorkerDefinition<
-  D extends Dimension,
-  I extends z.ZodType,
-  O extends z.ZodType,
-  S extends SourcesOf<D>,
-  R extends Record<string, unknown>,
-> {
+export interface WorkerDefinition<D extends Dimension, I extends z.ZodType, O extends z.ZodType, S extends SourcesOf<D>, R extends Record<string, unknown>> {
   /** `tax-statements`: lower-case letters, digits and `-`. */
   readonly kind: string;
   readonly dimension: D;
@@ -185,10 +179,11 @@ const checkDefinition = (definition: DeclaredShape): void => {
   }
   if (definition.alternateSource === definition.kind) throw problem('a kind cannot be its own alternate source');
   if (definition.recheckInput !== undefined && definition.alternateSource === undefined) {
-    throw problem('recheckInput maps a re-check\'s input to the alternate source\'s: declare alternateSource too');
+    throw problem("recheckInput maps a re-check's input to the alternate source's: declare alternateSource too");
   }
   const typical = definition.typicalSeconds;
-  if (typical !== undefined && !(Number.isFinite(typical) && typical > 0)) throw problem(`typicalSeconds must be a positive number of seconds (got ${typical})`);
+  if (typical !== undefined && !(Number.isFinite(typical) && typical > 0))
+    throw problem(`typicalSeconds must be a positive number of seconds (got ${typical})`);
   for (const [tool, source] of Object.entries(definition.sources)) {
     if (!TOOL_NAME.test(tool)) throw problem(`tool name "${tool}" must be 1-64 letters, digits, "_" or "-"`);
     if (source.dimension !== definition.dimension) {
@@ -220,13 +215,7 @@ const bindTools = <D extends Dimension, S extends SourcesOf<D>>(sources: S, part
  *   run: async (ctx) => (await ctx.tools.catering_quote(ctx.assignment.input))[0],
  * });
  */
-export const defineWorker = <
-  D extends Dimension,
-  I extends z.ZodType,
-  O extends z.ZodType,
-  S extends SourcesOf<D>,
-  R extends Record<string, unknown>,
->(
+export const defineWorker = <D extends Dimension, I extends z.ZodType, O extends z.ZodType, S extends SourcesOf<D>, R extends Record<string, unknown>>(
   definition: WorkerDefinition<D, I, O, S, R>,
 ): DefinedWorker => {
   checkDefinition(definition);

@@ -27,7 +27,10 @@ export class WorkerError extends Error {
  */
 export class DeadlineExceeded extends WorkerError {
   override readonly name = 'DeadlineExceeded';
-  constructor(readonly deadline: string, options?: ErrorOptions) {
+  constructor(
+    readonly deadline: string,
+    options?: ErrorOptions,
+  ) {
     super(`the subtask's deadline ${deadline} passed`, options);
   }
 }
@@ -182,7 +185,10 @@ export class ModelReplyInvalid extends WorkerError {
  */
 export class OfflineScriptMissing extends WorkerError {
   override readonly name = 'OfflineScriptMissing';
-  constructor(readonly task: string | undefined, options?: ErrorOptions) {
+  constructor(
+    readonly task: string | undefined,
+    options?: ErrorOptions,
+  ) {
     super(
       task === undefined
         ? 'the offline model answers tool-use conversations and named tasks; this request offered no tools and named no task'
@@ -217,7 +223,10 @@ export class ModelNotAllowed extends WorkerError {
  */
 export class ModelConfigError extends WorkerError {
   override readonly name = 'ModelConfigError';
-  constructor(readonly problems: readonly string[], options?: ErrorOptions) {
+  constructor(
+    readonly problems: readonly string[],
+    options?: ErrorOptions,
+  ) {
     super(`model configuration: ${problems.join('; ')}`, options);
   }
 }

@@ -46,7 +46,16 @@ export {
   type ModelProviderOptions,
   type ModelSelection,
 } from './models/provider';
-export { idsRecorder, mergeRanges, pathsRecorder, timeRecorder, type IdsRecorder, type PathsRecorder, type RecorderByDimension, type TimeRecorder } from './observation';
+export {
+  idsRecorder,
+  mergeRanges,
+  pathsRecorder,
+  timeRecorder,
+  type IdsRecorder,
+  type PathsRecorder,
+  type RecorderByDimension,
+  type TimeRecorder,
+} from './observation';
 export { createRegistry, type MergedAnswer, type MergeItem, type WorkerRegistry } from './registry';
 export type { WorkerCatalog, WorkerKindInfo } from '../domain/catalog';
 export { runSubtask, type RunSubtaskOptions } from './run-subtask';

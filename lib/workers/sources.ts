@@ -87,8 +87,7 @@ export const describeRequest = (value: unknown): string => {
   return text.length > 160 ? `${text.slice(0, 157)}...` : text;
 };
 
-const issuesOf = (error: z.ZodError): string =>
-  error.issues.map((issue) => `${issue.path.join('.') || '(root)'} ${issue.message}`).join('; ');
+const issuesOf = (error: z.ZodError): string => error.issues.map((issue) => `${issue.path.join('.') || '(root)'} ${issue.message}`).join('; ');
 
 // ---------------------------------------------------------------- time series
 

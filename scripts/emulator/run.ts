@@ -91,7 +91,12 @@ const command = (step: string, cmd: string, argv: string[], env: NodeJS.ProcessE
 
 const tail = (file: string, lines = 30): string => {
   try {
-    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).map((l) => `  | ${l}`).join('\n');
+    return readFileSync(file, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .slice(-lines)
+      .map((l) => `  | ${l}`)
+      .join('\n');
   } catch {
     return '';
   }
@@ -299,7 +304,22 @@ const main = async (): Promise<number> => {
       const log = join(logDir, 'users.log');
       const out = join(logDir, 'tokens.json');
       const python = external ? 'python3' : join(root, '.venv-emulator', 'bin', 'python');
-      await command('users', 'bash', ['-c', `"$0" "$@" > "${out}" 2>> "${log}"`, python, 'scripts/emulator/users.py', url, REGION, outputs[STACK_OUTPUTS.userPoolId], outputs[STACK_OUTPUTS.userPoolClientId], ...TENANTS], awsEnv());
+      await command(
+        'users',
+        'bash',
+        [
+          '-c',
+          `"$0" "$@" > "${out}" 2>> "${log}"`,
+          python,
+          'scripts/emulator/users.py',
+          url,
+          REGION,
+          outputs[STACK_OUTPUTS.userPoolId],
+          outputs[STACK_OUTPUTS.userPoolClientId],
+          ...TENANTS,
+        ],
+        awsEnv(),
+      );
       const read = readFileSync(out, 'utf8');
       rmSync(out); // ID tokens are credentials: they live in this process only
       return z.object({ acme: z.string().min(1), globex: z.string().min(1) }).parse(JSON.parse(read));
@@ -331,7 +351,7 @@ const main = async (): Promise<number> => {
       command('scale', 'npx', ['tsx', 'scripts/emulator/scale-run.ts'], { ...awsEnv(), TESSERA_API_URL: apiUrl, TESSERA_TOKEN: tokens.acme }, true),
     );
   } catch (error) {
-    failure = error instanceof StepFailed ? error : new StepFailed(`${current}: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    failure = error instanceof StepFailed ? error : new StepFailed(`${current}: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   }
 
   // Teardown runs whatever happened above, and its own failures are reported too.
@@ -360,7 +380,8 @@ const main = async (): Promise<number> => {
   // A pass keeps the logs only: the cloud assembly and the emulator's unpacked functions are
   // about 100 MB a run. A failure keeps everything for whoever reads it.
   for (const entry of readdirSync(logDir)) {
-    if (entry === 'cdk.out' || entry === 'ministack-tls' || entry.startsWith('ministack-lambda-')) rmSync(join(logDir, entry), { recursive: true, force: true });
+    if (entry === 'cdk.out' || entry === 'ministack-tls' || entry.startsWith('ministack-lambda-'))
+      rmSync(join(logDir, entry), { recursive: true, force: true });
   }
   say(`passed in ${seconds(started)}; logs in ${logDir}`);
   return 0;

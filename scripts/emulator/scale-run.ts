@@ -45,7 +45,9 @@ const run = await tessera.waitForRun(runId, {
 const seconds = (Date.now() - started) / 1000;
 const ok = run.progress.byState.ok ?? 0;
 const complete = run.answer?.coverage.complete === true;
-console.log(`scale: ${size} subtasks: ${run.status}, ${ok} ok, coverage ${complete ? 'complete' : 'INCOMPLETE'}, ${seconds.toFixed(1)} s (${(size / seconds).toFixed(1)} subtasks/s)`);
+console.log(
+  `scale: ${size} subtasks: ${run.status}, ${ok} ok, coverage ${complete ? 'complete' : 'INCOMPLETE'}, ${seconds.toFixed(1)} s (${(size / seconds).toFixed(1)} subtasks/s)`,
+);
 const problems = [
   ...(run.status === 'succeeded' ? [] : [`the run ended ${run.status}${run.error ? ` (${run.error.code}: ${run.error.message})` : ''}`]),
   ...(ok === size ? [] : [`${size - ok} of ${size} subtasks are not ok`]),

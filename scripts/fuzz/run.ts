@@ -43,7 +43,10 @@ const CHECKS = [
 const Settings = z.object({
   FUZZ_MAX_EXAMPLES: z.coerce.number().int().min(1).default(40),
   FUZZ_SEED: z.union([z.literal('random'), z.coerce.number().int().min(0)]).default(20261130),
-  FUZZ_PHASES: z.string().regex(/^(examples|coverage|fuzzing|stateful)(,(examples|coverage|fuzzing|stateful))*$/).default('examples,fuzzing,stateful'),
+  FUZZ_PHASES: z
+    .string()
+    .regex(/^(examples|coverage|fuzzing|stateful)(,(examples|coverage|fuzzing|stateful))*$/)
+    .default('examples,fuzzing,stateful'),
   FUZZ_WORKERS: z.coerce.number().int().min(1).max(16).default(1),
 });
 
@@ -136,7 +139,9 @@ const main = async (): Promise<number> => {
       join(reports, 'junit.xml'),
       ...seed,
     ];
-    console.log(`fuzz: schemathesis against ${cloud.apiUrl} as tenant ${tenant}: ${settings.FUZZ_PHASES}, ${settings.FUZZ_MAX_EXAMPLES} examples per operation and phase, seed ${settings.FUZZ_SEED}`);
+    console.log(
+      `fuzz: schemathesis against ${cloud.apiUrl} as tenant ${tenant}: ${settings.FUZZ_PHASES}, ${settings.FUZZ_MAX_EXAMPLES} examples per operation and phase, seed ${settings.FUZZ_SEED}`,
+    );
     const run = runSchemathesis(args, { ...process.env, FUZZ_TOKEN: token, NO_COLOR: process.env.NO_COLOR ?? '1' }, reports);
     stopChild = run.stop;
     const code = await run.done;

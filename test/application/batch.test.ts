@@ -4,7 +4,13 @@ import { processPartialBatch, type RecordResult } from '../../lib/application/ba
 import { FullBatchFailure } from '../../lib/runtime/errors';
 
 const record = (messageId: string): SQSRecord =>
-  ({ messageId, body: messageId, receiptHandle: `rh-${messageId}`, attributes: { ApproximateReceiveCount: '1' }, eventSourceARN: 'arn:aws:sqs:eu-west-1:000000000000:q' }) as unknown as SQSRecord;
+  ({
+    messageId,
+    body: messageId,
+    receiptHandle: `rh-${messageId}`,
+    attributes: { ApproximateReceiveCount: '1' },
+    eventSourceARN: 'arn:aws:sqs:eu-west-1:000000000000:q',
+  }) as unknown as SQSRecord;
 
 describe('processPartialBatch', () => {
   it('reports only the records to deliver again, in batch order, and tells which one threw', async () => {
@@ -34,16 +40,32 @@ describe('processPartialBatch', () => {
       (r) => errors.push(r.messageId),
     );
     await expect(attempt).rejects.toBeInstanceOf(FullBatchFailure);
-    await expect(attempt).rejects.toMatchObject({ name: 'FullBatchFailure', records: 3, message: 'all 3 record(s) of the batch failed processing; 1 of them threw (each logged on its own)' });
+    await expect(attempt).rejects.toMatchObject({
+      name: 'FullBatchFailure',
+      records: 3,
+      message: 'all 3 record(s) of the batch failed processing; 1 of them threw (each logged on its own)',
+    });
     // Every record was still handled, and the one that threw was reported.
     expect(errors).toEqual(['b']);
   });
 
   it('answers an empty list of failures for an empty batch', async () => {
-    expect(await processPartialBatch([], async () => 'retry', () => undefined)).toEqual({ batchItemFailures: [] });
+    expect(
+      await processPartialBatch(
+        [],
+        async () => 'retry',
+        () => undefined,
+      ),
+    ).toEqual({ batchItemFailures: [] });
   });
 
   it('answers an empty list of failures when every record is done', async () => {
-    expect(await processPartialBatch([record('a')], async () => 'done', () => undefined)).toEqual({ batchItemFailures: [] });
+    expect(
+      await processPartialBatch(
+        [record('a')],
+        async () => 'done',
+        () => undefined,
+      ),
+    ).toEqual({ batchItemFailures: [] });
   });
 });

@@ -16,7 +16,7 @@ const exchange = (operation: string, request: unknown, response: unknown = {}): 
 };
 
 describe('the capacity model', () => {
-  it('sizes a ConditionCheck by its item as it stood then, and the item\'s last Update by the larger of before and after', () => {
+  it("sizes a ConditionCheck by its item as it stood then, and the item's last Update by the larger of before and after", () => {
     // The RUN item is put at 2+7 + 2+3 + 4+1,480 = 1,498 bytes (2 KB), checked by an outcome's
     // transaction, and only grows to 13,000 bytes (13 KB) when the run finishes.
     const run = { ...RUN_KEY, blob: 'x'.repeat(1480) };

@@ -20,7 +20,11 @@ const sdkConfig = (endpoint: string) => ({ endpoint, region: localRegion, creden
 const rawCall = async (endpoint: string, target: string, body: unknown) => {
   const response = await fetch(endpoint, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-amz-json-1.0', 'x-amz-target': target, authorization: 'AWS4-HMAC-SHA256 Credential=local/20250101/us-east-1/dynamodb/aws4_request' },
+    headers: {
+      'content-type': 'application/x-amz-json-1.0',
+      'x-amz-target': target,
+      authorization: 'AWS4-HMAC-SHA256 Credential=local/20250101/us-east-1/dynamodb/aws4_request',
+    },
     body: JSON.stringify(body),
   });
   return { status: response.status, body: Buffer.from(await response.arrayBuffer()) };
@@ -47,7 +51,14 @@ describe('request counter in front of DynamoDB Local', () => {
         TransactItems: [
           { Put: { TableName: table, Item: { pk: 'run', sk: 'SUB#A' } } },
           { Put: { TableName: table, Item: { pk: 'run', sk: 'SUB#B' } } },
-          { ConditionCheck: { TableName: table, Key: { pk: 'run', sk: 'RUN' }, ConditionExpression: 'calls = :three', ExpressionAttributeValues: { ':three': 3 } } },
+          {
+            ConditionCheck: {
+              TableName: table,
+              Key: { pk: 'run', sk: 'RUN' },
+              ConditionExpression: 'calls = :three',
+              ExpressionAttributeValues: { ':three': 3 },
+            },
+          },
         ],
       }),
     );
@@ -56,7 +67,11 @@ describe('request counter in front of DynamoDB Local', () => {
     );
     const got = await documents.send(new GetCommand({ TableName: table, Key: { pk: 'run', sk: 'RUN' }, ConsistentRead: true }));
     const subtasks = await documents.send(
-      new QueryCommand({ TableName: table, KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sub)', ExpressionAttributeValues: { ':pk': 'run', ':sub': 'SUB#' } }),
+      new QueryCommand({
+        TableName: table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sub)',
+        ExpressionAttributeValues: { ':pk': 'run', ':sub': 'SUB#' },
+      }),
     );
 
     expect(got.Item).toEqual({ pk: 'run', sk: 'RUN', calls: 3 });
@@ -72,9 +87,7 @@ describe('request counter in front of DynamoDB Local', () => {
 
   it('passes a refused conditional write through as the SDK error, and counts it as an error', async () => {
     counter.reset();
-    const refused = documents.send(
-      new PutCommand({ TableName: table, Item: { pk: 'run', sk: 'RUN' }, ConditionExpression: 'attribute_not_exists(pk)' }),
-    );
+    const refused = documents.send(new PutCommand({ TableName: table, Item: { pk: 'run', sk: 'RUN' }, ConditionExpression: 'attribute_not_exists(pk)' }));
     await expect(refused).rejects.toBeInstanceOf(ConditionalCheckFailedException);
     expect(counter.counts().PutItem).toMatchObject({ requests: 1, errors: 1, items: 1 });
     expect(counter.exchanges()[0]?.status).toBe(400);
@@ -133,7 +146,12 @@ describe('request counter in front of the SQS emulator', () => {
     const messages = received.Messages ?? [];
     const [first] = messages;
     await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: queueUrl, ReceiptHandle: first?.ReceiptHandle, VisibilityTimeout: 0 }));
-    await sqs.send(new DeleteMessageBatchCommand({ QueueUrl: queueUrl, Entries: messages.slice(1).map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle })) }));
+    await sqs.send(
+      new DeleteMessageBatchCommand({
+        QueueUrl: queueUrl,
+        Entries: messages.slice(1).map((message, index) => ({ Id: String(index), ReceiptHandle: message.ReceiptHandle })),
+      }),
+    );
 
     expect(empty.Messages ?? []).toEqual([]);
     expect(messages.map((message) => message.Body).sort()).toEqual(['message 1', 'message 2', 'message 3']);

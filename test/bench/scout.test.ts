@@ -29,7 +29,12 @@ describe('the hedge step', () => {
       { from: '2025-01-03', toExclusive: '2025-01-05' },
       { from: '2025-01-05', toExclusive: '2025-01-08' },
     ]);
-    expect(checkTiling({ dimension: 'time', ...scope }, pieces.map((p, i) => ({ id: `p${i}`, scope: p })))).toEqual([]);
+    expect(
+      checkTiling(
+        { dimension: 'time', ...scope },
+        pieces.map((p, i) => ({ id: `p${i}`, scope: p })),
+      ),
+    ).toEqual([]);
   });
 
   it('replicates the same scope once, and starts nothing for the unhedged policies', () => {
@@ -39,7 +44,15 @@ describe('the hedge step', () => {
 });
 
 describe('the winner rule: the first complete cover', () => {
-  const copy = (id: string, group: string, scope: { from: string; toExclusive: string }, start: number, seconds: number): Copy => ({ id, group, scope, notes: 1, start, seconds, deadline: DEADLINE });
+  const copy = (id: string, group: string, scope: { from: string; toExclusive: string }, start: number, seconds: number): Copy => ({
+    id,
+    group,
+    scope,
+    notes: 1,
+    start,
+    seconds,
+    deadline: DEADLINE,
+  });
   const H1 = { from: '2025-01-01', toExclusive: '2025-07-01' };
   const H2 = { from: '2025-07-01', toExclusive: '2026-01-01' };
 
@@ -55,16 +68,24 @@ describe('the winner rule: the first complete cover', () => {
   });
 
   it('lets a replica win at its own finish', () => {
-    expect(firstCompleteCover(YEAR, [copy('C', 'original', YEAR, 0, 22), copy('C.r1', 'replicate', YEAR, 9, 11)])).toEqual({ group: 'replicate', at: 20, ids: ['C.r1'] });
+    expect(firstCompleteCover(YEAR, [copy('C', 'original', YEAR, 0, 22), copy('C.r1', 'replicate', YEAR, 9, 11)])).toEqual({
+      group: 'replicate',
+      at: 20,
+      ids: ['C.r1'],
+    });
   });
 
   it('finds no cover when one piece misses the deadline and the original does too', () => {
-    expect(firstCompleteCover(YEAR, [copy('C', 'original', YEAR, 0, 40), copy('C.p1', 'subdivide', H1, 11, 1), copy('C.p2', 'subdivide', H2, 11, 14)])).toBeNull();
+    expect(
+      firstCompleteCover(YEAR, [copy('C', 'original', YEAR, 0, 40), copy('C.p1', 'subdivide', H1, 11, 1), copy('C.p2', 'subdivide', H2, 11, 14)]),
+    ).toBeNull();
   });
 
   it('never counts pieces that leave a gap, even when all finish in time', () => {
     const short = { from: '2025-07-02', toExclusive: '2026-01-01' };
-    expect(firstCompleteCover(YEAR, [copy('C', 'original', YEAR, 0, 40), copy('C.p1', 'subdivide', H1, 11, 1), copy('C.p2', 'subdivide', short, 11, 2)])).toBeNull();
+    expect(
+      firstCompleteCover(YEAR, [copy('C', 'original', YEAR, 0, 40), copy('C.p1', 'subdivide', H1, 11, 1), copy('C.p2', 'subdivide', short, 11, 2)]),
+    ).toBeNull();
   });
 });
 
@@ -94,7 +115,13 @@ describe('one replayed run, by hand', () => {
   });
 
   it('serial retry: the retry starts at 26 s and finishes at 62.5 s', () => {
-    expect(run({ kind: 'retry', deadlineSeconds: 25, retryDeadlineSeconds: 40 })).toMatchObject({ covered: true, winner: 'retry', seconds: 63.5, calls: 21 + 30, lostCalls: 21 });
+    expect(run({ kind: 'retry', deadlineSeconds: 25, retryDeadlineSeconds: 40 })).toMatchObject({
+      covered: true,
+      winner: 'retry',
+      seconds: 63.5,
+      calls: 21 + 30,
+      lostCalls: 21,
+    });
   });
 
   it('replicate at 10 s: the replica is as slow, so the run still misses and pays for both', () => {
@@ -156,7 +183,13 @@ describe('the calibration', () => {
 describe('subdivide replays', () => {
   it('never report a run covered with part of its scope unread (whole-scope pieces and the what-if)', () => {
     const accounts = accountsFor(SCOUT_MODEL, 15, 400);
-    for (const [pieces, unreadOnly] of [[2, false], [5, false], [8, false], [4, true], [8, true]] as const) {
+    for (const [pieces, unreadOnly] of [
+      [2, false],
+      [5, false],
+      [8, false],
+      [4, true],
+      [8, true],
+    ] as const) {
       const results = replay(SCOUT_MODEL, { kind: 'subdivide', deadlineSeconds: DEADLINE, afterSeconds: 4, pieces, unreadOnly }, 15, accounts);
       expect(results.filter((r) => r.winner === 'subdivide').length).toBeGreaterThan(0);
       expect(summarise(results)).toMatchObject({ silentGaps: 0, untiled: 0 });
@@ -168,20 +201,47 @@ describe('subdivide replays', () => {
 describe('percentiles and the choice of the best setting', () => {
   it('takes the nearest rank', () => {
     expect(percentile([5, 1, 4, 2, 3], 0.5)).toBe(3);
-    expect(percentile(Array.from({ length: 100 }, (_, i) => i + 1), 0.95)).toBe(95);
+    expect(
+      percentile(
+        Array.from({ length: 100 }, (_, i) => i + 1),
+        0.95,
+      ),
+    ).toBe(95);
   });
 
   const summary = (missingShare: number, callsPerRun: number): Summary => ({
-    runs: 1000, missing: Math.round(missingShare * 1000), missingShare, silentGaps: 0, p50: 9, p95: 26, callsPerRun, lostCallsPerRun: 0, hedgedShare: 0.1, partlyRead: 0, tilingChecked: 0, untiled: 0,
+    runs: 1000,
+    missing: Math.round(missingShare * 1000),
+    missingShare,
+    silentGaps: 0,
+    p50: 9,
+    p95: 26,
+    callsPerRun,
+    lostCallsPerRun: 0,
+    hedgedShare: 0.1,
+    partlyRead: 0,
+    tilingChecked: 0,
+    untiled: 0,
   });
   const policy = (afterSeconds: number): Policy => ({ kind: 'replicate', deadlineSeconds: DEADLINE, afterSeconds });
 
   it('prefers the whole goal, then the cheapest that meets the missing goal, then the fewest missing', () => {
-    const whole = [{ policy: policy(5), summary: summary(0.013, 11.4) }, { policy: policy(6), summary: summary(0.01, 11.5) }, { policy: policy(7), summary: summary(0.02, 10) }];
+    const whole = [
+      { policy: policy(5), summary: summary(0.013, 11.4) },
+      { policy: policy(6), summary: summary(0.01, 11.5) },
+      { policy: policy(7), summary: summary(0.02, 10) },
+    ];
     expect(best(whole, 10).policy).toEqual(policy(6));
-    const costly = [{ policy: policy(5), summary: summary(0.013, 16) }, { policy: policy(6), summary: summary(0.01, 17) }, { policy: policy(7), summary: summary(0.02, 10) }];
+    const costly = [
+      { policy: policy(5), summary: summary(0.013, 16) },
+      { policy: policy(6), summary: summary(0.01, 17) },
+      { policy: policy(7), summary: summary(0.02, 10) },
+    ];
     expect(best(costly, 10).policy).toEqual(policy(5));
-    const short = [{ policy: policy(5), summary: summary(0.03, 16) }, { policy: policy(6), summary: summary(0.05, 10) }];
+    const short = [
+      { policy: policy(5), summary: summary(0.03, 16) },
+      { policy: policy(6), summary: summary(0.05, 10) },
+    ];
     expect(best(short, 10).policy).toEqual(policy(5));
     expect(GOAL.callsRatio).toBe(1.15);
   });

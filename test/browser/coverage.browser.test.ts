@@ -60,7 +60,10 @@ const boxes = (page: Page, selector: string): Promise<Box[]> =>
     nodes.map((node) => {
       const r = node.getBoundingClientRect();
       // Only the label's own text, not its <title>.
-      const text = [...node.childNodes].filter((c) => c.nodeType === Node.TEXT_NODE).map((c) => c.textContent).join('');
+      const text = [...node.childNodes]
+        .filter((c) => c.nodeType === Node.TEXT_NODE)
+        .map((c) => c.textContent)
+        .join('');
       return { text, x: r.x, y: r.y, width: r.width, height: r.height };
     }),
   );
@@ -103,20 +106,26 @@ describe('<tessera-run> drawing an incomplete answer', () => {
   // Four lanes of 15 tickets: B's helpdesk lost T-1017–T-1019 and nobody re-checked them; D timed
   // out, so its 15 tickets went unread and its question q4 has no answer.
   const ids = ticketIds(60);
-  const incomplete = ticketRun(ids, 4, [
-    { lane: 1, ids: ['T-1017', 'T-1018', 'T-1019'], status: 'unchecked' },
-    { lane: 3, ids: ids.slice(45), status: 'unchecked', kind: 'unread' },
-  ], ['q4']);
+  const incomplete = ticketRun(
+    ids,
+    4,
+    [
+      { lane: 1, ids: ['T-1017', 'T-1018', 'T-1019'], status: 'unchecked' },
+      { lane: 3, ids: ids.slice(45), status: 'unchecked', kind: 'unread' },
+    ],
+    ['q4'],
+  );
 
   it('badges a run that succeeded incomplete in other words and another look than a complete one', async () => {
     const page = await draw(incomplete);
     const badge = page.locator('tessera-run .status');
     await expect(badge.textContent()).resolves.toBe(VERDICT_LABELS['succeeded-incomplete']);
     await expect(page.locator('tessera-run').getAttribute('data-verdict')).resolves.toBe('succeeded-incomplete');
-    const look = (p: Page) => p.locator('tessera-run .status').evaluate((el) => {
-      const style = getComputedStyle(el);
-      return { color: style.color, border: style.borderTopStyle, background: style.backgroundColor };
-    });
+    const look = (p: Page) =>
+      p.locator('tessera-run .status').evaluate((el) => {
+        const style = getComputedStyle(el);
+        return { color: style.color, border: style.borderTopStyle, background: style.backgroundColor };
+      });
     const complete = await draw(taxRun());
     await expect(complete.locator('tessera-run .status').textContent()).resolves.toBe(VERDICT_LABELS.succeeded);
     const [mine, theirs] = await Promise.all([look(page), look(complete)]);
@@ -148,22 +157,33 @@ describe('<tessera-run> drawing an incomplete answer', () => {
 describe('<tessera-run> keeps the ids axis readable', () => {
   it('60 tickets: every 5th labelled', async () => {
     const page = await draw(ticketRun(ticketIds(60), 4, [{ lane: 1, ids: ['T-1017', 'T-1018', 'T-1019'], status: 'unchecked' }]));
-    await readableAxis(page, Array.from({ length: 12 }, (_, i) => `T-${1001 + 5 * i}`));
+    await readableAxis(
+      page,
+      Array.from({ length: 12 }, (_, i) => `T-${1001 + 5 * i}`),
+    );
     await screenshot(page, 'viewer-ids-60');
   });
 
   it('1,000 tickets: every 100th labelled, six gaps of every status named by id', async () => {
     const ids = ticketIds(1000);
-    const run = ticketRun(ids, 10, [
-      { lane: 0, ids: ['T-1017', 'T-1018', 'T-1019'], status: 'unchecked' },
-      { lane: 2, ids: ids.slice(240, 260), status: 'confirmed_empty' },
-      { lane: 4, ids: ['T-1433', 'T-1436'], status: 'data_found' },
-      { lane: 5, ids: ids.slice(590, 600), status: 'recheck_failed' },
-      { lane: 6, ids: ['T-1602', 'T-1603', 'T-1604', 'T-1650'], status: 'source_unreachable' },
-      { lane: 9, ids: ids.slice(900), status: 'unchecked', kind: 'unread' },
-    ], ['q10']);
+    const run = ticketRun(
+      ids,
+      10,
+      [
+        { lane: 0, ids: ['T-1017', 'T-1018', 'T-1019'], status: 'unchecked' },
+        { lane: 2, ids: ids.slice(240, 260), status: 'confirmed_empty' },
+        { lane: 4, ids: ['T-1433', 'T-1436'], status: 'data_found' },
+        { lane: 5, ids: ids.slice(590, 600), status: 'recheck_failed' },
+        { lane: 6, ids: ['T-1602', 'T-1603', 'T-1604', 'T-1650'], status: 'source_unreachable' },
+        { lane: 9, ids: ids.slice(900), status: 'unchecked', kind: 'unread' },
+      ],
+      ['q10'],
+    );
     const page = await draw(run);
-    await readableAxis(page, Array.from({ length: 10 }, (_, i) => `T-${1001 + 100 * i}`));
+    await readableAxis(
+      page,
+      Array.from({ length: 10 }, (_, i) => `T-${1001 + 100 * i}`),
+    );
     const listed = await page
       .locator('tessera-run [data-gap-item]')
       .evaluateAll((items) => items.map((i) => i.textContent?.replace(/\s+/g, ' ').split(' (')[0]));
@@ -187,7 +207,10 @@ describe('<tessera-run> keeps the ids axis readable', () => {
       { lane: 19, ids: ids.slice(95_000), status: 'unchecked', kind: 'unread' },
     ]);
     const page = await draw(run);
-    await readableAxis(page, Array.from({ length: 10 }, (_, i) => `T-${String(1 + 10_000 * i).padStart(6, '0')}`));
+    await readableAxis(
+      page,
+      Array.from({ length: 10 }, (_, i) => `T-${String(1 + 10_000 * i).padStart(6, '0')}`),
+    );
     // No divider per cell: 100,000 of them would only grey the band.
     await expect(page.locator('tessera-run svg[data-dimension] > line').count()).resolves.toBeLessThan(10);
     const scattered = await page.locator('tessera-run [data-gap-item="0"] [data-where]').textContent();

@@ -16,7 +16,8 @@ import { axeViolations, launchChromium, screenshot, type LaunchedBrowser } from 
  * `<tessera-run>`, asserted through the DOM (its shadow root), with axe-core and a screenshot each.
  */
 
-const example = (name: string): RunRequestInput => JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'examples', `${name}.json`), 'utf8')) as RunRequestInput;
+const example = (name: string): RunRequestInput =>
+  JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'examples', `${name}.json`), 'utf8')) as RunRequestInput;
 
 let cloud: LocalCloud;
 let chromium: LaunchedBrowser;
@@ -26,7 +27,7 @@ const runs: Record<'tax' | 'scout' | 'catering', RunResource> = {} as never;
 let cancelledRunId: string | undefined;
 
 const waitUntil = async (client: TesseraClient, runId: string, check: (run: RunResource) => boolean): Promise<RunResource> => {
-  for (const started = Date.now(); Date.now() - started < 60_000; ) {
+  for (const started = Date.now(); Date.now() - started < 60_000;) {
     const run = await client.getRun(runId);
     if (check(run)) return run;
     await new Promise((resolve) => setTimeout(resolve, 200));

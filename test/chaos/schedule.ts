@@ -259,7 +259,10 @@ export const violations = (played: PlayedRun): Record<InvariantName, string[]> =
     if (run.usage.modelCalls > run.budget.modelCalls || run.usage.estimatedCost > run.budget.costLimit) {
       found.withinAllowance.push(`run used ${JSON.stringify(run.usage)} of ${JSON.stringify(run.budget)}`);
     }
-    const summed = run.subtasks.reduce((sum, s) => ({ modelCalls: sum.modelCalls + s.usage.modelCalls, estimatedCost: sum.estimatedCost + s.usage.estimatedCost }), { modelCalls: 0, estimatedCost: 0 });
+    const summed = run.subtasks.reduce(
+      (sum, s) => ({ modelCalls: sum.modelCalls + s.usage.modelCalls, estimatedCost: sum.estimatedCost + s.usage.estimatedCost }),
+      { modelCalls: 0, estimatedCost: 0 },
+    );
     if (summed.modelCalls !== run.usage.modelCalls || summed.estimatedCost !== run.usage.estimatedCost) {
       found.withinAllowance.push(`run usage ${JSON.stringify(run.usage)} is not the sum of its subtasks' ${JSON.stringify(summed)}`);
     }

@@ -67,14 +67,21 @@ describe('tessera plan', () => {
     expect(parsed).toEqual({
       ok: false,
       problems: [
-        { code: 'assignment_overlap', path: 'subtasks.1.scope.from', subtaskIds: ['A', 'B'], from: '2025-03-01', toExclusive: '2025-04-01', message: 'subtasks A and B both cover 2025-03-01..2025-04-01' },
+        {
+          code: 'assignment_overlap',
+          path: 'subtasks.1.scope.from',
+          subtaskIds: ['A', 'B'],
+          from: '2025-03-01',
+          toExclusive: '2025-04-01',
+          message: 'subtasks A and B both cover 2025-03-01..2025-04-01',
+        },
       ],
     });
     const ok: unknown = JSON.parse((await cli(['plan', '--json', 'tax.json'], { 'tax.json': fixed })).out);
     expect(ok).toMatchObject({ ok: true, subtasks: [{ id: 'A' }, { id: 'B' }, { id: 'C' }, { id: 'D' }] });
   });
 
-  it('warns, on stderr and in --json, when a kind\'s default capacity cannot meet the deadlines: 200 × 2 s at 25 at once, 10 s', async () => {
+  it("warns, on stderr and in --json, when a kind's default capacity cannot meet the deadlines: 200 × 2 s at 25 at once, 10 s", async () => {
     const timed = catalogOf([kindInfo({ kind: 'ticket-triage', dimension: 'ids', typicalSeconds: 2 })]);
     const request = {
       goal: 'Triage the queue',
@@ -89,7 +96,10 @@ describe('tessera plan', () => {
     expect(t.err).toEqual([`warning (capacity_short) split.deadlineSeconds: ${message}`]);
     const json = terminal({ 'q.json': JSON.stringify(request) });
     await runCli(['plan', 'q.json', '--json'], plan, json.io);
-    expect(JSON.parse(json.out.join('\n'))).toMatchObject({ ok: true, warnings: [{ code: 'capacity_short', worker: 'ticket-triage', path: 'split.deadlineSeconds', message }] });
+    expect(JSON.parse(json.out.join('\n'))).toMatchObject({
+      ok: true,
+      warnings: [{ code: 'capacity_short', worker: 'ticket-triage', path: 'split.deadlineSeconds', message }],
+    });
   });
 
   it('checks deadlines against --max-deadline-seconds', async () => {
@@ -110,10 +120,18 @@ describe('tessera plan', () => {
   });
 
   it('exits 1 with one clear line for a missing file, bad JSON and a wrong call', async () => {
-    expect(await cli(['plan', 'nope.json'])).toEqual({ code: 1, out: '', err: "nope.json cannot be read: ENOENT: no such file or directory, open 'nope.json'" });
+    expect(await cli(['plan', 'nope.json'])).toEqual({
+      code: 1,
+      out: '',
+      err: "nope.json cannot be read: ENOENT: no such file or directory, open 'nope.json'",
+    });
     expect((await cli(['plan', 'bad.json'], { 'bad.json': '{ "goal": ' })).err).toMatch(/^bad\.json is not valid JSON: /);
     expect(await cli(['plan', 'a.json', '--yaml'])).toMatchObject({ code: 1, err: expect.stringContaining("tessera plan: Unknown option '--yaml'") });
-    expect(await cli(['plan', 'a.json', 'b.json'])).toEqual({ code: 1, out: '', err: 'tessera plan: expected one FILE (got 2)\nusage: tessera plan FILE [--json] [--max-deadline-seconds N] [--workers PATH]' });
+    expect(await cli(['plan', 'a.json', 'b.json'])).toEqual({
+      code: 1,
+      out: '',
+      err: 'tessera plan: expected one FILE (got 2)\nusage: tessera plan FILE [--json] [--max-deadline-seconds N] [--workers PATH]',
+    });
   });
 });
 
@@ -132,7 +150,15 @@ const reconcileInput = (bGap: 'empty' | 'none') =>
         ['D', '2025-10-01', '2026-01-01'],
       ].map(([id, from, toExclusive]) => ({ id, worker: 'tax-statements', round: 1, questionIds: ['q1'], required: true, assigned: { from, toExclusive } })),
       ...(bGap === 'empty'
-        ? [{ id: 'B.g1', worker: 'transaction-feed', round: 2, assigned: { from: '2025-06-28', toExclusive: '2025-07-01' }, lineage: { kind: 'recheck', of: 'B', gap: { from: '2025-06-28', toExclusive: '2025-07-01' } } }]
+        ? [
+            {
+              id: 'B.g1',
+              worker: 'transaction-feed',
+              round: 2,
+              assigned: { from: '2025-06-28', toExclusive: '2025-07-01' },
+              lineage: { kind: 'recheck', of: 'B', gap: { from: '2025-06-28', toExclusive: '2025-07-01' } },
+            },
+          ]
         : []),
     ],
     outcomes: [
@@ -180,7 +206,9 @@ describe('tessera reconcile', () => {
   });
 
   it('exits 1 naming every schema issue by path', async () => {
-    const { code, err } = await cli(['reconcile', 'run.json'], { 'run.json': JSON.stringify({ universe: { dimension: 'time', from: '2025-02-30', toExclusive: '2026-01-01' }, subtasks: [] }) });
+    const { code, err } = await cli(['reconcile', 'run.json'], {
+      'run.json': JSON.stringify({ universe: { dimension: 'time', from: '2025-02-30', toExclusive: '2026-01-01' }, subtasks: [] }),
+    });
     expect(code).toBe(1);
     expect(err).toBe(
       [
@@ -221,7 +249,9 @@ describe('bin/tessera.mjs', () => {
     const dir = mkdtempSync(join(tmpdir(), 'tessera-cli-'));
     const file = join(dir, 'tax.json');
     writeFileSync(file, fixed);
-    const { stdout } = await promisify(execFile)(process.execPath, ['bin/tessera.mjs', 'plan', file, '--json'], { cwd: fileURLToPath(new URL('../..', import.meta.url)) });
+    const { stdout } = await promisify(execFile)(process.execPath, ['bin/tessera.mjs', 'plan', file, '--json'], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+    });
     const parsed: unknown = JSON.parse(stdout);
     expect(parsed).toMatchObject({ ok: true, subtasks: [{ id: 'A', worker: 'tax-statements' }, { id: 'B' }, { id: 'C' }, { id: 'D' }] });
   });

@@ -30,7 +30,16 @@ describe('tessera init', () => {
     expect(manifest.name).toBe('my-project');
     expect(manifest.dependencies['@tessera-fanout/tessera']).toBe(`^${rootVersion}`);
     expect(manifest.tessera).toEqual({ workers: 'src/workers.ts' });
-    for (const file of ['src/workers.ts', 'src/todo-review.ts', 'test/todo-review.test.ts', 'bin/app.ts', 'cdk.json', 'requests/todo-review.json', 'README.md', 'tsconfig.json']) {
+    for (const file of [
+      'src/workers.ts',
+      'src/todo-review.ts',
+      'test/todo-review.test.ts',
+      'bin/app.ts',
+      'cdk.json',
+      'requests/todo-review.json',
+      'README.md',
+      'tsconfig.json',
+    ]) {
       expect(existsSync(join(dir, file)), file).toBe(true);
     }
     expect(readFileSync(join(dir, '.gitignore'), 'utf8')).toBe('node_modules/\ncdk.out/\n.tessera/\n');

@@ -66,7 +66,9 @@ describe('human-readable output escapes control characters', () => {
   });
 
   it('progress, problems and coverage reports are escaped too', () => {
-    expect(progressLine({ ...hostileRun, progress: { dispatched: 1, terminal: 0, byState: { [`ok${ESC}`]: 1 } } })).toBe('round 1 · 0/1 subtasks ended · ok\\u001b 1');
+    expect(progressLine({ ...hostileRun, progress: { dispatched: 1, terminal: 0, byState: { [`ok${ESC}`]: 1 } } })).toBe(
+      'round 1 · 0/1 subtasks ended · ok\\u001b 1',
+    );
     expect(formatProblems(`f${ESC}.json`, [{ code: 'invalid_request', path: 'goal', message: `bad ${ESC}[2J` }])).toBe(
       'f\\u001b.json (1 problem):\n  goal  invalid_request  bad \\u001b[2J',
     );

@@ -91,7 +91,10 @@ describe('tessera run, when the answer is incomplete', () => {
     const coverage = { ...run.answer!.coverage, gaps };
     const result = await tessera(['run', 'examples/scout.json', ...(await serve({ ...run, answer: { ...run.answer!, coverage } }))]);
     const lines = result.out.split('\n');
-    const unsettled = lines.slice(lines.findIndex((line) => line.startsWith('Unsettled')), lines.findIndex((line) => line.startsWith('Answer')));
+    const unsettled = lines.slice(
+      lines.findIndex((line) => line.startsWith('Unsettled')),
+      lines.findIndex((line) => line.startsWith('Answer')),
+    );
     expect(unsettled).toHaveLength(11);
     expect(unsettled[0]).toBe('Unsettled crm:01  observed by C, unchecked');
     expect(unsettled[9]).toBe('          crm:10  observed by C, unchecked');

@@ -20,7 +20,11 @@ const PAGES: Record<string, { ids: string[]; next?: string }> = {
   c1: { ids: ['B.g1', 'C'], next: 'c2' },
   c2: { ids: ['D'] },
 };
-const paged: RunResource = { ...run, subtasks: ['A', 'B'].map((id) => byId(id)!), subtasksPage: { returned: 2, total: 5, next: `/runs/${run.runId}/subtasks?cursor=c1` } };
+const paged: RunResource = {
+  ...run,
+  subtasks: ['A', 'B'].map((id) => byId(id)!),
+  subtasksPage: { returned: 2, total: 5, next: `/runs/${run.runId}/subtasks?cursor=c1` },
+};
 
 /** A real API on 127.0.0.1 serving the paged run and its pages; it records every request path. */
 const fakeApi = async (): Promise<{ server: Server; url: string; paths: string[] }> => {
@@ -71,7 +75,10 @@ describe('a paged run resource', () => {
 
     expect(code).toBe(RUN_EXIT.succeeded);
     const rows = (out[0] ?? '').split('\n');
-    const table = rows.slice(rows.indexOf('Subtasks') + 2).filter((line) => /^ {2}\S/.test(line)).map((line) => line.trim().split(/\s+/)[0]);
+    const table = rows
+      .slice(rows.indexOf('Subtasks') + 2)
+      .filter((line) => /^ {2}\S/.test(line))
+      .map((line) => line.trim().split(/\s+/)[0]);
     expect(table.slice(0, 5)).toEqual(['A', 'B', 'C', 'D', 'B.g1']);
   });
 });

@@ -45,11 +45,14 @@ describe('schemas/', () => {
     }
   });
 
-  it('describes every field of every contract schema (a $ref carries its component\'s description)', () => {
+  it("describes every field of every contract schema (a $ref carries its component's description)", () => {
     for (const [name, text] of rendered) {
       const fields = propertiesOf(JSON.parse(text));
       expect(fields.length, name).toBeGreaterThan(0);
-      expect(fields.filter((f) => !described(f.schema)).map((f) => f.path), name).toEqual([]);
+      expect(
+        fields.filter((f) => !described(f.schema)).map((f) => f.path),
+        name,
+      ).toEqual([]);
     }
   });
 
@@ -59,12 +62,17 @@ describe('schemas/', () => {
   });
 
   it('describes the five routes with their auth, idempotency header and status codes', () => {
-    const Operation = z.object({ responses: z.record(z.string(), z.unknown()), parameters: z.array(z.object({ name: z.string(), in: z.string() })).optional() });
+    const Operation = z.object({
+      responses: z.record(z.string(), z.unknown()),
+      parameters: z.array(z.object({ name: z.string(), in: z.string() })).optional(),
+    });
     const OpenApi = z.object({ openapi: z.string(), security: z.unknown(), paths: z.record(z.string(), z.record(z.string(), Operation)) });
     const doc = OpenApi.parse(JSON.parse(rendered.get('openapi.json') ?? '{}'));
     expect(doc.openapi).toBe('3.1.0');
     expect(doc.security).toEqual([{ bearerAuth: [] }]);
-    const routes = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods).map(([method, op]) => [`${method.toUpperCase()} ${path}`, Object.keys(op.responses).sort()]));
+    const routes = Object.entries(doc.paths).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, op]) => [`${method.toUpperCase()} ${path}`, Object.keys(op.responses).sort()]),
+    );
     // Every answer the handler or API Gateway can give: the fuzz suite checks status-code conformance.
     expect(routes).toEqual([
       ['GET /runs', ['200', '400', '401', '403', '429', '500', '503']],
@@ -75,7 +83,12 @@ describe('schemas/', () => {
     ]);
     expect(doc.paths['/runs']?.post?.parameters).toContainEqual(expect.objectContaining({ name: 'Idempotency-Key', in: 'header' }));
     expect(doc.paths['/runs']?.get?.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual(['query status', 'query limit', 'query cursor']);
-    expect(doc.paths['/runs/{runId}']?.get?.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual(['path runId', 'header If-None-Match', 'query subtasks', 'header Prefer']);
+    expect(doc.paths['/runs/{runId}']?.get?.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual([
+      'path runId',
+      'header If-None-Match',
+      'query subtasks',
+      'header Prefer',
+    ]);
     expect(doc.paths['/runs/{runId}/subtasks']?.get?.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual(['path runId', 'query limit', 'query cursor']);
   });
 
@@ -85,11 +98,16 @@ describe('schemas/', () => {
     expect(request.oneOf).toEqual([{ required: ['subtasks'] }, { required: ['split'] }]);
     const justified = { if: { properties: { required: { const: true } }, required: ['required'] }, then: { required: ['justification'] } };
     expect(request.properties.subtasks.items).toMatchObject(justified);
-    expect(request.properties.split).toMatchObject({ ...justified, oneOf: ['parts', 'by', 'boundaries', 'chunkSize', 'groups'].map((field) => ({ required: [field] })) });
+    expect(request.properties.split).toMatchObject({
+      ...justified,
+      oneOf: ['parts', 'by', 'boundaries', 'chunkSize', 'groups'].map((field) => ({ required: [field] })),
+    });
   });
 
   it('offers every request of examples/ as an example body of POST /runs', () => {
-    const doc = JSON.parse(rendered.get('openapi.json') ?? '{}') as { paths: { '/runs': { post: { requestBody: { content: { 'application/json': { examples: Record<string, { value: unknown }> } } } } } } };
+    const doc = JSON.parse(rendered.get('openapi.json') ?? '{}') as {
+      paths: { '/runs': { post: { requestBody: { content: { 'application/json': { examples: Record<string, { value: unknown }> } } } } } };
+    };
     const examples = doc.paths['/runs'].post.requestBody.content['application/json'].examples;
     const files = readdirSync(join(SCHEMAS_DIR, '..', 'examples')).filter((name) => name.endsWith('.json'));
     expect(Object.keys(examples).sort()).toEqual(files.map((name) => name.replace(/\.json$/, '')).sort());

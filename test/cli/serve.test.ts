@@ -11,12 +11,21 @@ const terminal = () => {
 
 describe('tessera serve', () => {
   it('says plainly in its banner that runs live in memory and end with the cloud', () => {
-    const lines = banner('http://127.0.0.1:7700', { stepFunctions: 'http://127.0.0.1:1', lambda: 'http://127.0.0.1:2', dynamodb: 'http://127.0.0.1:3', sqs: 'http://127.0.0.1:4' }).split('\n');
+    const lines = banner('http://127.0.0.1:7700', {
+      stepFunctions: 'http://127.0.0.1:1',
+      lambda: 'http://127.0.0.1:2',
+      dynamodb: 'http://127.0.0.1:3',
+      sqs: 'http://127.0.0.1:4',
+    }).split('\n');
     expect(lines).toContain('Runs are kept in memory: stopping or restarting the local cloud forgets every run and issues a new token.');
   });
 
   it("prints the viewer's address with the token in the fragment, which no request carries", () => {
-    const lines = banner('http://127.0.0.1:7700', { stepFunctions: 'http://127.0.0.1:1', lambda: 'http://127.0.0.1:2', dynamodb: 'http://127.0.0.1:3', sqs: 'http://127.0.0.1:4' }, 'a.b-c').split('\n');
+    const lines = banner(
+      'http://127.0.0.1:7700',
+      { stepFunctions: 'http://127.0.0.1:1', lambda: 'http://127.0.0.1:2', dynamodb: 'http://127.0.0.1:3', sqs: 'http://127.0.0.1:4' },
+      'a.b-c',
+    ).split('\n');
     expect(lines[1]).toBe('  Viewer          http://127.0.0.1:7700/#token=a.b-c');
   });
 

@@ -23,7 +23,15 @@ const invoiceRequest = JSON.stringify({
   goal: 'Total two invoices',
   universe: { dimension: 'ids', noun: 'invoice', ids: ['INV-1', 'INV-2'] },
   subtasks: [
-    { id: 'I', worker: 'invoice-lines', scope: { ids: ['INV-1', 'INV-2'] }, required: true, justification: 'the total is the answer', deadlineSeconds: 30, budget: { modelCalls: 1, estimatedCostPerCall: 1 } },
+    {
+      id: 'I',
+      worker: 'invoice-lines',
+      scope: { ids: ['INV-1', 'INV-2'] },
+      required: true,
+      justification: 'the total is the answer',
+      deadlineSeconds: 30,
+      budget: { modelCalls: 1, estimatedCostPerCall: 1 },
+    },
   ],
   budget: { modelCalls: 1, costLimit: 10 },
 });
@@ -66,7 +74,7 @@ describe('tessera plan --workers', () => {
   });
 });
 
-describe('a worker module whose alternate source cannot take its primary\'s input', () => {
+describe("a worker module whose alternate source cannot take its primary's input", () => {
   it('is refused when it loads, with one line naming both kinds, before anything runs', async () => {
     // One import per file: vitest's module runner does not evaluate a module that threw a second time.
     const module = fixture('mismatched-alternate.ts');

@@ -19,7 +19,15 @@ import {
 
 describe('interval sets', () => {
   it('merges overlapping and touching intervals and drops empty ones', () => {
-    expect(intervalSet([[5, 8], [1, 3], [3, 4], [9, 9], [7, 10]])).toEqual([1, 4, 5, 10]);
+    expect(
+      intervalSet([
+        [5, 8],
+        [1, 3],
+        [3, 4],
+        [9, 9],
+        [7, 10],
+      ]),
+    ).toEqual([1, 4, 5, 10]);
   });
 
   it('unions, intersects and subtracts, with Infinity as an open end', () => {
@@ -30,7 +38,9 @@ describe('interval sets', () => {
   });
 
   it('satisfies the set laws on random sets: (a − b) ∪ (a ∩ b) = a and (a − b) ∩ b = ∅', () => {
-    const set = fc.array(fc.tuple(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 10 })), { maxLength: 8 }).map((pairs) => intervalSet(pairs.map(([s, l]) => [s, s + l])));
+    const set = fc
+      .array(fc.tuple(fc.integer({ min: 0, max: 60 }), fc.integer({ min: 1, max: 10 })), { maxLength: 8 })
+      .map((pairs) => intervalSet(pairs.map(([s, l]) => [s, s + l])));
     fc.assert(
       fc.property(set, set, (a, b) => {
         expect(setsEqual(unionSets(subtractSets(a, b), intersectSets(a, b)), a)).toBe(true);
@@ -54,7 +64,10 @@ describe('ids algebra', () => {
   });
 
   it('splits into near-equal parts and describes ids for people and for messages', () => {
-    expect(idsAlgebra.split(ids('a', 'b', 'c', 'd', 'e'), 2)).toEqual([['a', 'b'], ['c', 'd', 'e']]);
+    expect(idsAlgebra.split(ids('a', 'b', 'c', 'd', 'e'), 2)).toEqual([
+      ['a', 'b'],
+      ['c', 'd', 'e'],
+    ]);
     expect(idsAlgebra.describe(ids('t-1', 't-2'))).toBe('ids t-1 and t-2');
     expect(idsAlgebra.describe(ids('a', 'b', 'c', 'd', 'e', 'f', 'g'))).toBe('ids a, b, c, d, e and two more');
     expect(idsAlgebra.describe(ids(...Array.from({ length: 12 }, (_, i) => `x${String(i).padStart(2, '0')}`)), 'exact')).toBe(
@@ -67,8 +80,33 @@ describe('paths algebra', () => {
   const files = (...list: { path: string; lines?: [number, number][] }[]) => pathsAlgebra.normalise({ files: list });
 
   it('keeps inclusive line ranges, merges touching ones and treats no lines as the whole file', () => {
-    expect(pathsAlgebra.toScopes(files({ path: 'b.ts', lines: [[10, 20], [21, 30]] }, { path: 'a.ts' }, { path: 'b.ts', lines: [[1, 5]] }))).toEqual([
-      { files: [{ path: 'a.ts' }, { path: 'b.ts', lines: [[1, 5], [10, 30]] }] },
+    expect(
+      pathsAlgebra.toScopes(
+        files(
+          {
+            path: 'b.ts',
+            lines: [
+              [10, 20],
+              [21, 30],
+            ],
+          },
+          { path: 'a.ts' },
+          { path: 'b.ts', lines: [[1, 5]] },
+        ),
+      ),
+    ).toEqual([
+      {
+        files: [
+          { path: 'a.ts' },
+          {
+            path: 'b.ts',
+            lines: [
+              [1, 5],
+              [10, 30],
+            ],
+          },
+        ],
+      },
     ]);
   });
 
@@ -85,12 +123,36 @@ describe('paths algebra', () => {
   });
 
   it('rejects a line range whose first line is after its last, naming it', () => {
-    expect(() => files({ path: 'a.ts', lines: [[1, 5], [9, 3]] })).toThrow('files.0.lines.1 must be whole line numbers [first, last] with 1 <= first <= last (got [9,3])');
+    expect(() =>
+      files({
+        path: 'a.ts',
+        lines: [
+          [1, 5],
+          [9, 3],
+        ],
+      }),
+    ).toThrow('files.0.lines.1 must be whole line numbers [first, last] with 1 <= first <= last (got [9,3])');
   });
 
   it('splits whole files into groups and describes single lines and ranges', () => {
-    expect(pathsAlgebra.split(files({ path: 'a.ts' }, { path: 'b.ts' }, { path: 'c.ts' }), 2).map((part) => [...part.keys()])).toEqual([['a.ts'], ['b.ts', 'c.ts']]);
-    expect(pathsAlgebra.describe(files({ path: 'a.ts', lines: [[7, 7]] }, { path: 'b.ts', lines: [[1, 3], [9, 9]] }))).toBe('a.ts line 7 and b.ts lines 1-3, 9');
+    expect(pathsAlgebra.split(files({ path: 'a.ts' }, { path: 'b.ts' }, { path: 'c.ts' }), 2).map((part) => [...part.keys()])).toEqual([
+      ['a.ts'],
+      ['b.ts', 'c.ts'],
+    ]);
+    expect(
+      pathsAlgebra.describe(
+        files(
+          { path: 'a.ts', lines: [[7, 7]] },
+          {
+            path: 'b.ts',
+            lines: [
+              [1, 3],
+              [9, 9],
+            ],
+          },
+        ),
+      ),
+    ).toBe('a.ts line 7 and b.ts lines 1-3, 9');
   });
 });
 

@@ -62,11 +62,17 @@ describe('time points', () => {
   it('agrees with the contract parser on validity and value for every generated string', () => {
     const two = (max: number) => fc.integer({ min: 0, max }).map((n) => String(n).padStart(2, '0'));
     const date = fc.tuple(fc.integer({ min: 1000, max: 9999 }), two(13), two(32)).map(([y, m, d]) => `${y}-${m}-${d}`);
-    const zone = fc.oneof(fc.constant('Z'), fc.tuple(fc.constantFrom('+', '-'), two(15), two(60)).map(([s, h, m]) => `${s}${h}:${m}`));
-    const clock = fc.tuple(two(24), two(60), fc.option(two(60)), fc.option(fc.integer({ min: 0, max: 9999 }).map(String))).map(
-      ([h, m, s, f]) => `${h}:${m}${s === null ? '' : `:${s}${f === null ? '' : `.${f}`}`}`,
+    const zone = fc.oneof(
+      fc.constant('Z'),
+      fc.tuple(fc.constantFrom('+', '-'), two(15), two(60)).map(([s, h, m]) => `${s}${h}:${m}`),
     );
-    const text = fc.oneof(date, fc.tuple(date, clock, zone).map(([d, c, z]) => `${d}T${c}${z}`));
+    const clock = fc
+      .tuple(two(24), two(60), fc.option(two(60)), fc.option(fc.integer({ min: 0, max: 9999 }).map(String)))
+      .map(([h, m, s, f]) => `${h}:${m}${s === null ? '' : `:${s}${f === null ? '' : `.${f}`}`}`);
+    const text = fc.oneof(
+      date,
+      fc.tuple(date, clock, zone).map(([d, c, z]) => `${d}T${c}${z}`),
+    );
 
     fc.assert(
       fc.property(text, (value) => {
@@ -168,7 +174,9 @@ describe('calendar splits', () => {
   });
 
   it('names split fields that do not apply to time', () => {
-    expect(tiling(year2025, { chunkSize: 10 })).toEqual([{ code: 'dimension_mismatch', path: 'split.chunkSize', message: 'does not apply to a time universe' }]);
+    expect(tiling(year2025, { chunkSize: 10 })).toEqual([
+      { code: 'dimension_mismatch', path: 'split.chunkSize', message: 'does not apply to a time universe' },
+    ]);
   });
 
   it('uses idPrefix for generated ids', () => {
@@ -198,7 +206,9 @@ describe('time algebra', () => {
     expect(timeAlgebra.describe(range('2025-06-28', '2025-07-01'))).toBe('2025-06-28 to 2025-06-30');
     expect(timeAlgebra.describe(range('2025-06-28', '2025-06-29'))).toBe('2025-06-28');
     expect(timeAlgebra.describe(range('2025-06-28', '2025-07-01'), 'exact')).toBe('2025-06-28..2025-07-01');
-    expect(timeAlgebra.describe(range('2025-06-01T00:00:00+02:00', '2025-06-02T00:00:00+02:00'))).toBe('2025-06-01T00:00:00+02:00 until 2025-06-02T00:00:00+02:00');
+    expect(timeAlgebra.describe(range('2025-06-01T00:00:00+02:00', '2025-06-02T00:00:00+02:00'))).toBe(
+      '2025-06-01T00:00:00+02:00 until 2025-06-02T00:00:00+02:00',
+    );
   });
 
   it('rejects an inverted range naming toExclusive, and a scope of another dimension', () => {
@@ -209,7 +219,10 @@ describe('time algebra', () => {
 
 describe('observed coverage of instant universes: each record covers the second it starts', () => {
   const day = { dimension: 'time' as const, from: '2025-06-01T00:00:00+02:00', toExclusive: '2025-06-02T00:00:00+02:00' };
-  const manifest = manifestOf({ universe: day, subtasks: [{ id: 'A', worker: 'tax-statements', round: 1, assigned: { from: day.from, toExclusive: day.toExclusive } }] });
+  const manifest = manifestOf({
+    universe: day,
+    subtasks: [{ id: 'A', worker: 'tax-statements', round: 1, assigned: { from: day.from, toExclusive: day.toExclusive } }],
+  });
 
   it('counts a last record at 23:59:59 as reaching the end of the day', () => {
     expect(reconcile(manifest, [okTime('A', '2025-06-01T00:00:00+02:00', '2025-06-01T23:59:59+02:00', 40)]).problems).toEqual([]);
@@ -218,7 +231,13 @@ describe('observed coverage of instant universes: each record covers the second 
   it('reports a gap from the second after the last record, in the universe offset', () => {
     const { observedGaps } = reconcile(manifest, [okTime('A', '2025-05-31T22:00:00Z', '2025-06-01T16:00:00Z', 40)]);
     expect(observedGaps).toEqual([
-      { subtaskId: 'A', worker: 'tax-statements', number: 1, code: 'observed_ends_early', region: { from: '2025-06-01T18:00:01+02:00', toExclusive: '2025-06-02T00:00:00+02:00' } },
+      {
+        subtaskId: 'A',
+        worker: 'tax-statements',
+        number: 1,
+        code: 'observed_ends_early',
+        region: { from: '2025-06-01T18:00:01+02:00', toExclusive: '2025-06-02T00:00:00+02:00' },
+      },
     ]);
   });
 });

@@ -3,10 +3,7 @@ import type { RunRequestInput } from '../../lib/contract';
 import { capacityWarnings, validateRunRequest } from '../../lib/domain';
 import { catalogOf, kindInfo, PLAN_OPTIONS } from './fixtures';
 
-const catalog = catalogOf([
-  kindInfo({ kind: 'ticket-triage', dimension: 'ids', typicalSeconds: 2 }),
-  kindInfo({ kind: 'scout-crm', dimension: 'ids' }),
-]);
+const catalog = catalogOf([kindInfo({ kind: 'ticket-triage', dimension: 'ids', typicalSeconds: 2 }), kindInfo({ kind: 'scout-crm', dimension: 'ids' })]);
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `t-${i}`);
 const request = (n: number, deadlineSeconds: number, worker = 'ticket-triage'): RunRequestInput => ({

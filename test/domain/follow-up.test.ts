@@ -53,7 +53,16 @@ describe('planNextRound: bounded follow-ups', () => {
     const third = withRound(second, retry);
     const coverage = buildCoverage(third, [...two, emptyTime('B.g1.r2', 1)]);
     expect(coverage.gaps).toEqual([
-      { kind: 'observed', subtaskId: 'B', from: '2025-06-28', toExclusive: '2025-07-01', status: 'confirmed_empty', recheckedAgainst: 'transaction-feed', recheckSubtaskId: 'B.g1.r2', records: 0 },
+      {
+        kind: 'observed',
+        subtaskId: 'B',
+        from: '2025-06-28',
+        toExclusive: '2025-07-01',
+        status: 'confirmed_empty',
+        recheckedAgainst: 'transaction-feed',
+        recheckSubtaskId: 'B.g1.r2',
+        records: 0,
+      },
     ]);
     expect(coverage.complete).toBe(true);
   });

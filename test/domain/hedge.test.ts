@@ -8,12 +8,23 @@ const DAY = 86_400_000;
 const replicate2: Hedge = { afterSeconds: 20, mode: 'replicate', copies: 2 };
 
 /** A request with a hedge written as a caller might, wrong values included, for validation to judge. */
-const crm = (hedge: unknown, extra: Record<string, unknown> = {}): RunRequestInput => ({
-  goal: 'notes of the key accounts',
-  universe: { dimension: 'ids', ids: ['acc-1', 'acc-2', 'acc-3'] },
-  subtasks: [{ id: 'CRM', worker: 'scout-crm', scope: { ids: ['acc-1', 'acc-2', 'acc-3'] }, deadlineSeconds: 25, budget: { modelCalls: 4, estimatedCostPerCall: 7 }, hedge, ...extra }],
-  budget: { modelCalls: 10, costLimit: 100 },
-}) as unknown as RunRequestInput;
+const crm = (hedge: unknown, extra: Record<string, unknown> = {}): RunRequestInput =>
+  ({
+    goal: 'notes of the key accounts',
+    universe: { dimension: 'ids', ids: ['acc-1', 'acc-2', 'acc-3'] },
+    subtasks: [
+      {
+        id: 'CRM',
+        worker: 'scout-crm',
+        scope: { ids: ['acc-1', 'acc-2', 'acc-3'] },
+        deadlineSeconds: 25,
+        budget: { modelCalls: 4, estimatedCostPerCall: 7 },
+        hedge,
+        ...extra,
+      },
+    ],
+    budget: { modelCalls: 10, costLimit: 100 },
+  }) as unknown as RunRequestInput;
 
 const problemsOf = (request: RunRequestInput) => {
   const result = validateRunRequest(request, testCatalog, PLAN_OPTIONS);
@@ -38,12 +49,23 @@ describe('hedge in the contract and the planner', () => {
     const result = validateRunRequest(crm({ afterSeconds: 5, mode: 'subdivide', copies: 4 }), testCatalog, PLAN_OPTIONS);
     expect(result.ok).toBe(false);
     expect(!result.ok && result.problems).toEqual([
-      { code: 'invalid_request', path: 'subtasks.0.hedge.copies', subtaskIds: ['CRM'], message: 'subtask CRM cannot be subdivided into 4 pieces: cannot cut three items into 4 non-empty parts' },
+      {
+        code: 'invalid_request',
+        path: 'subtasks.0.hedge.copies',
+        subtaskIds: ['CRM'],
+        message: 'subtask CRM cannot be subdivided into 4 pieces: cannot cut three items into 4 non-empty parts',
+      },
     ]);
     const review: RunRequestInput = {
       goal: 'review',
       universe: { dimension: 'paths', files: [{ path: 'src/a.ts' }] },
-      split: { worker: 'code-review', parts: 1, deadlineSeconds: 60, budget: { modelCalls: 2, estimatedCostPerCall: 1 }, hedge: { afterSeconds: 5, mode: 'subdivide', copies: 2 } },
+      split: {
+        worker: 'code-review',
+        parts: 1,
+        deadlineSeconds: 60,
+        budget: { modelCalls: 2, estimatedCostPerCall: 1 },
+        hedge: { afterSeconds: 5, mode: 'subdivide', copies: 2 },
+      },
       budget: { modelCalls: 10, costLimit: 100 },
     };
     expect(problemsOf(review)).toEqual([{ code: 'invalid_request', path: 'split.hedge.copies' }]);
@@ -56,7 +78,9 @@ describe('hedge in the contract and the planner', () => {
 
   it('refuses a caller id ending in .h<n> (reserved for copies) and an id too long to suffix', () => {
     expect(problemsOf(crm(undefined, { id: 'CRM.h1' }))).toEqual([{ code: 'invalid_request', path: 'subtasks.0.id' }]);
-    expect(problemsOf(crm({ afterSeconds: 5, mode: 'replicate', copies: 2 }, { id: 'X'.repeat(62) }))).toEqual([{ code: 'invalid_request', path: 'subtasks.0.hedge' }]);
+    expect(problemsOf(crm({ afterSeconds: 5, mode: 'replicate', copies: 2 }, { id: 'X'.repeat(62) }))).toEqual([
+      { code: 'invalid_request', path: 'subtasks.0.hedge' },
+    ]);
   });
 });
 
@@ -122,18 +146,57 @@ describe('the winner: the first complete cover in commit order', () => {
   const divided = subtask({ ids: ['a', 'b', 'c'] }, { afterSeconds: 5, mode: 'subdivide', copies: 3 });
 
   it('the original or a replica, whichever ok commits first; non-ok results cover nothing', () => {
-    expect(firstCompleteCover(replicated, [{ id: 'S1.h2', state: 'ok' }, { id: 'S1', state: 'ok' }])).toEqual({ by: 'replica', id: 'S1.h2' });
-    expect(firstCompleteCover(replicated, [{ id: 'S1.h1', state: 'invalid' }, { id: 'S1', state: 'ok' }])).toEqual({ by: 'original', id: 'S1' });
-    expect(firstCompleteCover(replicated, [{ id: 'S1.h1', state: 'timed_out' }, { id: 'S1', state: 'empty' }])).toBeUndefined();
+    expect(
+      firstCompleteCover(replicated, [
+        { id: 'S1.h2', state: 'ok' },
+        { id: 'S1', state: 'ok' },
+      ]),
+    ).toEqual({ by: 'replica', id: 'S1.h2' });
+    expect(
+      firstCompleteCover(replicated, [
+        { id: 'S1.h1', state: 'invalid' },
+        { id: 'S1', state: 'ok' },
+      ]),
+    ).toEqual({ by: 'original', id: 'S1' });
+    expect(
+      firstCompleteCover(replicated, [
+        { id: 'S1.h1', state: 'timed_out' },
+        { id: 'S1', state: 'empty' },
+      ]),
+    ).toBeUndefined();
   });
 
   it('pieces win only when every piece is ok; the original may still win before the last piece', () => {
     const pieces = ['S1.h1', 'S1.h2', 'S1.h3'];
-    expect(firstCompleteCover(divided, pieces.map((id) => ({ id, state: 'ok' as const })))).toEqual({ by: 'pieces', ids: pieces });
-    expect(firstCompleteCover(divided, [{ id: 'S1.h1', state: 'ok' }, { id: 'S1.h2', state: 'ok' }, { id: 'S1', state: 'ok' }, { id: 'S1.h3', state: 'ok' }])).toEqual({ by: 'original', id: 'S1' });
-    expect(firstCompleteCover(divided, [{ id: 'S1.h1', state: 'ok' }, { id: 'S1.h2', state: 'empty' }, { id: 'S1.h3', state: 'ok' }])).toBeUndefined();
+    expect(
+      firstCompleteCover(
+        divided,
+        pieces.map((id) => ({ id, state: 'ok' as const })),
+      ),
+    ).toEqual({ by: 'pieces', ids: pieces });
+    expect(
+      firstCompleteCover(divided, [
+        { id: 'S1.h1', state: 'ok' },
+        { id: 'S1.h2', state: 'ok' },
+        { id: 'S1', state: 'ok' },
+        { id: 'S1.h3', state: 'ok' },
+      ]),
+    ).toEqual({ by: 'original', id: 'S1' });
+    expect(
+      firstCompleteCover(divided, [
+        { id: 'S1.h1', state: 'ok' },
+        { id: 'S1.h2', state: 'empty' },
+        { id: 'S1.h3', state: 'ok' },
+      ]),
+    ).toBeUndefined();
     // an id that is no copy of this subtask (S1.h4 of a 3-piece hedge) covers nothing
-    expect(firstCompleteCover(divided, [{ id: 'S1.h1', state: 'ok' }, { id: 'S1.h2', state: 'ok' }, { id: 'S1.h4', state: 'ok' }])).toBeUndefined();
+    expect(
+      firstCompleteCover(divided, [
+        { id: 'S1.h1', state: 'ok' },
+        { id: 'S1.h2', state: 'ok' },
+        { id: 'S1.h4', state: 'ok' },
+      ]),
+    ).toBeUndefined();
   });
 });
 
@@ -153,7 +216,12 @@ describe('subdivide pieces tile the scope (property)', () => {
         const toExclusive = new Date((startDay + days) * DAY).toISOString().slice(0, 10);
         const pieces = hedgePieces({ from, toExclusive }, n);
         expect(pieces).toHaveLength(n);
-        expect(checkTiling({ dimension: 'time', from, toExclusive }, pieces.map((scope, i) => ({ id: `p${i}`, scope })))).toEqual([]);
+        expect(
+          checkTiling(
+            { dimension: 'time', from, toExclusive },
+            pieces.map((scope, i) => ({ id: `p${i}`, scope })),
+          ),
+        ).toEqual([]);
         const bounds = pieces.map((p) => ('from' in p ? [Date.parse(p.from) / DAY, Date.parse(p.toExclusive) / DAY] : [NaN, NaN]));
         expect(bounds[0]?.[0]).toBe(startDay);
         expect(bounds[n - 1]?.[1]).toBe(startDay + days);
@@ -177,7 +245,12 @@ describe('subdivide pieces tile the scope (property)', () => {
         const seen = pieces.flatMap((p) => ('ids' in p ? p.ids : []));
         expect(seen.length).toBe(distinct.size);
         expect(new Set(seen)).toEqual(distinct);
-        expect(checkTiling({ dimension: 'ids', ids: [...distinct] }, pieces.map((scope, i) => ({ id: `p${i}`, scope })))).toEqual([]);
+        expect(
+          checkTiling(
+            { dimension: 'ids', ids: [...distinct] },
+            pieces.map((scope, i) => ({ id: `p${i}`, scope })),
+          ),
+        ).toEqual([]);
       }),
       RUNS,
     );
@@ -193,7 +266,12 @@ describe('subdivide pieces tile the scope (property)', () => {
         const seen = pieces.flatMap((p) => ('files' in p ? p.files : []));
         expect(new Set(seen.map((f) => f.path))).toEqual(new Set(files.map((f) => f.path)));
         expect(seen).toHaveLength(files.length);
-        expect(checkTiling({ dimension: 'paths', files }, pieces.map((scope, i) => ({ id: `p${i}`, scope })))).toEqual([]);
+        expect(
+          checkTiling(
+            { dimension: 'paths', files },
+            pieces.map((scope, i) => ({ id: `p${i}`, scope })),
+          ),
+        ).toEqual([]);
       }),
       RUNS,
     );

@@ -73,7 +73,8 @@ describe('the planner refuses a first round past the history bound', () => {
       {
         code: 'plan_too_large',
         path: 'split',
-        message: 'the plan makes 103 subtasks; one run\'s execution history (2,500 events) holds at most 102 subtasks with maxRounds 2, counting 24 events per subtask and 18 per round',
+        message:
+          "the plan makes 103 subtasks; one run's execution history (2,500 events) holds at most 102 subtasks with maxRounds 2, counting 24 events per subtask and 18 per round",
       },
     ]);
   });
@@ -117,7 +118,9 @@ describe('the planner refuses a first round past the history bound', () => {
     const options = { ...PLAN_OPTIONS, paths: DEFAULT_ROUND_PATHS };
     expect(validateRunRequest(perIdRequest(10_000), testCatalog, options).ok).toBe(true);
     const past = validateRunRequest(perIdRequest(10_001), testCatalog, options);
-    expect(past.ok ? [] : past.problems).toEqual([{ code: 'plan_too_large', path: 'split', message: 'the split makes 10001 subtasks; at most 10000 are allowed' }]);
+    expect(past.ok ? [] : past.problems).toEqual([
+      { code: 'plan_too_large', path: 'split', message: 'the split makes 10001 subtasks; at most 10000 are allowed' },
+    ]);
   });
 
   it('with batched rounds, a plan one past the bound of the run’s execution is refused naming the bound; the bound itself is accepted', () => {
@@ -169,7 +172,9 @@ const simulate = (request: RunRequestInput, outcomeOf: (subtask: DispatchedSubta
     dispatchedPerRound.push(round.length);
     outcomes.push(...round.map(outcomeOf));
     const next = planFollowUps(manifest, outcomes, undefined, undefined, paths);
-    const worstEvents = paths ? roundModes(roundSizes(manifest.subtasks), plan.request.policy.maxRounds, paths).events : worstCaseEvents(rounds, manifest.subtasks.length);
+    const worstEvents = paths
+      ? roundModes(roundSizes(manifest.subtasks), plan.request.policy.maxRounds, paths).events
+      : worstCaseEvents(rounds, manifest.subtasks.length);
     if (next.subtasks.length === 0) return { manifest, outcomes, rounds, dispatchedPerRound, worstEvents, stored, closingCut: next.notFollowedUp };
     stored.push(...next.notFollowedUp);
     manifest = Manifest.parse({ ...manifest, subtasks: [...manifest.subtasks, ...next.subtasks] });
@@ -201,7 +206,10 @@ describe('follow-ups after a round of hedged subtasks fit what the hedges left',
 });
 
 describe('a 1,000-subtask run in which 600 subtasks time out and are retried ends closed, never running', () => {
-  const request = (policy?: RunRequestInput['policy']): RunRequestInput => ({ ...perIdRequest(1000, policy), split: { ...perIdRequest(1000).split!, idPrefix: 'S' } });
+  const request = (policy?: RunRequestInput['policy']): RunRequestInput => ({
+    ...perIdRequest(1000, policy),
+    split: { ...perIdRequest(1000).split!, idPrefix: 'S' },
+  });
 
   it('uncapped, the retries alone would pass the limit on any path count', () => {
     // 400 finished (17) and 600 timed out (22), then 600 retries timing out again, plus 2 rounds and the start and end.
@@ -219,10 +227,25 @@ describe('a 1,000-subtask run in which 600 subtasks time out and are retried end
     expect(run.worstEvents).toBeLessThanOrEqual(RUN_HISTORY.limit);
     expect(coverage.gaps).toHaveLength(600);
     expect(bound).toHaveLength(561);
-    expect(bound[0]).toEqual({ ids: ['acct-00039'], kind: 'unread', subtaskId: 'S40', reason: 'timed_out', status: 'unchecked', notFollowedUp: 'history_bound' });
+    expect(bound[0]).toEqual({
+      ids: ['acct-00039'],
+      kind: 'unread',
+      subtaskId: 'S40',
+      reason: 'timed_out',
+      status: 'unchecked',
+      notFollowedUp: 'history_bound',
+    });
     // The 40 that were retried timed out again and used their one retry: plain timed-out gaps.
-    expect(coverage.gaps.find((g) => g.subtaskId === 'S1.r2')).toEqual({ ids: ['acct-00000'], kind: 'unread', subtaskId: 'S1.r2', reason: 'timed_out', status: 'unchecked' });
-    expect(coverage.statement).toContain('561 retries and re-checks the policy allowed were not dispatched: the run\'s execution history (at most 25,000 events across all rounds) had no room left.');
+    expect(coverage.gaps.find((g) => g.subtaskId === 'S1.r2')).toEqual({
+      ids: ['acct-00000'],
+      kind: 'unread',
+      subtaskId: 'S1.r2',
+      reason: 'timed_out',
+      status: 'unchecked',
+    });
+    expect(coverage.statement).toContain(
+      "561 retries and re-checks the policy allowed were not dispatched: the run's execution history (at most 25,000 events across all rounds) had no room left.",
+    );
   });
 
   it('one execution, maxRounds 3 with two retries: round 3 has no room, so the run closes after round 2 and all 600 say so', () => {
@@ -249,11 +272,19 @@ describe('a 1,000-subtask run in which 600 subtasks time out and are retried end
     expect(next).toEqual({ subtasks: [], notFollowedUp: ['C.r2'] });
     const coverage = buildCoverage(manifest, outcomes, reconcile(manifest, outcomes), { notFollowedUp: next.notFollowedUp });
     expect(coverage.gaps).toEqual([
-      { from: '2025-07-01', toExclusive: '2025-10-01', kind: 'unread', subtaskId: 'C', reason: 'timed_out', status: 'unchecked', notFollowedUp: 'history_bound' },
+      {
+        from: '2025-07-01',
+        toExclusive: '2025-10-01',
+        kind: 'unread',
+        subtaskId: 'C',
+        reason: 'timed_out',
+        status: 'unchecked',
+        notFollowedUp: 'history_bound',
+      },
     ]);
     expect(coverage.statement).toBe(
-      'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-07-01 to 2025-09-30) not read: C timed out; not retried: no room left in the run\'s history. ' +
-        'One retry or re-check the policy allowed was not dispatched: the run\'s execution history (at most 25,000 events across all rounds) had no room left. ' +
+      "Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-07-01 to 2025-09-30) not read: C timed out; not retried: no room left in the run's history. " +
+        "One retry or re-check the policy allowed was not dispatched: the run's execution history (at most 25,000 events across all rounds) had no room left. " +
         'Not covered: C (monthly statements, required) timed out. Question q1 unanswered.',
     );
     // An aborted or cancelled run never planned the next round, so nothing is said about it;

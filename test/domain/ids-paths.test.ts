@@ -82,7 +82,13 @@ describe('ids: a support backlog split by chunks of five tickets', () => {
 
     expect(problems).toEqual([
       { code: 'duplicate_universe_id', path: 'universe.ids.4', ids: ['t-2'], message: 'id t-2 appears more than once in the universe' },
-      { code: 'scope_outside_universe', path: 'subtasks.1.scope.ids', subtaskIds: ['B'], ids: ['t-9'], message: 'subtask B covers t-9, outside the universe of 4 ids' },
+      {
+        code: 'scope_outside_universe',
+        path: 'subtasks.1.scope.ids',
+        subtaskIds: ['B'],
+        ids: ['t-9'],
+        message: 'subtask B covers t-9, outside the universe of 4 ids',
+      },
       { code: 'assignment_gap', path: 'universe.ids', subtaskIds: [], ids: ['t-4'], message: 'no subtask is assigned t-4' },
       { code: 'assignment_overlap', path: 'subtasks.1.scope.ids', subtaskIds: ['A', 'B'], ids: ['t-2'], message: 'subtasks A and B are both assigned t-2' },
     ]);
@@ -125,7 +131,18 @@ describe('paths: a code review split by file groups', () => {
 
   it('is complete when every file was inspected as assigned', () => {
     const manifest = review();
-    const outcomes = [inspected('A', [{ path: 'src/a.ts', lines: [[1, 100], [101, 200]] }]), inspected('B', [{ path: 'src/c.ts' }, { path: 'src/b.ts' }])];
+    const outcomes = [
+      inspected('A', [
+        {
+          path: 'src/a.ts',
+          lines: [
+            [1, 100],
+            [101, 200],
+          ],
+        },
+      ]),
+      inspected('B', [{ path: 'src/c.ts' }, { path: 'src/b.ts' }]),
+    ];
     expect(buildCoverage(manifest, outcomes)).toMatchObject({ complete: true, problems: [] });
   });
 
@@ -140,7 +157,9 @@ describe('paths: a code review split by file groups', () => {
   it('states unread ranges with inclusive line numbers', () => {
     const manifest = review();
     const outcomes = [inspected('A', [{ path: 'src/a.ts', lines: [[1, 120]] }]), inspected('B', [{ path: 'src/b.ts' }, { path: 'src/c.ts' }])];
-    expect(buildCoverage(manifest, outcomes).statement).toBe('Coverage: three files, two partitions, no overlaps. One gap (src/a.ts lines 121-200) not re-checked.');
+    expect(buildCoverage(manifest, outcomes).statement).toBe(
+      'Coverage: three files, two partitions, no overlaps. One gap (src/a.ts lines 121-200) not re-checked.',
+    );
   });
 
   it('rejects groups that overlap on lines 100-120 and leave lines 201-250 unassigned', () => {
@@ -152,8 +171,20 @@ describe('paths: a code review split by file groups', () => {
     });
 
     expect(problems).toEqual([
-      { code: 'assignment_overlap', path: 'split.groups.1', subtaskIds: ['A', 'B'], files: [{ path: 'src/a.ts', lines: [[100, 120]] }], message: 'subtasks A and B both cover src/a.ts:100-120' },
-      { code: 'assignment_gap', path: 'split.groups.1', subtaskIds: ['B'], files: [{ path: 'src/a.ts', lines: [[201, 250]] }], message: 'no subtask covers src/a.ts:201-250 (next to B)' },
+      {
+        code: 'assignment_overlap',
+        path: 'split.groups.1',
+        subtaskIds: ['A', 'B'],
+        files: [{ path: 'src/a.ts', lines: [[100, 120]] }],
+        message: 'subtasks A and B both cover src/a.ts:100-120',
+      },
+      {
+        code: 'assignment_gap',
+        path: 'split.groups.1',
+        subtaskIds: ['B'],
+        files: [{ path: 'src/a.ts', lines: [[201, 250]] }],
+        message: 'no subtask covers src/a.ts:201-250 (next to B)',
+      },
     ]);
   });
 });

@@ -6,7 +6,10 @@ describe('classifyOutcome', () => {
   const observed = { minDate: '2025-04-01', maxDate: '2025-06-27', recordCount: 214 };
 
   it('seals nothing-by-the-deadline as timed_out and a cancelled run as cancelled', () => {
-    expect(classifyOutcome({ dimension: 'time', timedOut: true, outputValid: true, observed, sourcesReached: 3 })).toEqual({ state: 'timed_out', reason: 'no result before the deadline' });
+    expect(classifyOutcome({ dimension: 'time', timedOut: true, outputValid: true, observed, sourcesReached: 3 })).toEqual({
+      state: 'timed_out',
+      reason: 'no result before the deadline',
+    });
     expect(classifyOutcome({ dimension: 'time', cancelled: true, timedOut: true, outputValid: true, observed, sourcesReached: 3 }).state).toBe('cancelled');
   });
 
@@ -19,11 +22,15 @@ describe('classifyOutcome', () => {
 
   it('calls a missing or self-contradicting observation invalid', () => {
     expect(classifyOutcome({ dimension: 'time', outputValid: true, observed: null, sourcesReached: 3 }).state).toBe('invalid');
-    expect(classifyOutcome({ dimension: 'time', outputValid: true, observed: { minDate: '2025-06-27', maxDate: '2025-04-01', recordCount: 2 }, sourcesReached: 1 })).toEqual({
+    expect(
+      classifyOutcome({ dimension: 'time', outputValid: true, observed: { minDate: '2025-06-27', maxDate: '2025-04-01', recordCount: 2 }, sourcesReached: 1 }),
+    ).toEqual({
       state: 'invalid',
       reason: 'inconsistent observation: minDate 2025-06-27 is after maxDate 2025-04-01',
     });
-    expect(observationIssues('time', { minDate: '2025-04-01', maxDate: '2025-04-02', recordCount: 0 })).toEqual(['recordCount is 0 but minDate/maxDate are set']);
+    expect(observationIssues('time', { minDate: '2025-04-01', maxDate: '2025-04-02', recordCount: 0 })).toEqual([
+      'recordCount is 0 but minDate/maxDate are set',
+    ]);
     expect(observationIssues('ids', { ids: ['a', 'a'], recordCount: 2 })).toEqual(['observed ids contain duplicates']);
     expect(observationIssues('ids', { ids: ['a', 'a'], recordCount: 2 }, { checkDuplicateIds: false })).toEqual([]);
     expect(checkObservation('paths', { ids: ['a'], recordCount: 1 })).toEqual([
@@ -33,8 +40,15 @@ describe('classifyOutcome', () => {
 
   it('calls zero records empty, and flags an empty with no source reached as unreachable', () => {
     const none = { minDate: null, maxDate: null, recordCount: 0 };
-    expect(classifyOutcome({ dimension: 'time', outputValid: true, observed: none, sourcesReached: 0 })).toEqual({ state: 'empty', reason: 'no source was reachable', sourceUnreachable: true });
-    expect(classifyOutcome({ dimension: 'time', outputValid: true, observed: none, sourcesReached: 2 })).toEqual({ state: 'empty', reason: 'no records in 2 sources reached' });
+    expect(classifyOutcome({ dimension: 'time', outputValid: true, observed: none, sourcesReached: 0 })).toEqual({
+      state: 'empty',
+      reason: 'no source was reachable',
+      sourceUnreachable: true,
+    });
+    expect(classifyOutcome({ dimension: 'time', outputValid: true, observed: none, sourcesReached: 2 })).toEqual({
+      state: 'empty',
+      reason: 'no records in 2 sources reached',
+    });
   });
 
   it('calls valid, consistent, non-empty results ok', () => {

@@ -36,15 +36,20 @@ const budget = { modelCalls: 10, costLimit: 10 };
 describe('normalizeFilePath', () => {
   it('maps every spelling of a path to the path itself, and is idempotent', () => {
     fc.assert(
-      fc.property(relativePath.chain((path) => fc.tuple(fc.constant(path), spelling(path))), ([path, written]) => {
-        expect(normalizeFilePath(written)).toEqual({ ok: true, path });
-        expect(normalizeFilePath(path)).toEqual({ ok: true, path });
-      }),
+      fc.property(
+        relativePath.chain((path) => fc.tuple(fc.constant(path), spelling(path))),
+        ([path, written]) => {
+          expect(normalizeFilePath(written)).toEqual({ ok: true, path });
+          expect(normalizeFilePath(path)).toEqual({ ok: true, path });
+        },
+      ),
     );
   });
 
   it('refuses a path that is absolute, has a .. segment, or is nothing but slashes and dots', () => {
-    const parent = fc.tuple(fc.array(segment, { maxLength: 2 }), fc.array(segment, { maxLength: 2 })).map(([before, after]) => [...before, '..', ...after].join('/'));
+    const parent = fc
+      .tuple(fc.array(segment, { maxLength: 2 }), fc.array(segment, { maxLength: 2 }))
+      .map(([before, after]) => [...before, '..', ...after].join('/'));
     const absolute = relativePath.map((path) => `/${path}`);
     const empty = fc.array(fc.constantFrom('.', ''), { minLength: 1, maxLength: 4 }).map((parts) => parts.join('/'));
     fc.assert(
@@ -71,14 +76,17 @@ describe('tiling over paths', () => {
 
   it('finds the overlap of two subtasks that spell one file differently', () => {
     fc.assert(
-      fc.property(relativePath.chain((path) => fc.tuple(fc.constant(path), spelling(path))), ([path, other]) => {
-        const universe = { dimension: 'paths' as const, files: [{ path }] };
-        const problems = checkTiling(universe, [
-          { id: 'A', scope: { files: [{ path }] } },
-          { id: 'B', scope: { files: [{ path: other }] } },
-        ]);
-        expect(problems.map((p) => [p.code, p.subtaskIds, p.files])).toEqual([['assignment_overlap', ['A', 'B'], [{ path }]]]);
-      }),
+      fc.property(
+        relativePath.chain((path) => fc.tuple(fc.constant(path), spelling(path))),
+        ([path, other]) => {
+          const universe = { dimension: 'paths' as const, files: [{ path }] };
+          const problems = checkTiling(universe, [
+            { id: 'A', scope: { files: [{ path }] } },
+            { id: 'B', scope: { files: [{ path: other }] } },
+          ]);
+          expect(problems.map((p) => [p.code, p.subtaskIds, p.files])).toEqual([['assignment_overlap', ['A', 'B'], [{ path }]]]);
+        },
+      ),
     );
   });
 });
@@ -86,15 +94,18 @@ describe('tiling over paths', () => {
 describe('POST /runs over paths', () => {
   it('accepts any spelling and plans the normalized path', () => {
     fc.assert(
-      fc.property(relativePath.chain((path) => fc.tuple(fc.constant(path), spelling(path))), ([path, written]) => {
-        const result = validateRunRequest(
-          { goal: 'Review', universe: { dimension: 'paths', files: [{ path: written }] }, split: { ...delegation, parts: 1 }, budget },
-          testCatalog,
-          PLAN_OPTIONS,
-        );
-        expect(result.ok && result.request.universe).toEqual({ dimension: 'paths', files: [{ path }] });
-        expect(result.ok && result.subtasks.map((s) => s.assigned)).toEqual([{ files: [{ path }] }]);
-      }),
+      fc.property(
+        relativePath.chain((path) => fc.tuple(fc.constant(path), spelling(path))),
+        ([path, written]) => {
+          const result = validateRunRequest(
+            { goal: 'Review', universe: { dimension: 'paths', files: [{ path: written }] }, split: { ...delegation, parts: 1 }, budget },
+            testCatalog,
+            PLAN_OPTIONS,
+          );
+          expect(result.ok && result.request.universe).toEqual({ dimension: 'paths', files: [{ path }] });
+          expect(result.ok && result.subtasks.map((s) => s.assigned)).toEqual([{ files: [{ path }] }]);
+        },
+      ),
     );
   });
 
@@ -129,13 +140,21 @@ describe('POST /runs over paths', () => {
       budget,
     });
     expect(problems).toEqual([
-      { code: 'invalid_request', path: 'universe.files.1.path', message: 'must be a relative path: an absolute path (one starting with /) is refused (got "/etc/passwd")' },
+      {
+        code: 'invalid_request',
+        path: 'universe.files.1.path',
+        message: 'must be a relative path: an absolute path (one starting with /) is refused (got "/etc/passwd")',
+      },
       {
         code: 'invalid_request',
         path: 'universe.files.2.path',
         message: 'must not contain a .. segment: a path names a file inside the tree the worker reads, in one way only (got "../../../etc/passwd")',
       },
-      { code: 'invalid_request', path: 'universe.files.3.path', message: 'must name a file: it is empty once its . segments and extra slashes are removed (got "./")' },
+      {
+        code: 'invalid_request',
+        path: 'universe.files.3.path',
+        message: 'must name a file: it is empty once its . segments and extra slashes are removed (got "./")',
+      },
     ]);
   });
 });

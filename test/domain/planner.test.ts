@@ -69,7 +69,14 @@ describe('planRun through validateRunRequest', () => {
     };
     expect(problemsOf(request)).toEqual([
       { code: 'dimension_mismatch', path: 'subtasks.0.scope', subtaskIds: ['A'], message: 'subtask A must use dates like the universe (both ends)' },
-      { code: 'assignment_gap', path: 'subtasks.1.scope.from', subtaskIds: ['B'], from: '2025-01-01', toExclusive: '2025-07-01', message: 'no subtask covers 2025-01-01..2025-07-01 (next to B)' },
+      {
+        code: 'assignment_gap',
+        path: 'subtasks.1.scope.from',
+        subtaskIds: ['B'],
+        from: '2025-01-01',
+        toExclusive: '2025-07-01',
+        message: 'no subtask covers 2025-01-01..2025-07-01 (next to B)',
+      },
     ]);
   });
 
@@ -80,7 +87,9 @@ describe('planRun through validateRunRequest', () => {
       subtasks: [{ id: 'Q', worker: 'catering-quote', scope: { ids: ['inquiry-1'] }, ...(input ? { input } : {}), ...allowance }],
       budget,
     });
-    expect(problemsOf(request({ sku: 'SKU-VANILLA', guests: 41.5 }))).toEqual([{ code: 'invalid_input', path: 'subtasks.0.input.guests', message: 'must be a whole number of guests' }]);
+    expect(problemsOf(request({ sku: 'SKU-VANILLA', guests: 41.5 }))).toEqual([
+      { code: 'invalid_input', path: 'subtasks.0.input.guests', message: 'must be a whole number of guests' },
+    ]);
     expect(problemsOf(request(undefined)).map((p) => p.path)).toEqual(['subtasks.0.input.sku', 'subtasks.0.input.guests']);
     expect(validate(request({ sku: 'SKU-VANILLA', guests: 41 })).ok).toBe(true);
   });
@@ -93,7 +102,12 @@ describe('planRun through validateRunRequest', () => {
       budget,
     };
     expect(problemsOf(request)).toEqual([
-      { code: 'invalid_request', path: 'subtasks.0.id', subtaskIds: ['C.r2'], message: 'subtask id C.r2 must not end in .r<n>, .g<n> or .h<n>: those name retries, re-checks and hedge copies' },
+      {
+        code: 'invalid_request',
+        path: 'subtasks.0.id',
+        subtaskIds: ['C.r2'],
+        message: 'subtask id C.r2 must not end in .r<n>, .g<n> or .h<n>: those name retries, re-checks and hedge copies',
+      },
     ]);
   });
 
@@ -101,7 +115,16 @@ describe('planRun through validateRunRequest', () => {
     const request = {
       goal: 'tax',
       universe: year,
-      subtasks: [{ id: 'A', worker: 'tax-statements', scope: { from: '2025-01-01', toExclusive: '2026-01-01' }, required: true, deadlineSeconds: 60, budget: { modelCalls: 0, estimatedCostPerCall: 7 } }],
+      subtasks: [
+        {
+          id: 'A',
+          worker: 'tax-statements',
+          scope: { from: '2025-01-01', toExclusive: '2026-01-01' },
+          required: true,
+          deadlineSeconds: 60,
+          budget: { modelCalls: 0, estimatedCostPerCall: 7 },
+        },
+      ],
       split: { worker: 'tax-statements', parts: 4, ...allowance },
       budget: { modelCalls: 40, costLimit: 0 },
     };
@@ -115,7 +138,12 @@ describe('planRun through validateRunRequest', () => {
 
   it('rejects a split with an unknown worker and one into more than 10,000 subtasks', () => {
     const ids = Array.from({ length: 10_001 }, (_, i) => `t-${i}`);
-    expect(problemsOf({ goal: 'g', universe: { dimension: 'ids', ids }, split: { worker: 'nobody', chunkSize: 1, ...allowance }, budget }).map((p) => [p.code, p.path])).toEqual([
+    expect(
+      problemsOf({ goal: 'g', universe: { dimension: 'ids', ids }, split: { worker: 'nobody', chunkSize: 1, ...allowance }, budget }).map((p) => [
+        p.code,
+        p.path,
+      ]),
+    ).toEqual([
       ['unknown_worker', 'split.worker'],
       ['plan_too_large', 'split'],
     ]);
@@ -125,7 +153,15 @@ describe('planRun through validateRunRequest', () => {
     const result = validate({
       goal: 'tax',
       universe: year,
-      split: { worker: 'tax-statements', by: 'quarter', questionIds: ['q1'], required: true, justification: 'every quarter counts', model: 'offline', ...allowance },
+      split: {
+        worker: 'tax-statements',
+        by: 'quarter',
+        questionIds: ['q1'],
+        required: true,
+        justification: 'every quarter counts',
+        model: 'offline',
+        ...allowance,
+      },
       budget,
     });
     if (!result.ok) throw new Error(JSON.stringify(result.problems));
@@ -150,12 +186,24 @@ describe('planRun through validateRunRequest', () => {
       return result.ok ? result.subtasks.map((s) => [s.id, s.assigned]) : result.problems;
     };
     const split = { deadlineSeconds: 10, budget: { modelCalls: 1, estimatedCostPerCall: 1 } };
-    expect(assigned({ goal: 'g', universe: { dimension: 'ids', ids: ['t-5', 't-1', 't-4', 't-2', 't-3'] }, split: { worker: 'ticket-triage', parts: 2, ...split }, budget })).toEqual([
+    expect(
+      assigned({
+        goal: 'g',
+        universe: { dimension: 'ids', ids: ['t-5', 't-1', 't-4', 't-2', 't-3'] },
+        split: { worker: 'ticket-triage', parts: 2, ...split },
+        budget,
+      }),
+    ).toEqual([
       ['A', { ids: ['t-5', 't-1'] }],
       ['B', { ids: ['t-4', 't-2', 't-3'] }],
     ]);
     expect(
-      assigned({ goal: 'g', universe: { dimension: 'paths', files: [{ path: 'a.ts' }, { path: 'b.ts', lines: [[1, 9]] }, { path: 'c.ts' }] }, split: { worker: 'code-review', parts: 2, ...split }, budget }),
+      assigned({
+        goal: 'g',
+        universe: { dimension: 'paths', files: [{ path: 'a.ts' }, { path: 'b.ts', lines: [[1, 9]] }, { path: 'c.ts' }] },
+        split: { worker: 'code-review', parts: 2, ...split },
+        budget,
+      }),
     ).toEqual([
       ['A', { files: [{ path: 'a.ts' }] }],
       ['B', { files: [{ path: 'b.ts', lines: [[1, 9]] }, { path: 'c.ts' }] }],

@@ -14,7 +14,9 @@ const ALLOWED_PACKAGES = ['zod'];
 const violation = (file: string, specifier: string): string | undefined => {
   if (specifier.startsWith('.')) {
     const target = relative(root, resolve(root, dirname(file), specifier));
-    return PURE.some((folder) => target === folder || target.startsWith(`${folder}/`)) ? undefined : `${file} imports ${specifier} (${target}), outside ${PURE.join(' and ')}`;
+    return PURE.some((folder) => target === folder || target.startsWith(`${folder}/`))
+      ? undefined
+      : `${file} imports ${specifier} (${target}), outside ${PURE.join(' and ')}`;
   }
   const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : (specifier.split('/')[0] ?? specifier);
   return ALLOWED_PACKAGES.includes(name) ? undefined : `${file} imports ${specifier}`;

@@ -27,7 +27,7 @@ const manifest = manifestOf({ universe: { dimension: 'ids', ids: IDS }, subtasks
 const wonByPieces = outcome({ subtaskId: 'CRM', state: 'ok', observed: null, sourcesReached: 1 });
 
 describe('reconcile, a subtask won by its pieces', () => {
-  it('is covered by its pieces\' observations when they tile its scope and each read its own piece', () => {
+  it("is covered by its pieces' observations when they tile its scope and each read its own piece", () => {
     const pieces = new Map([['CRM', [okIds('CRM.h2', ['acc-3', 'acc-4']), okIds('CRM.h1', ['acc-1', 'acc-2'])]]]);
     const result = reconcile(manifest, [wonByPieces], pieces);
     expect(result.problems).toEqual([]);
@@ -38,7 +38,7 @@ describe('reconcile, a subtask won by its pieces', () => {
     expect(reconcile(manifest, [wonByPieces]).problems.map((p) => [p.code, p.subtaskIds])).toEqual([['inconsistent_observation', ['CRM']]]);
   });
 
-  it('a gap a piece left is that piece\'s gap, not hidden in a merged range', () => {
+  it("a gap a piece left is that piece's gap, not hidden in a merged range", () => {
     const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2']), okIds('CRM.h2', ['acc-3'])]]]);
     const result = reconcile(manifest, [wonByPieces], pieces);
     expect(result.observedGaps).toEqual([{ subtaskId: 'CRM.h2', worker: 'scout-crm', number: 1, code: 'ids_missing', region: { ids: ['acc-4'] } }]);
@@ -59,7 +59,7 @@ describe('reconcile, a subtask won by its pieces', () => {
     expect(codes).toEqual([['unexpected_outcome', ['CRM.h3']]]);
   });
 
-  it('synthesis reads the winning pieces in the subtask\'s place, each with its own assignment', () => {
+  it("synthesis reads the winning pieces in the subtask's place, each with its own assignment", () => {
     const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2']), okIds('CRM.h2', ['acc-3', 'acc-4'])]]]);
     const inputs = synthesisInputs(reconcile(manifest, [wonByPieces], pieces));
     expect(inputs.map((i) => [i.subtask.id, i.subtask.assigned, i.outcome.subtaskId])).toEqual([
@@ -68,7 +68,7 @@ describe('reconcile, a subtask won by its pieces', () => {
     ]);
   });
 
-  it('a piece\'s gap is re-checked as <piece>.g<n>, for exactly the gap, and its re-check settles it', () => {
+  it("a piece's gap is re-checked as <piece>.g<n>, for exactly the gap, and its re-check settles it", () => {
     const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2']), okIds('CRM.h2', ['acc-3'])]]]);
     const round1 = reconcile(manifest, [wonByPieces], pieces);
     const next = planNextRound(manifest, [wonByPieces], round1);

@@ -23,14 +23,22 @@ describe('reconcile: the manifest against the outcomes', () => {
         message: 'subtasks A and B both cover 2025-03-01..2025-04-01',
       },
     ]);
-    expect(coverage).toMatchObject({ complete: false, degradedReason: ['A+B:assignment_overlap'], overlaps: [{ from: '2025-03-01', toExclusive: '2025-04-01', subtaskIds: ['A', 'B'] }] });
+    expect(coverage).toMatchObject({
+      complete: false,
+      degradedReason: ['A+B:assignment_overlap'],
+      overlaps: [{ from: '2025-03-01', toExclusive: '2025-04-01', subtaskIds: ['A', 'B'] }],
+    });
     expect(coverage.statement).toBe('Coverage: 2025-01-01 to 2025-06-30, two partitions, one overlap (2025-03-01 to 2025-03-31: A and B), no gaps.');
     expect(decideStatus(manifest, coverage, reconciliation).status).toBe('failed');
   });
 
   it('names a subtask without an outcome, an outcome nobody dispatched and a second outcome', () => {
     const manifest = taxManifest();
-    const outcomes = [...fullQuarters().filter((o) => o.subtaskId !== 'C'), okTime('Z', '2025-01-01', '2025-01-02', 1), okTime('A', '2025-01-01', '2025-03-31', 1)];
+    const outcomes = [
+      ...fullQuarters().filter((o) => o.subtaskId !== 'C'),
+      okTime('Z', '2025-01-01', '2025-01-02', 1),
+      okTime('A', '2025-01-01', '2025-03-31', 1),
+    ];
     const reconciliation = reconcile(manifest, outcomes);
     const coverage = buildCoverage(manifest, outcomes, reconciliation);
 
@@ -41,7 +49,9 @@ describe('reconcile: the manifest against the outcomes', () => {
     ]);
     expect(coverage.degradedReason).toEqual(['C:missing_outcome', 'Z:unexpected_outcome', 'A:unexpected_outcome']);
     expect(coverage.missingQuestions).toEqual(['q1']);
-    expect(coverage.gaps).toEqual([{ from: '2025-07-01', toExclusive: '2025-10-01', kind: 'unread', subtaskId: 'C', reason: 'missing_outcome', status: 'unchecked' }]);
+    expect(coverage.gaps).toEqual([
+      { from: '2025-07-01', toExclusive: '2025-10-01', kind: 'unread', subtaskId: 'C', reason: 'missing_outcome', status: 'unchecked' },
+    ]);
     expect(coverage.statement).toBe(
       'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-07-01 to 2025-09-30) not read: C has no outcome. Not covered: C (monthly statements, required) has no outcome. Question q1 unanswered. Ignored outcomes for A and Z, which were not dispatched as such.',
     );
@@ -57,7 +67,9 @@ describe('reconcile: the manifest against the outcomes', () => {
       ['observed_outside_assignment', ['B'], '2025-07-01', '2025-07-03'],
       ['observed_starts_late', ['C'], '2025-07-01', '2025-07-04'],
     ]);
-    expect(observedGaps).toEqual([{ subtaskId: 'C', worker: 'tax-statements', number: 1, code: 'observed_starts_late', region: { from: '2025-07-01', toExclusive: '2025-07-04' } }]);
+    expect(observedGaps).toEqual([
+      { subtaskId: 'C', worker: 'tax-statements', number: 1, code: 'observed_starts_late', region: { from: '2025-07-01', toExclusive: '2025-07-04' } },
+    ]);
   });
 
   it('numbers two gaps of one subtask in order: starting late, then ending early', () => {
@@ -92,14 +104,18 @@ describe('reconcile: the manifest against the outcomes', () => {
 
     expect(coverage.gaps).toEqual([{ kind: 'assignment', status: 'unchecked', from: '2025-10-01', toExclusive: '2026-01-01' }]);
     expect(coverage.degradedReason).toEqual(['universe:assignment_gap']);
-    expect(coverage.statement).toBe('Coverage: 2025-01-01 to 2025-12-31, one partition, no overlaps. One gap (2025-10-01 to 2025-12-31) assigned to no subtask.');
+    expect(coverage.statement).toBe(
+      'Coverage: 2025-01-01 to 2025-12-31, one partition, no overlaps. One gap (2025-10-01 to 2025-12-31) assigned to no subtask.',
+    );
   });
 
   it('reports a cancelled required quarter as not covered', () => {
     const manifest = taxManifest();
     const coverage = buildCoverage(manifest, fullQuarters({ D: ended('D', 'cancelled') }));
     expect(coverage.degradedReason).toEqual(['D:cancelled']);
-    expect(coverage.gaps).toEqual([{ from: '2025-10-01', toExclusive: '2026-01-01', kind: 'unread', subtaskId: 'D', reason: 'cancelled', status: 'unchecked' }]);
+    expect(coverage.gaps).toEqual([
+      { from: '2025-10-01', toExclusive: '2026-01-01', kind: 'unread', subtaskId: 'D', reason: 'cancelled', status: 'unchecked' },
+    ]);
     expect(coverage.statement).toBe(
       'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-10-01 to 2025-12-31) not read: D was cancelled. Not covered: D (monthly statements, required) was cancelled. Question q1 unanswered.',
     );

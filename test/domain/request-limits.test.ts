@@ -17,12 +17,19 @@ const instant = fc
     day: fc.integer({ min: 1, max: 28 }),
     hour: fc.integer({ min: 0, max: 23 }),
     minute: fc.constantFrom(0, 30, 59),
-    offset: fc.oneof(fc.constant('Z'), fc.integer({ min: -14 * 60, max: 14 * 60 }).map((m) => `${m < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(m) / 60), 2)}:${pad(Math.abs(m) % 60, 2)}`)),
+    offset: fc.oneof(
+      fc.constant('Z'),
+      fc.integer({ min: -14 * 60, max: 14 * 60 }).map((m) => `${m < 0 ? '-' : '+'}${pad(Math.floor(Math.abs(m) / 60), 2)}:${pad(Math.abs(m) % 60, 2)}`),
+    ),
   })
   .map(({ year, month, day, hour, minute, offset }) => `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}T${pad(hour, 2)}:${pad(minute, 2)}:00${offset}`);
 
 const date = fc
-  .record({ year: fc.oneof(fc.constantFrom(0, 9999), fc.integer({ min: 0, max: 9999 })), month: fc.integer({ min: 1, max: 12 }), day: fc.integer({ min: 1, max: 28 }) })
+  .record({
+    year: fc.oneof(fc.constantFrom(0, 9999), fc.integer({ min: 0, max: 9999 })),
+    month: fc.integer({ min: 1, max: 12 }),
+    day: fc.integer({ min: 1, max: 28 }),
+  })
   .map(({ year, month, day }) => `${pad(year, 4)}-${pad(month, 2)}-${pad(day, 2)}`);
 
 const point = fc.oneof(instant, date, fc.constantFrom('9999-12-31', '0000-01-01', '9999-12-31T23:59:59.999-14:00', '0000-01-01T00:00:00+14:00'));
@@ -60,7 +67,7 @@ describe('far-future instants', () => {
     ]);
   });
 
-  it('writes a subtask part outside the universe in the subtask\'s own offset when the universe\'s has no four-digit year for it', () => {
+  it("writes a subtask part outside the universe in the subtask's own offset when the universe's has no four-digit year for it", () => {
     const result = validateRunRequest(
       {
         goal: 'g',
@@ -97,7 +104,10 @@ describe('validateRunRequest never throws', () => {
           : {
               goal: 'g',
               universe,
-              subtasks: scopes.length === 0 ? [{ id: 'A', worker: 'tax-statements', scope: { from, toExclusive }, ...allowance }] : scopes.map(([f, t], i) => ({ id: `S${i}`, worker: 'tax-statements', scope: { from: f, toExclusive: t }, ...allowance })),
+              subtasks:
+                scopes.length === 0
+                  ? [{ id: 'A', worker: 'tax-statements', scope: { from, toExclusive }, ...allowance }]
+                  : scopes.map(([f, t], i) => ({ id: `S${i}`, worker: 'tax-statements', scope: { from: f, toExclusive: t }, ...allowance })),
               budget,
             };
         const result = validateRunRequest(request, testCatalog, PLAN_OPTIONS);
@@ -116,7 +126,10 @@ const taxWith = (changes: { budget?: unknown; model?: string; runBudget?: unknow
   return {
     ...request,
     ...(changes.runBudget === undefined ? {} : { budget: changes.runBudget }),
-    subtasks: [{ ...first, ...(changes.budget === undefined ? {} : { budget: changes.budget }), ...(changes.model === undefined ? {} : { model: changes.model }) }, ...rest],
+    subtasks: [
+      { ...first, ...(changes.budget === undefined ? {} : { budget: changes.budget }), ...(changes.model === undefined ? {} : { model: changes.model }) },
+      ...rest,
+    ],
   };
 };
 const problemsOf = (request: unknown, catalog = testCatalog) => {
@@ -126,7 +139,9 @@ const problemsOf = (request: unknown, catalog = testCatalog) => {
 
 describe('budgets', () => {
   it('refuses figures the ledger could not keep exactly, naming each field', () => {
-    expect(problemsOf(taxWith({ budget: { modelCalls: 1_000_000, estimatedCostPerCall: 1e15 }, runBudget: { modelCalls: 2_000_000, costLimit: 2e15 } }))).toEqual([
+    expect(
+      problemsOf(taxWith({ budget: { modelCalls: 1_000_000, estimatedCostPerCall: 1e15 }, runBudget: { modelCalls: 2_000_000, costLimit: 2e15 } })),
+    ).toEqual([
       { code: 'invalid_request', path: 'subtasks.0.budget.estimatedCostPerCall', message: 'must be at most 1,000,000,000 cost units per call' },
       { code: 'invalid_request', path: 'budget.modelCalls', message: 'must be at most 1,000,000 model calls' },
       { code: 'invalid_request', path: 'budget.costLimit', message: 'must be at most 1,000,000,000,000,000 cost units' },
@@ -158,7 +173,11 @@ describe('budgets', () => {
   it('refuses a subtask allowance larger than the run budget', () => {
     expect(problemsOf(taxWith({ budget: { modelCalls: 50, estimatedCostPerCall: 20 } }))).toEqual([
       { code: 'budget_exceeds_run', path: 'subtasks.0.budget.modelCalls', message: "must not exceed the run's budget.modelCalls (40; got 50)" },
-      { code: 'budget_exceeds_run', path: 'subtasks.0.budget.estimatedCostPerCall', message: "50 calls × 20 = 1000 must not exceed the run's budget.costLimit (500)" },
+      {
+        code: 'budget_exceeds_run',
+        path: 'subtasks.0.budget.estimatedCostPerCall',
+        message: "50 calls × 20 = 1000 must not exceed the run's budget.costLimit (500)",
+      },
     ]);
   });
 });

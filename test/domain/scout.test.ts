@@ -97,7 +97,9 @@ describe('the Scout example: Scout with the CRM worker stubbed to time out', () 
 
     expect(coverage).toMatchObject({ complete: false, missingQuestions: ['q4'], degradedReason: ['D:timed_out'] });
     expect(coverage.gaps).toEqual([{ ids: ['g2-reviews'], kind: 'unread', subtaskId: 'D', reason: 'timed_out', status: 'unchecked' }]);
-    expect(coverage.statement).toBe('Coverage: five sources, five partitions, no overlaps. One gap (id g2-reviews) not read: D timed out. Not covered: D (review sites) timed out. Question q4 unanswered.');
+    expect(coverage.statement).toBe(
+      'Coverage: five sources, five partitions, no overlaps. One gap (id g2-reviews) not read: D timed out. Not covered: D (review sites) timed out. Question q4 unanswered.',
+    );
     expect(decideStatus(manifest, coverage, reconciliation)).toEqual({ status: 'succeeded', degraded: true });
   });
 

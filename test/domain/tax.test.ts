@@ -49,7 +49,9 @@ describe('the tax example: the tax year', () => {
   it("reports B's data ending 2025-06-27 as a gap of 2025-06-28..2025-07-01", () => {
     const { problems, observedGaps } = reconcile(plan(), roundOne);
 
-    expect(observedGaps).toEqual([{ subtaskId: 'B', worker: 'tax-statements', number: 1, code: 'observed_ends_early', region: { from: '2025-06-28', toExclusive: '2025-07-01' } }]);
+    expect(observedGaps).toEqual([
+      { subtaskId: 'B', worker: 'tax-statements', number: 1, code: 'observed_ends_early', region: { from: '2025-06-28', toExclusive: '2025-07-01' } },
+    ]);
     expect(problems).toEqual([
       {
         code: 'observed_ends_early',

@@ -37,7 +37,10 @@ const perturbedTiling = (maxTiles: number, maxLength: number, prefix = '') =>
   fc
     .record({
       lengths: fc.array(fc.integer({ min: 1, max: maxLength }), { minLength: 1, maxLength: maxTiles }),
-      actions: fc.array(fc.tuple(fc.constantFrom<Action>('none', 'none', 'gap', 'overlap'), fc.integer({ min: 1, max: 1_000_000 })), { minLength: maxTiles + 1, maxLength: maxTiles + 1 }),
+      actions: fc.array(fc.tuple(fc.constantFrom<Action>('none', 'none', 'gap', 'overlap'), fc.integer({ min: 1, max: 1_000_000 })), {
+        minLength: maxTiles + 1,
+        maxLength: maxTiles + 1,
+      }),
     })
     .map(({ lengths, actions }): Perturbed => {
       const cuts = lengths.reduce<number[]>((acc, length) => [...acc, (acc[acc.length - 1] as number) + length], [0]);
@@ -123,7 +126,10 @@ describe.each([DATES, instantsAt(0, 'Z'), instantsAt(330, '+05:30'), instantsAt(
   it('reports no gap exactly when the union of the tiles is the universe', () => {
     fc.assert(
       fc.property(origin, perturbedTiling(12, 30), (base, { tiles, total }) => {
-        const problems = checkTiling(universeOf(base, total), tiles.map((t) => ({ id: t.id, scope: { from: at(base, t.start), toExclusive: at(base, t.end) } })));
+        const problems = checkTiling(
+          universeOf(base, total),
+          tiles.map((t) => ({ id: t.id, scope: { from: at(base, t.start), toExclusive: at(base, t.end) } })),
+        );
         expect(problems.some((p) => p.code === 'assignment_gap')).toBe(!unionIsWhole(tiles, total));
       }),
       RUNS,
@@ -139,7 +145,15 @@ describe.each([DATES, instantsAt(0, 'Z'), instantsAt(330, '+05:30'), instantsAt(
     fc.assert(
       fc.property(origin, fc.integer({ min: 40, max: 900 }), split, (base, total, how) => {
         const universe = universeOf(base, total);
-        const spec = 'cuts' in how ? { boundaries: [...how.cuts].filter((c) => c < total).sort((a, b) => a - b).map((c) => at(base, c)) } : how;
+        const spec =
+          'cuts' in how
+            ? {
+                boundaries: [...how.cuts]
+                  .filter((c) => c < total)
+                  .sort((a, b) => a - b)
+                  .map((c) => at(base, c)),
+              }
+            : how;
         if ('boundaries' in spec && spec.boundaries.length === 0) return;
         const request: RunRequestInput = {
           goal: 'property',
@@ -154,7 +168,12 @@ describe.each([DATES, instantsAt(0, 'Z'), instantsAt(330, '+05:30'), instantsAt(
           return;
         }
         const scopes = result.subtasks.map((s) => s.assigned as { from: string; toExclusive: string });
-        expect(checkTiling(universe, result.subtasks.map((s) => ({ id: s.id, scope: s.assigned })))).toEqual([]);
+        expect(
+          checkTiling(
+            universe,
+            result.subtasks.map((s) => ({ id: s.id, scope: s.assigned })),
+          ),
+        ).toEqual([]);
         expect(scopes[0]?.from).toBe('from' in universe ? universe.from : '');
         expect(scopes[scopes.length - 1]?.toExclusive).toBe('toExclusive' in universe ? universe.toExclusive : '');
         scopes.slice(1).forEach((scope, i) => expect(Date.parse(scope.from)).toBe(Date.parse(scopes[i]?.toExclusive ?? '')));
@@ -165,9 +184,9 @@ describe.each([DATES, instantsAt(0, 'Z'), instantsAt(330, '+05:30'), instantsAt(
 });
 
 describe('paths tilings: line ranges of several files', () => {
-  const files = fc.array(perturbedTiling(10, 60), { minLength: 1, maxLength: 3 }).map((perFile) =>
-    perFile.map((p, f) => ({ path: `src/f${f}.ts`, ...p, tiles: p.tiles.map((t) => ({ ...t, id: `F${f}${t.id}` })) })),
-  );
+  const files = fc
+    .array(perturbedTiling(10, 60), { minLength: 1, maxLength: 3 })
+    .map((perFile) => perFile.map((p, f) => ({ path: `src/f${f}.ts`, ...p, tiles: p.tiles.map((t) => ({ ...t, id: `F${f}${t.id}` })) })));
   // Lines are 1-based and inclusive: unit n of the generator is line n + 1.
   const lines = (start: number, end: number): [number, number] => [start + 1, end];
 
@@ -217,7 +236,10 @@ describe('ids tilings', () => {
         } else if (change === 'copy' && chunks.length > 1) {
           const to = (from + 1 + (seed % (chunks.length - 1))) % chunks.length;
           chunks[to]?.push(id);
-          const key = [from, to].sort((a, b) => a - b).map((c) => `C${c}`).join(',');
+          const key = [from, to]
+            .sort((a, b) => a - b)
+            .map((c) => `C${c}`)
+            .join(',');
           copied.set(key, [...(copied.get(key) ?? []), id]);
         }
       });
@@ -227,7 +249,10 @@ describe('ids tilings', () => {
   it('reports every dropped id in one gap and every copied id in the overlap of its two chunks', () => {
     fc.assert(
       fc.property(injected, ({ ids, chunks, dropped, copied }) => {
-        const problems = checkTiling({ dimension: 'ids', ids }, chunks.map((chunk, c) => ({ id: `C${c}`, scope: { ids: chunk } })));
+        const problems = checkTiling(
+          { dimension: 'ids', ids },
+          chunks.map((chunk, c) => ({ id: `C${c}`, scope: { ids: chunk } })),
+        );
         const gaps = problems.filter((p) => p.code === 'assignment_gap').map((p) => p.ids);
         const overlaps = new Map(problems.filter((p) => p.code === 'assignment_overlap').map((p) => [(p.subtaskIds ?? []).join(','), p.ids]));
         expect(gaps).toEqual(dropped.length === 0 ? [] : [[...dropped].sort()]);
@@ -242,7 +267,10 @@ describe('ids tilings', () => {
     fc.assert(
       fc.property(injected, ({ ids, chunks }) => {
         const union = new Set(chunks.flat());
-        const problems = checkTiling({ dimension: 'ids', ids }, chunks.map((chunk, c) => ({ id: `C${c}`, scope: { ids: chunk } })));
+        const problems = checkTiling(
+          { dimension: 'ids', ids },
+          chunks.map((chunk, c) => ({ id: `C${c}`, scope: { ids: chunk } })),
+        );
         expect(problems.some((p) => p.code === 'assignment_gap')).toBe(!ids.every((id) => union.has(id)));
       }),
       RUNS,
@@ -251,7 +279,10 @@ describe('ids tilings', () => {
 
   it('passes every tiling the planner generates, in parts or in chunks', () => {
     const universeIds = fc.uniqueArray(fc.string({ minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 120 });
-    const split = fc.oneof(fc.integer({ min: 1, max: 120 }).map((parts) => ({ parts })), fc.integer({ min: 1, max: 50 }).map((chunkSize) => ({ chunkSize })));
+    const split = fc.oneof(
+      fc.integer({ min: 1, max: 120 }).map((parts) => ({ parts })),
+      fc.integer({ min: 1, max: 50 }).map((chunkSize) => ({ chunkSize })),
+    );
     fc.assert(
       fc.property(universeIds, split, (ids, how) => {
         const spec = 'parts' in how ? { parts: Math.min(how.parts, ids.length) } : how;
@@ -267,7 +298,12 @@ describe('ids tilings', () => {
         );
         if (!result.ok) throw new Error(JSON.stringify(result.problems));
         expect(result.subtasks.flatMap((s) => ('ids' in s.assigned ? s.assigned.ids : []))).toEqual(ids);
-        expect(checkTiling({ dimension: 'ids', ids }, result.subtasks.map((s) => ({ id: s.id, scope: s.assigned })))).toEqual([]);
+        expect(
+          checkTiling(
+            { dimension: 'ids', ids },
+            result.subtasks.map((s) => ({ id: s.id, scope: s.assigned })),
+          ),
+        ).toEqual([]);
       }),
       RUNS,
     );

@@ -26,8 +26,12 @@ describe('authentication and tenant isolation', () => {
 
   it("answers 404 for another tenant's run, exactly as for one that does not exist", async () => {
     const { runId } = await client('acme').createRun(example('catering'));
-    const asGlobex = await client('globex').getRun(runId).catch((e: unknown) => e);
-    const missing = await client('globex').getRun('no-such-run').catch((e: unknown) => e);
+    const asGlobex = await client('globex')
+      .getRun(runId)
+      .catch((e: unknown) => e);
+    const missing = await client('globex')
+      .getRun('no-such-run')
+      .catch((e: unknown) => e);
 
     expect(asGlobex).toBeInstanceOf(TesseraApiError);
     expect((asGlobex as TesseraApiError).status).toBe(404);

@@ -70,6 +70,6 @@ describe('GET /runs/{runId} of a 100,000-id run', () => {
     expect(resource.subtasks.map((s) => s.state)).toEqual(run.subtasks.map((s) => s.state));
     expect(Buffer.byteLength(text)).toBeGreaterThan(4_000_000);
     // What came back from the function: compressed and base64-encoded, under Lambda's limit.
-    expect(Math.ceil(Number(response.headers.get('content-length') ?? wire.length) * 4 / 3)).toBeLessThan(LAMBDA_RESPONSE_LIMIT);
+    expect(Math.ceil((Number(response.headers.get('content-length') ?? wire.length) * 4) / 3)).toBeLessThan(LAMBDA_RESPONSE_LIMIT);
   }, 180_000);
 });

@@ -17,7 +17,11 @@ describe('the catering example: one bounded catering delegation', () => {
       quotes: [{ sku: 'SKU-VANILLA', guests: 41, portionsPerTub: 10, tubs: 5, totalPence: 2500, currency: 'GBP', status: 'DRAFT_QUOTE', stockReserved: false }],
     });
     // The direct function agrees and needed no model calls; the worker used two (tool, then finish).
-    expect(subtask(run, 'Q')).toMatchObject({ state: 'ok', baseline: { matched: true, workerModelCalls: 2, baselineModelCalls: 0 }, usage: { modelCalls: 2, estimatedCost: 14 } });
+    expect(subtask(run, 'Q')).toMatchObject({
+      state: 'ok',
+      baseline: { matched: true, workerModelCalls: 2, baselineModelCalls: 0 },
+      usage: { modelCalls: 2, estimatedCost: 14 },
+    });
   });
 
   it('refuses a worker that asks for another guest count, and records the refusal', async () => {

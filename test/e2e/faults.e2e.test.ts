@@ -72,7 +72,14 @@ describe('faults: cancellation, duplicate delivery, late results, poison message
       universe: { dimension: 'ids', ids: ['healthy', 'poison'] },
       subtasks: [
         { id: 'H', worker: 'chaos', scope: { ids: ['healthy'] }, deadlineSeconds: 15, budget: { modelCalls: 1, estimatedCostPerCall: 0 } },
-        { id: 'P', worker: 'chaos', scope: { ids: ['poison'] }, input: { fault: 'transient' }, deadlineSeconds: 15, budget: { modelCalls: 1, estimatedCostPerCall: 0 } },
+        {
+          id: 'P',
+          worker: 'chaos',
+          scope: { ids: ['poison'] },
+          input: { fault: 'transient' },
+          deadlineSeconds: 15,
+          budget: { modelCalls: 1, estimatedCostPerCall: 0 },
+        },
       ],
       policy: { retry: { timed_out: 0, invalid: 0, empty: 0 }, maxRounds: 1 },
       budget: { modelCalls: 2, costLimit: 1 },

@@ -62,7 +62,10 @@ export default async function setup(project: TestProject) {
   project.provide('e2e', {
     apiUrl: cloud.apiUrl ?? '',
     tokens: { acme: await token('acme'), globex: await token('globex') },
-    outputs: { SubtaskQueueUrls: cloud.outputs[STACK_OUTPUTS.subtaskQueueUrls] ?? '', DeadLetterQueueUrl: cloud.outputs[STACK_OUTPUTS.deadLetterQueueUrl] ?? '' },
+    outputs: {
+      SubtaskQueueUrls: cloud.outputs[STACK_OUTPUTS.subtaskQueueUrls] ?? '',
+      DeadLetterQueueUrl: cloud.outputs[STACK_OUTPUTS.deadLetterQueueUrl] ?? '',
+    },
     // fauxqs's `sqs.<region>.localhost` host resolves only inside the cloud's own process.
     sqs: { endpoint: loopbackOrigin(cloud.endpoints.sqs), region: cloud.region },
   });

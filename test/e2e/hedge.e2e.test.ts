@@ -104,7 +104,10 @@ describe('hedged dispatch: the first complete cover wins, within the one allowan
     // The original spends 1 before slowing down; replicas X.h1 and X.h2 race for the last call:
     // one gets it and wins; the other is refused by the allowance (it ends invalid, covering
     // nothing) or, if it had not got that far, is closed when the run ends (cancelled).
-    const { run, after } = await runWithDuplicates(hedgedRun('Hedge: two replicas, an allowance of 2, duplicates', { afterSeconds: 2, mode: 'replicate', copies: 3 }, 2), 3);
+    const { run, after } = await runWithDuplicates(
+      hedgedRun('Hedge: two replicas, an allowance of 2, duplicates', { afterSeconds: 2, mode: 'replicate', copies: 3 }, 2),
+      3,
+    );
     const x = subtask(run, 'X');
 
     expect(run.status).toBe('succeeded');

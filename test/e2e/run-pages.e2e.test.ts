@@ -39,7 +39,9 @@ describe('a run read a page at a time', () => {
     const first = SubtaskList.parse(await (await raw(`/runs/${runId}/subtasks`)).json());
     expect(first.subtasks.map((subtask) => subtask.id)).toEqual(['s-1', 's-10', 's-11', 's-2', 's-3']);
 
-    const foreign = await client('globex').listSubtasks(runId).catch((error: unknown) => error);
+    const foreign = await client('globex')
+      .listSubtasks(runId)
+      .catch((error: unknown) => error);
     expect(foreign).toBeInstanceOf(TesseraApiError);
     expect((foreign as TesseraApiError).status).toBe(404);
     const badLimit = await raw(`/runs/${runId}/subtasks?limit=0`);

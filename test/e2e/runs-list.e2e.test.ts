@@ -47,7 +47,9 @@ describe('GET /runs', () => {
   it('answers 400 naming the parameter for a bad limit, and for a cursor presented by another tenant', async () => {
     const page = await client('acme').listRuns({ limit: 1 });
     expect(page.nextCursor).toBeDefined();
-    const foreign = await client('globex').listRuns({ cursor: page.nextCursor! }).catch((error: unknown) => error);
+    const foreign = await client('globex')
+      .listRuns({ cursor: page.nextCursor! })
+      .catch((error: unknown) => error);
     expect(foreign).toBeInstanceOf(TesseraApiError);
     expect((foreign as TesseraApiError).status).toBe(400);
     expect((foreign as TesseraApiError).issues.map((issue) => issue.path)).toEqual(['cursor']);

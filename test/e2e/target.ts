@@ -11,8 +11,7 @@ import { SubtaskMessage } from '../../lib/queue/message';
 export const target = () => inject('e2e');
 
 /** A client of the API under test, as tenant `acme` (default) or `globex`. */
-export const client = (tenant: 'acme' | 'globex' = 'acme'): TesseraClient =>
-  createTesseraClient({ apiUrl: target().apiUrl, token: target().tokens[tenant] });
+export const client = (tenant: 'acme' | 'globex' = 'acme'): TesseraClient => createTesseraClient({ apiUrl: target().apiUrl, token: target().tokens[tenant] });
 
 /** An example request from examples/, parsed as a caller would send it. */
 export const example = (name: string): RunRequestInput => {
@@ -77,7 +76,12 @@ export const deadLettered = async (runId: string): Promise<SubtaskMessage[]> => 
   const found: SubtaskMessage[] = [];
   for (let page = 0; page < 20; page += 1) {
     const received = await sqsClient().send(
-      new ReceiveMessageCommand({ QueueUrl: target().outputs.DeadLetterQueueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: page === 0 ? 1 : 0, VisibilityTimeout: 5 }),
+      new ReceiveMessageCommand({
+        QueueUrl: target().outputs.DeadLetterQueueUrl,
+        MaxNumberOfMessages: 10,
+        WaitTimeSeconds: page === 0 ? 1 : 0,
+        VisibilityTimeout: 5,
+      }),
     );
     const messages = (received.Messages ?? []).flatMap((m) => {
       const parsed = SubtaskMessage.safeParse(JSON.parse(m.Body ?? '{}'));

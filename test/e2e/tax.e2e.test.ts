@@ -31,7 +31,12 @@ describe('the tax example: the tax year, split four ways', () => {
       sourcesReached: 3,
       usage: { modelCalls: 3, estimatedCost: 21 },
     });
-    expect(subtask(run, 'B.g1')).toMatchObject({ worker: 'transaction-feed', round: 2, state: 'empty', assigned: { from: '2025-06-28', toExclusive: '2025-07-01' } });
+    expect(subtask(run, 'B.g1')).toMatchObject({
+      worker: 'transaction-feed',
+      round: 2,
+      state: 'empty',
+      assigned: { from: '2025-06-28', toExclusive: '2025-07-01' },
+    });
     const coverage = run.answer?.coverage;
     expect(coverage).toMatchObject({ complete: true, partitions: 4, overlaps: [], missingQuestions: [], degradedReason: [] });
     expect(coverage?.gaps).toEqual([

@@ -69,7 +69,13 @@ describe('query parameters a route does not take', () => {
 
   it('are refused the same way on every route: 400 InvalidQuery naming each one', async () => {
     for (const { routeKey, takes, runId } of routes) {
-      const answer = await callApi(p.get(), { routeKey, tenant: uniqueName('tenant'), query: { x: '1' }, ...(runId ? { runId } : {}), ...(routeKey === 'POST /runs' ? { body: '{}' } : {}) });
+      const answer = await callApi(p.get(), {
+        routeKey,
+        tenant: uniqueName('tenant'),
+        query: { x: '1' },
+        ...(runId ? { runId } : {}),
+        ...(routeKey === 'POST /runs' ? { body: '{}' } : {}),
+      });
       expect(answer.statusCode, routeKey).toBe(400);
       expect(errorOf(answer), routeKey).toMatchObject({
         code: 'InvalidQuery',
@@ -82,7 +88,9 @@ describe('query parameters a route does not take', () => {
     const query = JSON.parse('{"__proto__": "1", "limit": "5"}') as Record<string, string>;
     const answer = await callApi(p.get(), { routeKey: 'GET /runs', tenant: uniqueName('tenant'), query });
     expect(answer.statusCode).toBe(400);
-    expect(errorOf(answer).issues).toEqual([{ path: '__proto__', code: 'unknown_parameter', message: 'is not a parameter of GET /runs (status, limit, cursor)' }]);
+    expect(errorOf(answer).issues).toEqual([
+      { path: '__proto__', code: 'unknown_parameter', message: 'is not a parameter of GET /runs (status, limit, cursor)' },
+    ]);
   });
 
   it('still answers a known parameter with a bad value by naming it', async () => {
@@ -98,7 +106,10 @@ describe('question ids', () => {
 
   it('refuses a question declared twice, and a subtask naming one twice', async () => {
     const tenant = uniqueName('tenant');
-    const answer = await post(tenant, halfYearRequest({ questions: [{ id: 'q1' }, { id: 'q2' }, { id: 'q1' }], subtasks: [{ ...a, questionIds: ['q1', 'q1'] }, b] }));
+    const answer = await post(
+      tenant,
+      halfYearRequest({ questions: [{ id: 'q1' }, { id: 'q2' }, { id: 'q1' }], subtasks: [{ ...a, questionIds: ['q1', 'q1'] }, b] }),
+    );
     expect(answer.statusCode).toBe(400);
     expect(errorOf(answer).issues).toEqual([
       { code: 'duplicate_question', path: 'questions.2.id', message: 'question q1 is already declared at questions.0.id' },
@@ -108,7 +119,10 @@ describe('question ids', () => {
   });
 
   it('refuses a questionIds entry the declared questions do not include, naming the field', async () => {
-    const answer = await post(uniqueName('tenant'), halfYearRequest({ questions: [{ id: 'q1' }, { id: 'q2' }], subtasks: [a, { ...b, questionIds: ['q2', 'Q2'] }] }));
+    const answer = await post(
+      uniqueName('tenant'),
+      halfYearRequest({ questions: [{ id: 'q1' }, { id: 'q2' }], subtasks: [a, { ...b, questionIds: ['q2', 'Q2'] }] }),
+    );
     expect(answer.statusCode).toBe(400);
     expect(errorOf(answer).issues).toEqual([
       { code: 'unknown_question', path: 'subtasks.1.questionIds.1', message: 'names question Q2, which questions does not declare (declared: q1 and q2)' },

@@ -10,8 +10,8 @@ import { acceptRun, apiEvent, callApi, dispatchRound, halfYearRequest, pipeline 
 
 const p = pipeline('fn-api-reads');
 
-describe('the api\'s read routes', () => {
-  it('list a tenant\'s runs, read one, and page its subtasks, each for that tenant only', async () => {
+describe("the api's read routes", () => {
+  it("list a tenant's runs, read one, and page its subtasks, each for that tenant only", async () => {
     const tenant = uniqueName('tenant');
     const runId = await acceptRun(p.get(), tenant, halfYearRequest());
     await dispatchRound(p.get(), tenant, runId);
@@ -32,6 +32,10 @@ describe('the api\'s read routes', () => {
 
     const subtasks = await callApi(p.get(), { routeKey: 'GET /runs/{runId}/subtasks', tenant, runId });
     expect(subtasks.statusCode).toBe(200);
-    expect(SubtaskList.parse(subtasks.body).subtasks.map((s) => s.id).sort()).toEqual(['A', 'B']);
+    expect(
+      SubtaskList.parse(subtasks.body)
+        .subtasks.map((s) => s.id)
+        .sort(),
+    ).toEqual(['A', 'B']);
   });
 });

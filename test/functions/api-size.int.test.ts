@@ -23,12 +23,16 @@ describe('POST /runs with a very large universe', () => {
   it('answers 413 RequestTooLarge naming universe.ids, and writes and starts nothing', async () => {
     const tenant = uniqueName('tenant');
     // 100,000 ids of 20 characters: 2,300,001 bytes of JSON for universe.ids, over 2 MiB (2,097,152).
-    const answer = answerOf(await p.get().api(apiEvent({ routeKey: 'POST /runs', tenant, body: JSON.stringify(request(newsIds(100_000))), idempotencyKey: 'big-1' })));
+    const answer = answerOf(
+      await p.get().api(apiEvent({ routeKey: 'POST /runs', tenant, body: JSON.stringify(request(newsIds(100_000))), idempotencyKey: 'big-1' })),
+    );
 
     expect(answer.statusCode).toBe(413);
     const error = errorOf(answer);
     expect(error.code).toBe('RequestTooLarge');
-    expect(error.issues).toEqual([{ path: 'universe.ids', code: 'too_large', message: 'universe.ids is 2300001 bytes as JSON; the whole request may be at most 2097152' }]);
+    expect(error.issues).toEqual([
+      { path: 'universe.ids', code: 'too_large', message: 'universe.ids is 2300001 bytes as JSON; the whole request may be at most 2097152' },
+    ]);
     expect(await itemsOfTenant(p.get(), tenant)).toEqual([]);
     expect(p.get().calls.start.filter((call) => call.tenantId === tenant)).toEqual([]);
   });

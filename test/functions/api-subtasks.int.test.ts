@@ -39,7 +39,8 @@ beforeAll(() => {
 });
 
 const call = async (which: 'standard' | 'small', request: ApiCall): Promise<ApiAnswer> => answerOf(await api[which](apiEvent(request)));
-const subtasksOf = (tenant: string, runId: string, query: Record<string, string> = {}) => call('standard', { routeKey: 'GET /runs/{runId}/subtasks', tenant, runId, query });
+const subtasksOf = (tenant: string, runId: string, query: Record<string, string> = {}) =>
+  call('standard', { routeKey: 'GET /runs/{runId}/subtasks', tenant, runId, query });
 
 /** s-1 … s-23, dispatched in that order. */
 const IDS = Array.from({ length: 23 }, (_, index) => `s-${index + 1}`);
@@ -70,7 +71,10 @@ const bigRun = async (tenantId: string): Promise<string> => {
   await ledger.recordOutcome(ok, okOutcome('s-2', '2025-01-02', '2025-01-02', 3));
   const late = await ledger.claimSubtask({ tenantId, runId, subtaskId: 's-12', workerId: 'w-1', leaseMs: 120_000 });
   clock.set('2040-06-01T12:01:00.001Z');
-  await expect(ledger.recordOutcome(late, okOutcome('s-12', '2025-01-12', '2025-01-12', 1))).rejects.toMatchObject({ name: 'DeadlinePassed', keptAsLateEvidence: true });
+  await expect(ledger.recordOutcome(late, okOutcome('s-12', '2025-01-12', '2025-01-12', 1))).rejects.toMatchObject({
+    name: 'DeadlinePassed',
+    keptAsLateEvidence: true,
+  });
   const client = documentClient();
   const pk = `T#${encodeURIComponent(tenantId)}#R#${encodeURIComponent(runId)}`;
   const image = (await client.send(new GetCommand({ TableName: suite.tableName, Key: { pk, sk: 'SUB#s-15' } }))).Item;
@@ -115,7 +119,10 @@ describe('GET /runs/{runId}/subtasks', () => {
     expect(whole.subtasks.map((view) => view.id)).toEqual(IDS);
     const byId = new Map(whole.subtasks.map((view) => [view.id, view]));
     for (const view of pages.flat()) expect(view).toEqual(byId.get(view.id));
-    expect(pages.flat().find((view) => view.id === 's-2')).toMatchObject({ state: 'ok', observed: { minDate: '2025-01-02', maxDate: '2025-01-02', recordCount: 3 } });
+    expect(pages.flat().find((view) => view.id === 's-2')).toMatchObject({
+      state: 'ok',
+      observed: { minDate: '2025-01-02', maxDate: '2025-01-02', recordCount: 3 },
+    });
     expect(pages.flat().find((view) => view.id === 's-12')?.late).toEqual([expect.objectContaining({ refusedBecause: 'deadline_passed', generation: 1 })]);
   });
 
@@ -182,7 +189,11 @@ describe('GET /runs/{runId} of a large run', () => {
     expect(answer.statusCode).toBe(200);
     const paged = RunResource.parse(answer.body);
     expect(paged.subtasks.map((view) => view.id)).toEqual(ID_ORDER.slice(0, 5));
-    expect(paged.subtasksPage).toEqual({ returned: 5, total: 23, next: `/runs/${runId}/subtasks?cursor=${encodeURIComponent(encodeSubtaskCursor(tenant, runId, 's-13'))}` });
+    expect(paged.subtasksPage).toEqual({
+      returned: 5,
+      total: 23,
+      next: `/runs/${runId}/subtasks?cursor=${encodeURIComponent(encodeSubtaskCursor(tenant, runId, 's-13'))}`,
+    });
     const { subtasks: _all, ...header } = whole;
     expect(paged).toMatchObject(header);
 
@@ -208,14 +219,20 @@ describe('GET /runs/{runId} of a large run', () => {
     expect(small.subtasksPage).toEqual({ returned: 0, total: 23, next: `/runs/${runId}/subtasks` });
     const { subtasks: _all, ...header } = RunResource.parse(full.body);
     expect(small).toMatchObject(header);
-    expect(small.progress).toEqual({ dispatched: 23, terminal: 1, byState: { pending: 21, running: 1, ok: 1, timed_out: 0, invalid: 0, empty: 0, cancelled: 0 } });
+    expect(small.progress).toEqual({
+      dispatched: 23,
+      terminal: 1,
+      byState: { pending: 21, running: 1, ok: 1, timed_out: 0, invalid: 0, empty: 0, cancelled: 0 },
+    });
     // The standard first page holds 100: all 23, so nothing follows.
     expect(RunResource.parse(page.body).subtasksPage).toEqual({ returned: 23, total: 23 });
 
     const tags = [full, none, page].map((answer) => answer.headers.etag);
     expect(new Set(tags).size).toBe(3);
     // Each form answers 304 to its own tag only.
-    const again = await api.standard(apiEvent({ routeKey: 'GET /runs/{runId}', tenant, runId, query: { subtasks: 'none' }, headers: { 'if-none-match': tags[1] ?? '' } }));
+    const again = await api.standard(
+      apiEvent({ routeKey: 'GET /runs/{runId}', tenant, runId, query: { subtasks: 'none' }, headers: { 'if-none-match': tags[1] ?? '' } }),
+    );
     expect(again).toMatchObject({ statusCode: 304, headers: { etag: tags[1] } });
     const otherForm = await call('standard', { routeKey: 'GET /runs/{runId}', tenant, runId, headers: { 'if-none-match': tags[1] ?? '' } });
     expect(otherForm.statusCode).toBe(200);
@@ -226,7 +243,9 @@ describe('GET /runs/{runId} of a large run', () => {
     const runId = await bigRun(tenant);
     const first = await call('small', { routeKey: 'GET /runs/{runId}', tenant, runId, query: { subtasks: 'none' } });
     const etag = first.headers.etag ?? '';
-    const waiting = api.small(apiEvent({ routeKey: 'GET /runs/{runId}', tenant, runId, query: { subtasks: 'none' }, headers: { 'if-none-match': etag, prefer: 'wait=10' } }));
+    const waiting = api.small(
+      apiEvent({ routeKey: 'GET /runs/{runId}', tenant, runId, query: { subtasks: 'none' }, headers: { 'if-none-match': etag, prefer: 'wait=10' } }),
+    );
     await suite.ledger.claimSubtask({ tenantId: tenant, runId, subtaskId: 's-3', workerId: 'w-2', leaseMs: 60_000 });
     const changed = answerOf(await waiting);
     expect(changed.statusCode).toBe(200);
@@ -243,7 +262,10 @@ describe('GET /runs/{runId} of a large run', () => {
     const remainingMs = 4_000;
     const invoked = Date.now();
     const context = { getRemainingTimeInMillis: () => Math.max(0, remainingMs - (Date.now() - invoked)) };
-    const answer = await api.small(apiEvent({ routeKey: 'GET /runs/{runId}', tenant, runId, query: { subtasks: 'none' }, headers: { 'if-none-match': etag, prefer: 'wait=10' } }), context);
+    const answer = await api.small(
+      apiEvent({ routeKey: 'GET /runs/{runId}', tenant, runId, query: { subtasks: 'none' }, headers: { 'if-none-match': etag, prefer: 'wait=10' } }),
+      context,
+    );
     // Nothing changed: not modified, answered before the function's time ran out.
     expect(answer).toMatchObject({ statusCode: 304, headers: { etag } });
     expect(Date.now() - invoked).toBeLessThan(remainingMs);

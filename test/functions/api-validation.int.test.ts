@@ -18,18 +18,24 @@ const p = pipeline('fn-api-validation');
 
 const deployment = (env: Record<string, string> = {}) => {
   const { executions, calls } = recordingExecutions();
-  const deps = depsFromEnv({
-    [ENV.tableName]: 'unused-the-ledger-is-replaced',
-    [ENV.stateMachineArn]: 'arn:aws:states:eu-west-1:123456789012:stateMachine:runs',
-    [ENV.workerKinds]: JSON.stringify(['tax-statements', 'transaction-feed']),
-    // As the construct sets them; the ledger is replaced, so no role is ever assumed.
-    [ENV.ledgerAccess]: 'tenant-role',
-    [ENV.ledgerAccessRoleArn]: 'arn:aws:iam::123456789012:role/ledger-access',
-    POWERTOOLS_LOG_LEVEL: 'ERROR',
-    ...env,
-  }, referenceRegistry);
+  const deps = depsFromEnv(
+    {
+      [ENV.tableName]: 'unused-the-ledger-is-replaced',
+      [ENV.stateMachineArn]: 'arn:aws:states:eu-west-1:123456789012:stateMachine:runs',
+      [ENV.workerKinds]: JSON.stringify(['tax-statements', 'transaction-feed']),
+      // As the construct sets them; the ledger is replaced, so no role is ever assumed.
+      [ENV.ledgerAccess]: 'tenant-role',
+      [ENV.ledgerAccessRoleArn]: 'arn:aws:iam::123456789012:role/ledger-access',
+      POWERTOOLS_LOG_LEVEL: 'ERROR',
+      ...env,
+    },
+    referenceRegistry,
+  );
   const api = createHandler({ ...deps, ledger: p.get().ledger, executions, newRunId: () => uniqueName('run') });
-  return { calls, post: async (tenant: string, body: unknown) => answerOf(await api(apiEvent({ routeKey: 'POST /runs', tenant, body: JSON.stringify(body) }))) };
+  return {
+    calls,
+    post: async (tenant: string, body: unknown) => answerOf(await api(apiEvent({ routeKey: 'POST /runs', tenant, body: JSON.stringify(body) }))),
+  };
 };
 
 const [quarterA, quarterB] = halfYearRequest().subtasks ?? [];
@@ -62,15 +68,19 @@ describe('POST /runs refuses, with 400 naming the field', () => {
 
   it('budget figures beyond what the ledger keeps exactly', async () => {
     const error = await refused(halfYearRequest({ subtasks: [{ ...quarterA, budget: { modelCalls: 1_000_000, estimatedCostPerCall: 1e15 } }, quarterB] }));
-    expect(error.issues).toEqual([{ code: 'invalid_request', path: 'subtasks.0.budget.estimatedCostPerCall', message: 'must be at most 1,000,000,000 cost units per call' }]);
+    expect(error.issues).toEqual([
+      { code: 'invalid_request', path: 'subtasks.0.budget.estimatedCostPerCall', message: 'must be at most 1,000,000,000 cost units per call' },
+    ]);
   });
 
   it('a subtask allowance larger than the run budget', async () => {
     const error = await refused(halfYearRequest({ subtasks: [quarterA, { ...quarterB, budget: { modelCalls: 41, estimatedCostPerCall: 1 } }] }));
-    expect(error.issues).toEqual([{ code: 'budget_exceeds_run', path: 'subtasks.1.budget.modelCalls', message: "must not exceed the run's budget.modelCalls (40; got 41)" }]);
+    expect(error.issues).toEqual([
+      { code: 'budget_exceeds_run', path: 'subtasks.1.budget.modelCalls', message: "must not exceed the run's budget.modelCalls (40; got 41)" },
+    ]);
   });
 
-  it('a model the deployment\'s workers do not allow', async () => {
+  it("a model the deployment's workers do not allow", async () => {
     const error = await refused(halfYearRequest({ subtasks: [{ ...quarterA, model: 'anthropic.claude-3-haiku-20240307-v1:0' }, quarterB] }));
     expect(error.issues).toEqual([
       { code: 'unknown_model', path: 'subtasks.0.model', message: 'unknown model anthropic.claude-3-haiku-20240307-v1:0 (allowed: offline, offline:broaden)' },
@@ -80,7 +90,11 @@ describe('POST /runs refuses, with 400 naming the field', () => {
   it('control characters in the goal', async () => {
     const error = await refused(halfYearRequest({ goal: 'Total \u001b[2J\u001b[1;1Hdone' }));
     expect(error.issues).toEqual([
-      expect.objectContaining({ code: 'invalid_request', path: 'goal', message: expect.stringMatching(/^must not contain control characters such as terminal escape sequences/) }),
+      expect.objectContaining({
+        code: 'invalid_request',
+        path: 'goal',
+        message: expect.stringMatching(/^must not contain control characters such as terminal escape sequences/),
+      }),
     ]);
   });
 });
@@ -90,7 +104,15 @@ describe('POST /runs accepts', () => {
     const haiku = 'anthropic.claude-3-haiku-20240307-v1:0';
     const { post, calls } = deployment({ [MODEL_ENV.provider]: 'bedrock', [MODEL_ENV.modelId]: haiku });
     const tenant = uniqueName('tenant');
-    const answer = await post(tenant, halfYearRequest({ subtasks: [{ ...quarterA, model: haiku }, { ...quarterB, model: 'offline' }] }));
+    const answer = await post(
+      tenant,
+      halfYearRequest({
+        subtasks: [
+          { ...quarterA, model: haiku },
+          { ...quarterB, model: 'offline' },
+        ],
+      }),
+    );
     expect(answer.statusCode).toBe(202);
     expect(calls.start).toEqual([{ runId: RunAccepted.parse(answer.body).runId, tenantId: tenant }]);
   });

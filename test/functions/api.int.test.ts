@@ -15,7 +15,12 @@ import { acceptRun, answerOf, apiEvent, callApi, dispatchRound, errorOf, halfYea
 const p = pipeline('fn-api');
 
 const post = (tenant: string | null, body: unknown, idempotencyKey?: string) =>
-  callApi(p.get(), { routeKey: 'POST /runs', tenant, body: typeof body === 'string' ? body : JSON.stringify(body), ...(idempotencyKey ? { idempotencyKey } : {}) });
+  callApi(p.get(), {
+    routeKey: 'POST /runs',
+    tenant,
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+    ...(idempotencyKey ? { idempotencyKey } : {}),
+  });
 
 describe('POST /runs', () => {
   it('accepts a tiling request with 202, its location, and starts the execution named after the run', async () => {
@@ -90,7 +95,9 @@ describe('POST /runs', () => {
     const tenant = uniqueName('tenant');
     const first = RunAccepted.parse((await post(tenant, halfYearRequest(), 'order-7')).body);
     // The retry spells out the policy defaults the first body left implicit: still the same request.
-    const spelledOut = halfYearRequest({ policy: { maxRounds: 2, onRequiredGap: 'fail', onOptionalGap: 'degrade', retry: { timed_out: 1, invalid: 1, empty: 0 } } });
+    const spelledOut = halfYearRequest({
+      policy: { maxRounds: 2, onRequiredGap: 'fail', onOptionalGap: 'degrade', retry: { timed_out: 1, invalid: 1, empty: 0 } },
+    });
     const retry = await post(tenant, spelledOut, 'order-7');
 
     expect(retry.statusCode).toBe(202);
@@ -204,7 +211,13 @@ describe('every route', () => {
     const { executions, calls } = recordingExecutions();
     const catalog = referenceRegistry.catalog();
     // tax-statements takes about 40 s, one at a time: A ends at 40 s, B at 80 s, past its 60 s deadline.
-    const timed = { kinds: () => catalog.kinds(), get: (kind: string) => { const info = catalog.get(kind); return info && { ...info, typicalSeconds: 40 }; } };
+    const timed = {
+      kinds: () => catalog.kinds(),
+      get: (kind: string) => {
+        const info = catalog.get(kind);
+        return info && { ...info, typicalSeconds: 40 };
+      },
+    };
     const api = createHandler({
       ledger: p.get().ledger,
       executions,
@@ -270,7 +283,10 @@ describe('logs', () => {
     } finally {
       for (const spy of spies) spy.mockRestore();
     }
-    return printed.flatMap((chunk) => chunk.split('\n')).filter((line) => line.startsWith('{')).map((line) => LogLine.parse(JSON.parse(line)));
+    return printed
+      .flatMap((chunk) => chunk.split('\n'))
+      .filter((line) => line.startsWith('{'))
+      .map((line) => LogLine.parse(JSON.parse(line)));
   };
 
   it("never tag a request's log lines with the run id of an earlier request on the same instance", async () => {
@@ -319,7 +335,10 @@ describe('the tenant claim', () => {
   it('refuses a tenant with a lone surrogate, which has no UTF-8 form, with 403 instead of 500', async () => {
     const answer = await claim('acme\ud800', 'acme\ud800');
     expect(answer.statusCode).toBe(403);
-    expect(errorOf(answer)).toMatchObject({ code: 'InvalidTenant', message: "the token's custom:tenant claim must be well-formed Unicode (it has a lone surrogate)" });
+    expect(errorOf(answer)).toMatchObject({
+      code: 'InvalidTenant',
+      message: "the token's custom:tenant claim must be well-formed Unicode (it has a lone surrogate)",
+    });
   });
 
   it('refuses a claim that is not a string in the token, although API Gateway delivers its text', async () => {

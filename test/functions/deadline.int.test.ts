@@ -40,7 +40,10 @@ describe('arm', () => {
     p.get().clock.moveTo(0);
     const tenantId = uniqueName('tenant');
     const request = halfYearRequest();
-    const runId = await acceptRun(p.get(), tenantId, { ...request, subtasks: (request.subtasks ?? []).map((s) => ({ ...s, hedge: { afterSeconds: 20, mode: 'subdivide' as const, copies: 3 } })) });
+    const runId = await acceptRun(p.get(), tenantId, {
+      ...request,
+      subtasks: (request.subtasks ?? []).map((s) => ({ ...s, hedge: { afterSeconds: 20, mode: 'subdivide' as const, copies: 3 } })),
+    });
     const { items } = await dispatchRound(p.get(), tenantId, runId);
     const [a] = items;
     if (a === undefined) throw new Error('round 1 dispatches A');
@@ -133,7 +136,12 @@ describe('hedge', () => {
     expect(await p.get().ledger.getSubtask({ tenantId, runId, subtaskId: 'A.h4' })).toBeUndefined();
 
     // Both sets delivered at once: each piece is claimed and run once, and the pieces win A.
-    expect(await deliver(p.get(), messages.map((m) => sqsRecord(p.get(), 'tax-statements', m)))).toEqual({ batchItemFailures: [] });
+    expect(
+      await deliver(
+        p.get(),
+        messages.map((m) => sqsRecord(p.get(), 'tax-statements', m)),
+      ),
+    ).toEqual({ batchItemFailures: [] });
     const pieces = await Promise.all(['A.h1', 'A.h2', 'A.h3'].map((subtaskId) => p.get().ledger.getSubtask({ tenantId, runId, subtaskId })));
     expect(pieces.map((piece) => [piece?.subtaskId, piece?.state, piece?.generation])).toEqual([
       ['A.h1', 'ok', 1],
@@ -147,7 +155,12 @@ describe('hedge', () => {
   it('enqueues nothing once the subtask ended: the race is not started', async () => {
     const { tenantId, runId, a, round1 } = await hedgedRun();
     // A and B finish before their hedges are due.
-    expect(await deliver(p.get(), round1.map((m) => sqsRecord(p.get(), 'tax-statements', m)))).toEqual({ batchItemFailures: [] });
+    expect(
+      await deliver(
+        p.get(),
+        round1.map((m) => sqsRecord(p.get(), 'tax-statements', m)),
+      ),
+    ).toEqual({ batchItemFailures: [] });
     expect((await p.get().ledger.getSubtask({ tenantId, runId, subtaskId: 'A' }))?.state).toBe('ok');
     p.get().clock.moveTo(20_000);
 

@@ -18,7 +18,17 @@ describe('dispatch, a batched round', () => {
 
     const output = await p.get().dispatch({ runId, tenantId, round: 1 });
 
-    expect(output).toEqual({ runId, tenantId, round: 1, path: 'batched', items: [], batches: [{ round: 1, batch: 0 }, { round: 1, batch: 1 }] });
+    expect(output).toEqual({
+      runId,
+      tenantId,
+      round: 1,
+      path: 'batched',
+      items: [],
+      batches: [
+        { round: 1, batch: 0 },
+        { round: 1, batch: 1 },
+      ],
+    });
     // Dispatched at T0 + 2.5 s: A's 60 s end at T0 + 62.5 s, B's 90 s at T0 + 92.5 s.
     expect(await p.get().ledger.readBatch({ tenantId, runId, round: 1, batch: 0 })).toEqual([{ subtaskId: 'A', deadline: '2040-06-01T12:01:02.500Z' }]);
     expect(await p.get().ledger.readBatch({ tenantId, runId, round: 1, batch: 1 })).toEqual([{ subtaskId: 'B', deadline: '2040-06-01T12:01:32.500Z' }]);

@@ -13,8 +13,7 @@ const p = pipeline('fn-dispatch');
 /** Accepted at T0, dispatched 2.5 s later. */
 const acceptedRun = () => acceptedForDispatch(p.get());
 
-const sortedSubtaskIds = async (runId: string) =>
-  (await messagesOfRun(p.get(), 'tax-statements', runId)).map((message) => subtaskOf(message).subtaskId).sort();
+const sortedSubtaskIds = async (runId: string) => (await messagesOfRun(p.get(), 'tax-statements', runId)).map((message) => subtaskOf(message).subtaskId).sort();
 
 describe('dispatch, round 1', () => {
   it('writes the planned manifest, enqueues each subtask on its kind’s queue and returns absolute deadlines', async () => {

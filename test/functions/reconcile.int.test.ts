@@ -79,7 +79,12 @@ describe('reconcile when every round is done', () => {
     expect(round2.items.map((item) => item.subtaskId)).toEqual(['B.g1']);
     const feed = await messagesOfRun(p.get(), 'transaction-feed', run.runId);
     expect(feed.map(subtaskOf)).toEqual([{ v: 1, ...run, subtaskId: 'B.g1' }]);
-    expect(await deliver(p.get(), feed.map((m) => sqsRecord(p.get(), 'transaction-feed', m)))).toEqual({ batchItemFailures: [] });
+    expect(
+      await deliver(
+        p.get(),
+        feed.map((m) => sqsRecord(p.get(), 'transaction-feed', m)),
+      ),
+    ).toEqual({ batchItemFailures: [] });
 
     expect(await reconcileRound(run, 2)).toEqual({ next: 'finish', ...run, round: 2, status: 'succeeded' });
 
@@ -114,7 +119,13 @@ describe('reconcile when every round is done', () => {
       statement,
     });
     // 28,249 + 23,499 pence over 18 + 18 transactions, 6 + 6 of them deductible.
-    expect(resource.answer?.result).toEqual({ currency: 'GBP', totalDeductiblePence: 51_748, totalDeductible: 517.48, transactions: 36, deductibleTransactions: 12 });
+    expect(resource.answer?.result).toEqual({
+      currency: 'GBP',
+      totalDeductiblePence: 51_748,
+      totalDeductible: 517.48,
+      transactions: 36,
+      deductibleTransactions: 12,
+    });
     expect(resource.answer?.text).toBe(`Deductible total: £517.48 from 36 transactions (12 deductible). ${statement}`);
     expect(resource.usage).toEqual({ modelCalls: 6, estimatedCost: 42 });
   });
@@ -126,8 +137,19 @@ describe('reconcile when every round is done', () => {
 
     const resource = await resourceOf(run.tenantId, run.runId);
     expect(resource.status).toBe('succeeded');
-    expect(resource.answer?.coverage).toMatchObject({ complete: false, missingQuestions: ['q2'], degradedReason: ['B:timed_out'], statement: B_TIMED_OUT_STATEMENT });
-    expect(resource.answer?.result).toEqual({ currency: 'GBP', totalDeductiblePence: 28_249, totalDeductible: 282.49, transactions: 18, deductibleTransactions: 6 });
+    expect(resource.answer?.coverage).toMatchObject({
+      complete: false,
+      missingQuestions: ['q2'],
+      degradedReason: ['B:timed_out'],
+      statement: B_TIMED_OUT_STATEMENT,
+    });
+    expect(resource.answer?.result).toEqual({
+      currency: 'GBP',
+      totalDeductiblePence: 28_249,
+      totalDeductible: 282.49,
+      transactions: 18,
+      deductibleTransactions: 6,
+    });
   });
 
   it('fails a required subtask that timed out with onRequiredGap fail, keeping the coverage and giving no result', async () => {
@@ -141,7 +163,13 @@ describe('reconcile when every round is done', () => {
     expect(resource.answer).toEqual({
       text: `The run failed: required coverage is missing. ${B_TIMED_OUT_STATEMENT}`,
       result: {},
-      coverage: expect.objectContaining({ complete: false, missingQuestions: ['q2'], degradedReason: ['B:timed_out'], partitions: 2, statement: B_TIMED_OUT_STATEMENT }),
+      coverage: expect.objectContaining({
+        complete: false,
+        missingQuestions: ['q2'],
+        degradedReason: ['B:timed_out'],
+        partitions: 2,
+        statement: B_TIMED_OUT_STATEMENT,
+      }),
     });
 
     const cancel = await callApi(p.get(), { routeKey: 'POST /runs/{runId}/cancel', tenant: run.tenantId, runId: run.runId });
@@ -160,7 +188,8 @@ describe('reconcile when every round is done', () => {
     expect(resource.answer?.coverage).toMatchObject({
       complete: false,
       degradedReason: ['B:cancelled'],
-      statement: 'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps. One gap (2025-04-01 to 2025-06-30) not read: B was cancelled. Not covered: B (monthly statements, required) was cancelled. Question q2 unanswered.',
+      statement:
+        'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps. One gap (2025-04-01 to 2025-06-30) not read: B was cancelled. Not covered: B (monthly statements, required) was cancelled. Question q2 unanswered.',
     });
   });
 });
@@ -271,7 +300,7 @@ describe('closing the run of an execution that ended unfinished (the run-closure
     expect(resource.answer?.text).toBe(`The run failed: its execution ${what}. ${NO_OUTCOME_STATEMENT}`);
   });
 
-  it('leaves a run that already ended failed exactly as it is: the state machine\'s own RunFailed ends its execution FAILED too', async () => {
+  it("leaves a run that already ended failed exactly as it is: the state machine's own RunFailed ends its execution FAILED too", async () => {
     const run = await bTimedOut({ maxRounds: 1, onRequiredGap: 'fail' });
     await reconcileRound(run, 1);
     const ended = await resourceOf(run.tenantId, run.runId);
@@ -302,7 +331,10 @@ describe('closing the run of an execution that ended unfinished (the run-closure
   it('refuses an event whose execution input does not name a run, saying which field', async () => {
     const run = { tenantId: uniqueName('tenant'), runId: uniqueName('run') };
     const event = statusChange(run, 'ABORTED');
-    await expect(p.get().reconcile({ ...event, detail: { ...event.detail, input: null } })).rejects.toMatchObject({ name: 'InvalidTaskInput', message: expect.stringContaining('input') });
+    await expect(p.get().reconcile({ ...event, detail: { ...event.detail, input: null } })).rejects.toMatchObject({
+      name: 'InvalidTaskInput',
+      message: expect.stringContaining('input'),
+    });
     await expect(p.get().reconcile({ ...event, detail: { ...event.detail, input: '{"round":1}' } })).rejects.toMatchObject({
       name: 'InvalidTaskInput',
       message: expect.stringContaining('input.runId'),

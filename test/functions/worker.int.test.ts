@@ -2,7 +2,20 @@ import type { Message } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { runUsage } from '../../lib/ledger';
 import { uniqueName } from '../support/aws';
-import { acceptRun, callApi, halfYearRequest, deliver, dispatchRound, messagesOfRun, pipeline, receiveAll, secondQuarterRequest, sendRaw, sqsRecord, subtaskOf } from './support';
+import {
+  acceptRun,
+  callApi,
+  halfYearRequest,
+  deliver,
+  dispatchRound,
+  messagesOfRun,
+  pipeline,
+  receiveAll,
+  secondQuarterRequest,
+  sendRaw,
+  sqsRecord,
+  subtaskOf,
+} from './support';
 
 /**
  * The worker Lambda over the real ledger, the reference tax kinds and the offline model, fed SQS
@@ -56,7 +69,9 @@ describe('worker', () => {
       },
     ]);
     expect(usage).toEqual({ modelCalls: 3, estimatedCost: 21 });
-    expect(p.get().calls.release.filter((call) => call.taskToken === `token-${runId}`)).toEqual([{ taskToken: `token-${runId}`, output: { subtaskId: 'B', state: 'ok' } }]);
+    expect(p.get().calls.release.filter((call) => call.taskToken === `token-${runId}`)).toEqual([
+      { taskToken: `token-${runId}`, output: { subtaskId: 'B', state: 'ok' } },
+    ]);
   });
 
   it('runs a subtask enqueued twice in one batch once: one outcome, one charge, no failure', async () => {
@@ -97,7 +112,9 @@ describe('worker', () => {
     await sendRaw(p.get(), 'tax-statements', notJson);
     await sendRaw(p.get(), 'tax-statements', wrongVersion);
     await dispatchRound(p.get(), tenantId, runId);
-    const batch = (await receiveAll(p.get().queues['tax-statements'].url)).filter((m) => [notJson, wrongVersion].includes(m.Body ?? '') || m.Body?.includes(runId));
+    const batch = (await receiveAll(p.get().queues['tax-statements'].url)).filter(
+      (m) => [notJson, wrongVersion].includes(m.Body ?? '') || m.Body?.includes(runId),
+    );
     expect(batch).toHaveLength(3);
     const idOf = (body: string) => batch.find((m) => m.Body === body)?.MessageId;
 

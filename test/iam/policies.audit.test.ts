@@ -99,7 +99,7 @@ describe.each(LEDGER_FUNCTIONS)('the %s function, simulated', (fn) => {
 });
 
 describe.each(LEDGER_FUNCTIONS.filter(isTenantScoped))('the tenant-scoped %s function, simulated', (fn) => {
-  it('is denied every one of its requests for another tenant\'s keys, and for its own and another\'s at once', async () => {
+  it("is denied every one of its requests for another tenant's keys, and for its own and another's at once", async () => {
     const allowedAstray = [];
     for (const request of requestsOf(fn)) {
       const tenant = sessionOf(fn, request) ?? '';
@@ -111,7 +111,7 @@ describe.each(LEDGER_FUNCTIONS.filter(isTenantScoped))('the tenant-scoped %s fun
     expect(allowedAstray).toEqual([]);
   });
 
-  it('reaches no ledger item with its own role\'s credentials (only by assuming its ledger-access role)', async () => {
+  it("reaches no ledger item with its own role's credentials (only by assuming its ledger-access role)", async () => {
     const own = roleStatements(synth, functionRoleId(synth, fn));
     for (const request of requestsOf(fn)) expect(await decide(own, request)).toBe('ImplicitlyDenied');
   });
@@ -154,7 +154,7 @@ describe('the api function, simulated', () => {
 });
 
 describe('the reconcile function, simulated', () => {
-  it('is not tenant-scoped: its own role reaches any tenant\'s run (the limit docs/architecture.md states)', async () => {
+  it("is not tenant-scoped: its own role reaches any tenant's run (the limit docs/architecture.md states)", async () => {
     const request = { action: 'dynamodb:GetItem', resource: 'table' as const, leadingKeys: [runKey('anyone', 'r-1').pk] };
     expect(await decide(statementsOf('reconcile'), request)).toBe('Allowed');
   });

@@ -17,8 +17,14 @@ const joined = joinedCalls();
 describe('the ledger calls the integration suites recorded', () => {
   it('came from the function suites and the ledger suites of this run', () => {
     // Without them there is nothing to compare: run this file together with the suites.
-    expect(joined.files.some((f) => f.startsWith('fn-')), `recorded: ${joined.files.join(', ') || 'nothing'}`).toBe(true);
-    expect(joined.files.some((f) => f.startsWith('ledger-')), `recorded: ${joined.files.join(', ') || 'nothing'}`).toBe(true);
+    expect(
+      joined.files.some((f) => f.startsWith('fn-')),
+      `recorded: ${joined.files.join(', ') || 'nothing'}`,
+    ).toBe(true);
+    expect(
+      joined.files.some((f) => f.startsWith('ledger-')),
+      `recorded: ${joined.files.join(', ') || 'nothing'}`,
+    ).toBe(true);
   });
 
   it.each(LEDGER_FUNCTIONS)('%s: the grant is exactly the actions its calls need', (fn) => {
@@ -32,7 +38,7 @@ describe('the ledger calls the integration suites recorded', () => {
     expect({ missing, unused }).toEqual({ missing: [], unused: [] });
   });
 
-  it.each(LEDGER_FUNCTIONS.filter(isTenantScoped))('%s: every call is sent acting for a tenant, for that tenant\'s keys only', (fn) => {
+  it.each(LEDGER_FUNCTIONS.filter(isTenantScoped))("%s: every call is sent acting for a tenant, for that tenant's keys only", (fn) => {
     const own = joined.calls.filter((c) => c.fn === fn);
     expect(own.length).toBeGreaterThan(0);
     const outsideItsTenant = (c: (typeof own)[number]) => c.leadingKeys.some((k) => !k.startsWith(tenantKeyPrefix(c.tenant ?? '')));

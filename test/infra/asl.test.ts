@@ -27,9 +27,7 @@ describe('renderDefinition', () => {
   });
 
   test('lets the caller resolve intrinsics, as the local cloud does with its own ARNs', () => {
-    const asl = renderDefinition(joined, (intrinsic) =>
-      'Ref' in intrinsic ? 'aws' : 'arn:aws:lambda:us-east-1:000000000000:function:dispatch',
-    );
+    const asl = renderDefinition(joined, (intrinsic) => ('Ref' in intrinsic ? 'aws' : 'arn:aws:lambda:us-east-1:000000000000:function:dispatch'));
     expect(asl.States.A?.Resource).toBe('arn:aws:states:::lambda:invoke');
     expect(asl.States.A?.Parameters).toEqual({ FunctionName: 'arn:aws:lambda:us-east-1:000000000000:function:dispatch' });
   });

@@ -31,10 +31,7 @@ describe('the emulator context flag', () => {
   test('removes exactly the alarms defined by metric math: the degraded-run rate and unfinished executions', () => {
     // Two of FanOutMonitoring's four alarms are math expressions; the two dead-letter depth alarms
     // watch one metric each and stay.
-    expect(mathAlarms.map((id) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual([
-      'FanOutMonitoringDegradedRunRate',
-      'FanOutMonitoringExecutionsUnfinished',
-    ]);
+    expect(mathAlarms.map((id) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual(['FanOutMonitoringDegradedRunRate', 'FanOutMonitoringExecutionsUnfinished']);
     for (const id of mathAlarms) expect(onEmulator.Resources[id]).toBeUndefined();
     const singleMetricAlarms = Object.values(onEmulator.Resources).filter((r) => r.Type === 'AWS::CloudWatch::Alarm');
     expect(singleMetricAlarms).toHaveLength(2);

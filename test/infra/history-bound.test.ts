@@ -46,7 +46,10 @@ describe('the history arithmetic the planner reads equals the synthesized state 
 
   test('the costliest subtask path is the one through WaitForDeadline', () => {
     const iteration = unhedgedIteration(subtaskIteration(asl));
-    const withoutWait = { ...iteration, States: { ...iteration.States, Await: { ...iteration.States.Await!, Catch: iteration.States.Await!.Catch?.filter((c) => c.Next !== 'WaitForDeadline') } } };
+    const withoutWait = {
+      ...iteration,
+      States: { ...iteration.States, Await: { ...iteration.States.Await!, Catch: iteration.States.Await!.Catch?.filter((c) => c.Next !== 'WaitForDeadline') } },
+    };
     expect(worstPathEvents(iteration) - worstPathEvents(withoutWait)).toBe(2);
   });
 

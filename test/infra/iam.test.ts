@@ -62,7 +62,7 @@ describe('ledger access', () => {
     }
   });
 
-  test('each ledger-access role trusts exactly its function\'s role, and no other', () => {
+  test("each ledger-access role trusts exactly its function's role, and no other", () => {
     for (const fn of TENANT_SCOPED) {
       const trust = synth.template.toJSON().Resources[accessRoleId(fn)].Properties.AssumeRolePolicyDocument;
       expect(trust).toEqual({
@@ -83,7 +83,7 @@ describe('ledger access', () => {
     expect(variables('Reconcile').LEDGER_ACCESS).toBeUndefined();
   });
 
-  test('the api\'s role holds exactly its reads and writes, the run list index, and the two Denies on outcome writes', () => {
+  test("the api's role holds exactly its reads and writes, the run list index, and the two Denies on outcome writes", () => {
     const writes = ['dynamodb:BatchWriteItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'];
     expect(statementsOf(synth.template, accessRoleId('Api'))).toEqual([
       { Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Resource: [table] },
@@ -195,7 +195,7 @@ describe('deadline role', () => {
     expect(allows(statements, 'states:StartExecution')).toEqual([]);
   });
 
-  test('sends to the kind queues (a hedged subtask\'s copies) and not to the dead-letter queue', () => {
+  test("sends to the kind queues (a hedged subtask's copies) and not to the dead-letter queue", () => {
     const send = allows(statementsOf(synth.template, roleId('DeadlineFunction')), 'sqs:SendMessage');
     expect(send).toHaveLength(1);
     expect(send[0]?.Resource).toHaveLength(KIND_QUEUES.length);
@@ -205,7 +205,8 @@ describe('deadline role', () => {
 
   test('cannot consume or purge any queue', () => {
     const statements = statementsOf(synth.template, roleId('DeadlineFunction'));
-    for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:PurgeQueue', 'sqs:ChangeMessageVisibility']) expect(allows(statements, action)).toEqual([]);
+    for (const action of ['sqs:ReceiveMessage', 'sqs:DeleteMessage', 'sqs:PurgeQueue', 'sqs:ChangeMessageVisibility'])
+      expect(allows(statements, action)).toEqual([]);
   });
 });
 

@@ -129,9 +129,7 @@ describe('functions', () => {
   });
 
   test('functionHandlers maps every function of the template to its entry, as the local cloud reads it', () => {
-    expect(functionHandlers(synth.template.toJSON())).toEqual(
-      Object.fromEntries(Object.entries(HANDLERS).map(([name, entry]) => [functionId(name), entry])),
-    );
+    expect(functionHandlers(synth.template.toJSON())).toEqual(Object.fromEntries(Object.entries(HANDLERS).map(([name, entry]) => [functionId(name), entry])));
   });
 
   test('each runs Node 24 on arm64 with active tracing, ESM handler and its own log group', () => {
@@ -178,7 +176,7 @@ describe('functions', () => {
     expect(env[ENV.maxDeadlineSeconds]).toBe('900');
   });
 
-  test('the api knows its state machine, tenant claim, horizon, deployed kinds and the workers\' model', () => {
+  test("the api knows its state machine, tenant claim, horizon, deployed kinds and the workers' model", () => {
     const env = synth.template.toJSON().Resources[functionId('ApiFunction')].Properties.Environment.Variables;
     expect(env).toMatchObject({
       [MODEL_ENV.provider]: 'offline',
@@ -190,14 +188,17 @@ describe('functions', () => {
     });
   });
 
-  test('the api\'s WORKER_CAPACITY is, per kind, what its event source mapping runs at once: MaximumConcurrency × BatchSize', () => {
+  test("the api's WORKER_CAPACITY is, per kind, what its event source mapping runs at once: MaximumConcurrency × BatchSize", () => {
     const env = synth.template.toJSON().Resources[functionId('ApiFunction')].Properties.Environment.Variables;
     const mappings = Object.values(synth.template.findResources('AWS::Lambda::EventSourceMapping')) as {
       Properties: { EventSourceArn: { 'Fn::GetAtt': [string, string] }; BatchSize: number; ScalingConfig: { MaximumConcurrency: number } };
     }[];
     const kindOfQueue = new Map(KINDS.map((kind) => [queueId(kind), kind]));
     const fromMappings = Object.fromEntries(
-      mappings.map((m) => [kindOfQueue.get(m.Properties.EventSourceArn['Fn::GetAtt'][0]), m.Properties.ScalingConfig.MaximumConcurrency * m.Properties.BatchSize]),
+      mappings.map((m) => [
+        kindOfQueue.get(m.Properties.EventSourceArn['Fn::GetAtt'][0]),
+        m.Properties.ScalingConfig.MaximumConcurrency * m.Properties.BatchSize,
+      ]),
     );
     expect(Object.keys(fromMappings).sort()).toEqual([...KINDS].sort());
     expect(JSON.parse(env[ENV.workerCapacity])).toEqual(fromMappings);
@@ -227,7 +228,15 @@ describe('HTTP API', () => {
       JwtConfiguration: {
         Audience: [{ Ref: logicalIdAt(synth.template, 'AWS::Cognito::UserPoolClient', '/Users/ApiClient/Resource') }],
         Issuer: {
-          'Fn::Join': ['', ['https://cognito-idp.', { Ref: 'AWS::Region' }, '.amazonaws.com/', { Ref: logicalIdAt(synth.template, 'AWS::Cognito::UserPool', '/Users/Resource') }]],
+          'Fn::Join': [
+            '',
+            [
+              'https://cognito-idp.',
+              { Ref: 'AWS::Region' },
+              '.amazonaws.com/',
+              { Ref: logicalIdAt(synth.template, 'AWS::Cognito::UserPool', '/Users/Resource') },
+            ],
+          ],
         },
       },
     });
@@ -312,9 +321,33 @@ describe('alarms', () => {
     );
     expect(stats).toEqual([
       ['degraded', 'Tessera', 'RunsDegraded', [{ Name: 'service', Value: 'tessera' }]],
-      ['f_succeeded', 'Tessera', 'RunsFinished', [{ Name: 'service', Value: 'tessera' }, { Name: 'status', Value: 'succeeded' }]],
-      ['f_failed', 'Tessera', 'RunsFinished', [{ Name: 'service', Value: 'tessera' }, { Name: 'status', Value: 'failed' }]],
-      ['f_cancelled', 'Tessera', 'RunsFinished', [{ Name: 'service', Value: 'tessera' }, { Name: 'status', Value: 'cancelled' }]],
+      [
+        'f_succeeded',
+        'Tessera',
+        'RunsFinished',
+        [
+          { Name: 'service', Value: 'tessera' },
+          { Name: 'status', Value: 'succeeded' },
+        ],
+      ],
+      [
+        'f_failed',
+        'Tessera',
+        'RunsFinished',
+        [
+          { Name: 'service', Value: 'tessera' },
+          { Name: 'status', Value: 'failed' },
+        ],
+      ],
+      [
+        'f_cancelled',
+        'Tessera',
+        'RunsFinished',
+        [
+          { Name: 'service', Value: 'tessera' },
+          { Name: 'status', Value: 'cancelled' },
+        ],
+      ],
     ]);
     const expression = alarm.Metrics.find((m: { Expression?: string }) => m.Expression).Expression;
     expect(expression).toBe(

@@ -24,7 +24,7 @@ beforeAll(() => {
 const rule = () => synth.template.toJSON().Resources[ruleId].Properties;
 
 describe('run closure rule', () => {
-  test('matches only this state machine\'s executions that ended FAILED, TIMED_OUT or ABORTED', () => {
+  test("matches only this state machine's executions that ended FAILED, TIMED_OUT or ABORTED", () => {
     expect(rule().EventPattern).toEqual({
       source: ['aws.states'],
       'detail-type': ['Step Functions Execution Status Change'],
@@ -74,9 +74,7 @@ describe('run closure rule', () => {
 
 describe('run closure permissions', () => {
   test('only this rule may invoke the reconcile function through EventBridge', () => {
-    const permissions = Object.values(synth.template.findResources('AWS::Lambda::Permission')).filter(
-      (p) => p.Properties.Principal === 'events.amazonaws.com',
-    );
+    const permissions = Object.values(synth.template.findResources('AWS::Lambda::Permission')).filter((p) => p.Properties.Principal === 'events.amazonaws.com');
     expect(permissions.map((p) => p.Properties)).toEqual([
       { Action: 'lambda:InvokeFunction', FunctionName: reconcileArn, Principal: 'events.amazonaws.com', SourceArn: { 'Fn::GetAtt': [ruleId, 'Arn'] } },
     ]);
@@ -116,7 +114,11 @@ describe('run closure alarms', () => {
 
   test('ExecutionsUnfinished counts every failed, timed-out and aborted execution of both machines, from the Step Functions metrics themselves', () => {
     const properties = alarm('ExecutionsUnfinished');
-    const metrics = properties.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown } } }[];
+    const metrics = properties.Metrics as {
+      Id: string;
+      Expression?: string;
+      MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown } };
+    }[];
     expect(metrics.find((m) => m.Expression)?.Expression).toBe(
       'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0) + FILL(batchFailed, 0) + FILL(batchTimedOut, 0) + FILL(batchAborted, 0)',
     );
@@ -137,9 +139,18 @@ describe('run closure alarms', () => {
   });
 
   test('a FAILED execution always means a fault: the only path into a Fail state goes through Finalize', () => {
-    const fails = Object.entries(synth.asl.States).filter(([, s]) => s.Type === 'Fail').map(([name]) => name).sort();
+    const fails = Object.entries(synth.asl.States)
+      .filter(([, s]) => s.Type === 'Fail')
+      .map(([name]) => name)
+      .sort();
     expect(fails).toEqual(['FinalizeFailed', 'RunFailed']);
-    const into = (target: string) => Object.entries(synth.asl.States).filter(([, s]) => s.Next === target || (s.Catch ?? []).some((c) => c.Next === target) || (s.Choices ?? []).some((c) => c.Next === target) || s.Default === target).map(([name]) => name);
+    const into = (target: string) =>
+      Object.entries(synth.asl.States)
+        .filter(
+          ([, s]) =>
+            s.Next === target || (s.Catch ?? []).some((c) => c.Next === target) || (s.Choices ?? []).some((c) => c.Next === target) || s.Default === target,
+        )
+        .map(([name]) => name);
     expect(into('RunFailed')).toEqual(['Finalize']);
     expect(into('FinalizeFailed')).toEqual(['Finalize']);
   });

@@ -99,7 +99,9 @@ describe('the outcome attributes seam', () => {
 
 describe('the run error seam', () => {
   it('ends a failed run and a failed Finalize with the errors a status change event names', () => {
-    const fails = Object.values(synth.asl.States).filter((state) => state.Type === 'Fail').map((state) => (state as { Error?: string }).Error);
+    const fails = Object.values(synth.asl.States)
+      .filter((state) => state.Type === 'Fail')
+      .map((state) => (state as { Error?: string }).Error);
     expect(fails.sort()).toEqual(Object.values(RUN_EXECUTION_ERRORS).sort());
   });
 });

@@ -76,7 +76,15 @@ describe('run flow', () => {
   test('IsBatched? sends a batched round to AwaitBatches and every other round to today’s AwaitSubtasks', () => {
     expect(state('IsBatched?')).toEqual({
       Type: 'Choice',
-      Choices: [{ And: [{ Variable: '$.path', IsPresent: true }, { Variable: '$.path', StringEquals: 'batched' }], Next: 'AwaitBatches' }],
+      Choices: [
+        {
+          And: [
+            { Variable: '$.path', IsPresent: true },
+            { Variable: '$.path', StringEquals: 'batched' },
+          ],
+          Next: 'AwaitBatches',
+        },
+      ],
       Default: 'AwaitSubtasks',
     });
   });
@@ -85,7 +93,12 @@ describe('run flow', () => {
     const batchMachine = { Ref: logicalIdAt(synth.template, 'AWS::StepFunctions::StateMachine', '/Runs/BatchStateMachine/Resource') };
     const map = state('AwaitBatches');
     expect(map).toMatchObject({ Type: 'Map', ItemsPath: '$.batches', MaxConcurrency: 40, ResultPath: null, Next: 'Reconcile' });
-    expect(map.ItemSelector).toEqual({ 'runId.$': '$.runId', 'tenantId.$': '$.tenantId', 'round.$': '$$.Map.Item.Value.round', 'batch.$': '$$.Map.Item.Value.batch' });
+    expect(map.ItemSelector).toEqual({
+      'runId.$': '$.runId',
+      'tenantId.$': '$.tenantId',
+      'round.$': '$$.Map.Item.Value.round',
+      'batch.$': '$$.Map.Item.Value.batch',
+    });
     const startBatch = map.ItemProcessor?.States.StartBatch as Record<string, unknown> & { Parameters: Record<string, unknown> };
     expect(startBatch).toMatchObject({
       Type: 'Task',
@@ -136,7 +149,7 @@ describe('run flow', () => {
     });
   });
 
-  test('follow-up loop: NextRound? sends next == dispatch back to Dispatch, else RunEnded, whatever the run\'s status', () => {
+  test("follow-up loop: NextRound? sends next == dispatch back to Dispatch, else RunEnded, whatever the run's status", () => {
     expect(state('NextRound?')).toEqual({
       Type: 'Choice',
       Choices: [{ Variable: '$.next', StringEquals: 'dispatch', Next: 'Dispatch' }],
@@ -257,7 +270,12 @@ describe('hedge path', () => {
       Next: 'Arm',
     });
     // Arm reads the item's own fields from `$`: the Hedge step's payload must carry them.
-    expect(state('Arm').Parameters?.Payload).toMatchObject({ 'runId.$': '$.runId', 'tenantId.$': '$.tenantId', 'subtaskId.$': '$.subtaskId', 'deadline.$': '$.deadline' });
+    expect(state('Arm').Parameters?.Payload).toMatchObject({
+      'runId.$': '$.runId',
+      'tenantId.$': '$.tenantId',
+      'subtaskId.$': '$.subtaskId',
+      'deadline.$': '$.deadline',
+    });
   });
 
   test('a hedge that cannot start never seals early: Hedge catches everything into WaitForDeadline', () => {
@@ -289,18 +307,21 @@ describe('seal path', () => {
 });
 
 describe('failure handling', () => {
-  const allTasks = (): [string, AslState][] =>
-    [...Object.entries(asl.States), ...Object.entries(iteration().States)].filter(([, s]) => s.Type === 'Task');
+  const allTasks = (): [string, AslState][] => [...Object.entries(asl.States), ...Object.entries(iteration().States)].filter(([, s]) => s.Type === 'Task');
 
   test('every Task retries exactly the transient errors, with jittered backoff', () => {
-    expect(allTasks().map(([name]) => name).sort()).toEqual(['Arm', 'Await', 'AwaitHedge', 'Dispatch', 'Finalize', 'Hedge', 'Reconcile', 'Seal']);
+    expect(
+      allTasks()
+        .map(([name]) => name)
+        .sort(),
+    ).toEqual(['Arm', 'Await', 'AwaitHedge', 'Dispatch', 'Finalize', 'Hedge', 'Reconcile', 'Seal']);
     for (const [, task] of allTasks()) {
       expect(task.Retry).toHaveLength(1);
       expect(task.Retry?.[0]).toMatchObject({ ErrorEquals: [...TRANSIENT_ERRORS], BackoffRate: 2, JitterStrategy: 'FULL' });
     }
   });
 
-  test('the retried errors are the ones the handlers really throw, plus Lambda\'s transient faults and throttling', () => {
+  test("the retried errors are the ones the handlers really throw, plus Lambda's transient faults and throttling", () => {
     const retried = state('Dispatch').Retry?.[0]?.ErrorEquals ?? [];
     // The adapters' transient errors, named as a handler that throws them reports them.
     expect(retried).toContain(new WriteConflict({ runId: 'r1', operation: 'appendRound', attempts: 8 }).name);
@@ -358,7 +379,11 @@ describe('failure handling', () => {
         ...(s.Catch ?? []).map((c) => c.Next),
         ...(s.Choices ?? []).map((c) => String(c.Next)),
       ];
-      const ends = new Set(Object.entries(machine.States).filter(([, s]) => s.Type === 'Succeed' || s.Type === 'Fail' || s.End).map(([n]) => n));
+      const ends = new Set(
+        Object.entries(machine.States)
+          .filter(([, s]) => s.Type === 'Succeed' || s.Type === 'Fail' || s.End)
+          .map(([n]) => n),
+      );
       // Fixed point: a state reaches an end if any of its targets does.
       let grew = true;
       while (grew) {

@@ -42,9 +42,7 @@ export const nagFindings = (stack: Stack): string[] =>
 
 /** Logical id of the one resource of `type` whose construct path ends with `pathSuffix`. */
 export const logicalIdAt = (template: Template, type: string, pathSuffix: string): string => {
-  const matches = Object.entries(template.findResources(type)).filter(([, resource]) =>
-    String(resource.Metadata?.['aws:cdk:path'] ?? '').endsWith(pathSuffix),
-  );
+  const matches = Object.entries(template.findResources(type)).filter(([, resource]) => String(resource.Metadata?.['aws:cdk:path'] ?? '').endsWith(pathSuffix));
   if (matches.length !== 1) throw new Error(`expected one ${type} at …${pathSuffix}, found ${matches.length}`);
   return matches[0]![0];
 };

@@ -23,7 +23,11 @@ const ESM_REQUIRE_BANNER = "import { createRequire } from 'node:module'; const r
 
 const synth = (props: Partial<TesseraFanOutProps>) => {
   const stack = new Stack(new App({ context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [], 'aws:cdk:enable-path-metadata': true } }), 'Own');
-  const fanOut = new TesseraFanOut(stack, 'FanOut', { auth: { issuer: 'https://issuer.example.com', audiences: ['a'] }, workers: { entry: INVOICES }, ...props });
+  const fanOut = new TesseraFanOut(stack, 'FanOut', {
+    auth: { issuer: 'https://issuer.example.com', audiences: ['a'] },
+    workers: { entry: INVOICES },
+    ...props,
+  });
   return { fanOut, template: Template.fromStack(stack) };
 };
 
@@ -70,7 +74,9 @@ describe('a worker module outside the repository', () => {
 
   test('a missing module, or one without a registry, fails synth saying what to export', { timeout: 60_000 }, () => {
     expect(refusal({ workers: { entry: fixture('absent.ts') } }).problems[0]).toMatch(/^workers\.entry: worker module .*absent\.ts does not exist/);
-    expect(refusal({ workers: { entry: fixture('no-registry.ts') } }).problems[0]).toMatch(/^workers\.entry: .*no-registry\.ts must export its registry: export const registry = createRegistry/);
+    expect(refusal({ workers: { entry: fixture('no-registry.ts') } }).problems[0]).toMatch(
+      /^workers\.entry: .*no-registry\.ts must export its registry: export const registry = createRegistry/,
+    );
   });
 
   test('the worker function bundles an entry joining its handler with the worker module, and the bundle loads', { timeout: 120_000 }, async () => {

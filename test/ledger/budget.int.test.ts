@@ -31,7 +31,10 @@ const limitsOf = (errors: unknown[]) => errors.map((error) => (error instanceof 
 
 describe('concurrent reservations', () => {
   it('200 at once against a subtask allowance of 50: exactly 50 succeed and all counters agree', async () => {
-    const { tenantId, claims, resource } = await claimedRun({ run: { modelCalls: 1000, costLimit: 100_000 }, subtasks: { A: { modelCalls: 50, estimatedCostPerCall: 3 } } });
+    const { tenantId, claims, resource } = await claimedRun({
+      run: { modelCalls: 1000, costLimit: 100_000 },
+      subtasks: { A: { modelCalls: 50, estimatedCostPerCall: 3 } },
+    });
     const { values, errors } = await settle(Array.from({ length: 200 }, () => suite.ledger.reserveBudget(claims.A!)));
     expect(values).toHaveLength(50);
     expect(new Set(limitsOf(errors))).toEqual(new Set(['subtask:calls']));
@@ -62,7 +65,13 @@ describe('concurrent reservations', () => {
   it('stops at the run cost limit: 20 at 3 per call pays for 6 calls, the seventh needs 3 and finds 2', async () => {
     const { claims } = await claimedRun({ run: { modelCalls: 100, costLimit: 20 }, subtasks: { A: { modelCalls: 10, estimatedCostPerCall: 3 } } });
     for (let call = 0; call < 6; call += 1) await suite.ledger.reserveBudget(claims.A!);
-    await expect(suite.ledger.reserveBudget(claims.A!)).rejects.toMatchObject({ name: 'BudgetExhausted', limit: 'run', counter: 'cost', remaining: 2, requested: 3 });
+    await expect(suite.ledger.reserveBudget(claims.A!)).rejects.toMatchObject({
+      name: 'BudgetExhausted',
+      limit: 'run',
+      counter: 'cost',
+      remaining: 2,
+      requested: 3,
+    });
   });
 });
 
@@ -88,7 +97,10 @@ describe('the tenant daily allowance', () => {
 
   it('refuses outright a call that no day could pay for', async () => {
     const tight = ledgerFor({ tableName: suite.tableName, clock, dailyAllowance: { modelCalls: 10, costLimit: 5 } });
-    const { claims, resource } = await claimedRun({ run: { modelCalls: 40, costLimit: 500 }, subtasks: { A: { modelCalls: 4, estimatedCostPerCall: 7 } } }, tight);
+    const { claims, resource } = await claimedRun(
+      { run: { modelCalls: 40, costLimit: 500 }, subtasks: { A: { modelCalls: 4, estimatedCostPerCall: 7 } } },
+      tight,
+    );
     await expect(tight.reserveBudget(claims.A!)).rejects.toMatchObject({ limit: 'tenant', counter: 'cost', remaining: 5, requested: 7 });
     expect((await resource()).usage).toEqual({ modelCalls: 0, estimatedCost: 0 });
   });

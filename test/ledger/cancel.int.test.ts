@@ -29,7 +29,16 @@ const runWithOneFinished = async () => {
 const answer: Answer = {
   text: 'Cancelled before the total was complete.',
   result: {},
-  coverage: { complete: false, missingQuestions: ['q1'], degradedReason: ['B:cancelled', 'C:cancelled'], partitions: 3, overlaps: [], gaps: [], problems: [], statement: 'Coverage: one of three partitions.' },
+  coverage: {
+    complete: false,
+    missingQuestions: ['q1'],
+    degradedReason: ['B:cancelled', 'C:cancelled'],
+    partitions: 3,
+    overlaps: [],
+    gaps: [],
+    problems: [],
+    statement: 'Coverage: one of three partitions.',
+  },
 };
 
 describe('cancelRun', () => {
@@ -50,14 +59,23 @@ describe('cancelRun', () => {
     expect(view.subtasks.map((s) => [s.id, s.state, s.reason])).toEqual([
       ['A', 'ok', undefined],
       // B's worker handed its result in at 12:00:15, after the cancel: kept as late evidence, and the reason says so.
-      ['B', 'cancelled', 'run cancelled at 2040-06-01T12:00:10.000Z; claimed by generation 1 (worker w-b); its result arrived late at 2040-06-01T12:00:15.000Z and is kept as late evidence'],
+      [
+        'B',
+        'cancelled',
+        'run cancelled at 2040-06-01T12:00:10.000Z; claimed by generation 1 (worker w-b); its result arrived late at 2040-06-01T12:00:15.000Z and is kept as late evidence',
+      ],
       ['C', 'cancelled', 'run cancelled at 2040-06-01T12:00:10.000Z; never claimed'],
     ]);
     expect(view.subtasks[0]?.observed).toEqual({ minDate: '2025-01-02', maxDate: '2025-03-31', recordCount: 180 });
     expect(view.usage).toEqual({ modelCalls: 2, estimatedCost: 14 });
     expect(view.subtasks[1]?.usage).toEqual({ modelCalls: 1, estimatedCost: 7 });
     expect(view.subtasks[1]?.late).toEqual([
-      expect.objectContaining({ receivedAt: '2040-06-01T12:00:15.000Z', generation: 1, refusedBecause: 'cancelled', outcome: expect.objectContaining({ state: 'ok' }) }),
+      expect.objectContaining({
+        receivedAt: '2040-06-01T12:00:15.000Z',
+        generation: 1,
+        refusedBecause: 'cancelled',
+        outcome: expect.objectContaining({ state: 'ok' }),
+      }),
     ]);
     expect(view.progress.byState).toMatchObject({ ok: 1, cancelled: 2, pending: 0, running: 0 });
   });
@@ -82,7 +100,10 @@ describe('cancelRun', () => {
     await expect(ledgerFor({ tableName: suite.tableName, clock, client: documentClient(base) }).cancelRun(tenantId, runId)).rejects.toThrow('injected crash');
     expect((await resource()).subtasks.map((s) => s.state)).toEqual(['ok', 'running', 'pending']);
 
-    await expect(suite.ledger.recordOutcome(claimB, okOutcome('B', '2025-04-01', '2025-06-27', 214))).rejects.toMatchObject({ name: 'RunCancelled', keptAsLateEvidence: true });
+    await expect(suite.ledger.recordOutcome(claimB, okOutcome('B', '2025-04-01', '2025-06-27', 214))).rejects.toMatchObject({
+      name: 'RunCancelled',
+      keptAsLateEvidence: true,
+    });
     await expect(suite.ledger.cancelRun(tenantId, runId)).resolves.toMatchObject({ cancelledSubtaskIds: ['B', 'C'] });
     expect((await resource()).subtasks.map((s) => s.state)).toEqual(['ok', 'cancelled', 'cancelled']);
   });

@@ -37,8 +37,14 @@ describe('duplicate delivery', () => {
     await expect(duplicate).rejects.toMatchObject({ generation: 1, workerId: 'w-1', leaseExpiresAt: '2040-06-01T12:00:30.000Z' });
 
     await suite.ledger.reserveBudget(claim);
-    await expect(suite.ledger.recordOutcome(claim, okOutcome('A', '2025-01-02', '2025-03-31', 180))).resolves.toEqual({ taskToken: undefined, duplicate: false });
-    await expect(suite.ledger.recordOutcome(claim, okOutcome('A', '2025-01-02', '2025-03-31', 180))).resolves.toEqual({ taskToken: undefined, duplicate: true });
+    await expect(suite.ledger.recordOutcome(claim, okOutcome('A', '2025-01-02', '2025-03-31', 180))).resolves.toEqual({
+      taskToken: undefined,
+      duplicate: false,
+    });
+    await expect(suite.ledger.recordOutcome(claim, okOutcome('A', '2025-01-02', '2025-03-31', 180))).resolves.toEqual({
+      taskToken: undefined,
+      duplicate: true,
+    });
     await expect(suite.ledger.claimSubtask({ ...ref('A'), workerId: 'w-3', leaseMs: 30_000 })).rejects.toMatchObject({ name: 'AlreadyTerminal', state: 'ok' });
 
     const view = await resource();
@@ -94,7 +100,10 @@ describe('leases and generations', () => {
     const { ref } = await twoQuarters();
     await expect(suite.ledger.claimSubtask({ ...ref('Z'), workerId: 'w-1', leaseMs: 1000 })).rejects.toBeInstanceOf(SubtaskNotFound);
     clock.set('2040-06-01T12:01:00.000Z');
-    await expect(suite.ledger.claimSubtask({ ...ref('B'), workerId: 'w-1', leaseMs: 1000 })).rejects.toMatchObject({ name: 'DeadlinePassed', deadline: '2040-06-01T12:01:00.000Z' });
+    await expect(suite.ledger.claimSubtask({ ...ref('B'), workerId: 'w-1', leaseMs: 1000 })).rejects.toMatchObject({
+      name: 'DeadlinePassed',
+      deadline: '2040-06-01T12:01:00.000Z',
+    });
   });
 });
 
@@ -122,13 +131,19 @@ describe('seal and late evidence', () => {
 
     const view = (await resource()).subtasks[0];
     expect(view).toMatchObject({ state: 'timed_out', observed: null, usage: { modelCalls: 1, estimatedCost: 7 } });
-    expect(view?.reason).toBe('deadline 2040-06-01T12:01:00.000Z passed; claimed by generation 1 (worker w-1); its result arrived late at 2040-06-01T12:01:05.000Z and is kept as late evidence');
+    expect(view?.reason).toBe(
+      'deadline 2040-06-01T12:01:00.000Z passed; claimed by generation 1 (worker w-1); its result arrived late at 2040-06-01T12:01:05.000Z and is kept as late evidence',
+    );
     expect(view?.late).toEqual([
       {
         receivedAt: '2040-06-01T12:01:05.000Z',
         generation: 1,
         refusedBecause: 'sealed',
-        outcome: expect.objectContaining({ state: 'ok', observed: { minDate: '2025-01-02', maxDate: '2025-03-31', recordCount: 180 }, usage: { modelCalls: 1, estimatedCost: 7 } }),
+        outcome: expect.objectContaining({
+          state: 'ok',
+          observed: { minDate: '2025-01-02', maxDate: '2025-03-31', recordCount: 180 },
+          usage: { modelCalls: 1, estimatedCost: 7 },
+        }),
       },
     ]);
   });
@@ -137,7 +152,10 @@ describe('seal and late evidence', () => {
     const { ref, resource } = await twoQuarters();
     const claim = await suite.ledger.claimSubtask({ ...ref('B'), workerId: 'w-1', leaseMs: 120_000 });
     clock.set('2040-06-01T12:01:00.001Z');
-    await expect(suite.ledger.recordOutcome(claim, okOutcome('B', '2025-04-01', '2025-06-27', 214))).rejects.toMatchObject({ name: 'DeadlinePassed', keptAsLateEvidence: true });
+    await expect(suite.ledger.recordOutcome(claim, okOutcome('B', '2025-04-01', '2025-06-27', 214))).rejects.toMatchObject({
+      name: 'DeadlinePassed',
+      keptAsLateEvidence: true,
+    });
     await expect(suite.ledger.sealTimedOut(ref('B'))).resolves.toMatchObject({ sealed: true, state: 'timed_out' });
     const view = (await resource()).subtasks[1];
     expect(view?.state).toBe('timed_out');
@@ -146,13 +164,21 @@ describe('seal and late evidence', () => {
 
   it('explains seals from what the subtask knows: never claimed, or failed deliveries', async () => {
     const { ref } = await twoQuarters();
-    await expect(suite.ledger.recordDeliveryFailure({ ...ref('B'), receiveCount: 3, errorName: 'WorkerCrashed', deadLettered: true })).resolves.toEqual({ recorded: true, state: 'pending' });
+    await expect(suite.ledger.recordDeliveryFailure({ ...ref('B'), receiveCount: 3, errorName: 'WorkerCrashed', deadLettered: true })).resolves.toEqual({
+      recorded: true,
+      state: 'pending',
+    });
     clock.set('2040-06-01T12:01:00.000Z');
-    await expect(suite.ledger.sealTimedOut(ref('A'))).resolves.toMatchObject({ reason: 'deadline 2040-06-01T12:01:00.000Z passed; never claimed: no worker picked it up' });
+    await expect(suite.ledger.sealTimedOut(ref('A'))).resolves.toMatchObject({
+      reason: 'deadline 2040-06-01T12:01:00.000Z passed; never claimed: no worker picked it up',
+    });
     await expect(suite.ledger.sealTimedOut(ref('B'))).resolves.toMatchObject({
       reason: 'deadline 2040-06-01T12:01:00.000Z passed; 3 deliveries failed (last with WorkerCrashed); message dead-lettered; never claimed',
     });
-    await expect(suite.ledger.recordDeliveryFailure({ ...ref('B'), receiveCount: 4, errorName: 'Late' })).resolves.toEqual({ recorded: false, state: 'timed_out' });
+    await expect(suite.ledger.recordDeliveryFailure({ ...ref('B'), receiveCount: 4, errorName: 'Late' })).resolves.toEqual({
+      recorded: false,
+      state: 'timed_out',
+    });
   });
 
   it('records oversized findings deliberately as invalid, without the findings', async () => {
@@ -173,7 +199,10 @@ describe('waiters', () => {
     const { ref } = await twoQuarters();
     await expect(suite.ledger.registerWaiter({ ...ref('A'), taskToken: 'token-A' })).resolves.toEqual({ registered: true });
     const claimA = await suite.ledger.claimSubtask({ ...ref('A'), workerId: 'w-1', leaseMs: 30_000 });
-    await expect(suite.ledger.recordOutcome(claimA, okOutcome('A', '2025-01-02', '2025-03-31', 180))).resolves.toEqual({ taskToken: 'token-A', duplicate: false });
+    await expect(suite.ledger.recordOutcome(claimA, okOutcome('A', '2025-01-02', '2025-03-31', 180))).resolves.toEqual({
+      taskToken: 'token-A',
+      duplicate: false,
+    });
 
     const claimB = await suite.ledger.claimSubtask({ ...ref('B'), workerId: 'w-2', leaseMs: 30_000 });
     await suite.ledger.recordOutcome(claimB, okOutcome('B', '2025-04-01', '2025-06-30', 214));

@@ -21,7 +21,8 @@ const hedgedRun = async (hedge: Hedge, budget = { modelCalls: 4, estimatedCostPe
   return { ...ref, claim, subtask };
 };
 
-const names = (errors: unknown[]) => errors.map((error) => (error instanceof BudgetExhausted ? `${error.name}:${error.limit}:${error.counter}` : (error as Error).name));
+const names = (errors: unknown[]) =>
+  errors.map((error) => (error instanceof BudgetExhausted ? `${error.name}:${error.limit}:${error.counter}` : (error as Error).name));
 
 describe('starting a hedge', () => {
   it('writes the copies once, keeps them out of the manifest, and a retry returns the same copies', async () => {
@@ -109,7 +110,11 @@ describe('replicate: the first ok wins, the loser is refused and its spend stays
     const won = await suite.ledger.recordOutcome(replica, okOutcome('A.h1', '2025-01-01', '2025-03-31', 42));
     expect(won).toEqual({ taskToken: 'token-of-A', duplicate: false });
     const a = await run.subtask('A');
-    expect([a.state, a.hedgeWinner, a.outcome?.observed]).toEqual(['ok', { by: 'replica', id: 'A.h1' }, { minDate: '2025-01-01', maxDate: '2025-03-31', recordCount: 42 }]);
+    expect([a.state, a.hedgeWinner, a.outcome?.observed]).toEqual([
+      'ok',
+      { by: 'replica', id: 'A.h1' },
+      { minDate: '2025-01-01', maxDate: '2025-03-31', recordCount: 42 },
+    ]);
 
     await expect(suite.ledger.reserveBudget(original)).rejects.toMatchObject({ name: 'HedgeLost', state: 'ok', winner: 'A.h1' });
     await expect(suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 42))).rejects.toBeInstanceOf(HedgeLost);
@@ -140,7 +145,10 @@ describe('replicate: the first ok wins, the loser is refused and its spend stays
     await suite.ledger.reserveBudget(replica);
     await suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 42));
     await expect(suite.ledger.reserveBudget(replica)).rejects.toMatchObject({ name: 'HedgeLost', winner: 'A' });
-    await expect(suite.ledger.recordOutcome(replica, okOutcome('A.h1', '2025-01-01', '2025-03-31', 42))).rejects.toMatchObject({ name: 'HedgeLost', winner: 'A' });
+    await expect(suite.ledger.recordOutcome(replica, okOutcome('A.h1', '2025-01-01', '2025-03-31', 42))).rejects.toMatchObject({
+      name: 'HedgeLost',
+      winner: 'A',
+    });
     const a = await run.subtask('A');
     expect([a.callsLeft, a.hedgeWinner]).toEqual([3, undefined]);
   });
@@ -150,7 +158,10 @@ describe('replicate: the first ok wins, the loser is refused and its spend stays
     const original = await run.claim('A');
     await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
     const replica = await run.claim('A.h1');
-    expect(await suite.ledger.recordOutcome(replica, { subtaskId: 'A.h1', state: 'invalid', observed: null, reason: 'bad output' })).toEqual({ taskToken: undefined, duplicate: false });
+    expect(await suite.ledger.recordOutcome(replica, { subtaskId: 'A.h1', state: 'invalid', observed: null, reason: 'bad output' })).toEqual({
+      taskToken: undefined,
+      duplicate: false,
+    });
     expect((await run.subtask('A')).state).toBe('running');
     await suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 42));
     expect((await run.subtask('A')).state).toBe('ok');
@@ -212,7 +223,10 @@ describe('subdivide: every piece ok is the cover', () => {
 
     const again = await suite.ledger.recordOutcome(claims[0]!, okOutcome('A.h1', '2025-01-01', '2025-01-30', 10));
     expect(again.duplicate).toBe(true);
-    await expect(suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 42))).rejects.toMatchObject({ name: 'HedgeLost', winner: 'pieces A.h1, A.h2, A.h3' });
+    await expect(suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 42))).rejects.toMatchObject({
+      name: 'HedgeLost',
+      winner: 'pieces A.h1, A.h2, A.h3',
+    });
   });
 
   it('a piece that is not ok leaves A running; the original wins and the last piece is refused', async () => {
@@ -223,7 +237,10 @@ describe('subdivide: every piece ok is the cover', () => {
     await suite.ledger.recordOutcome(first!, { subtaskId: 'A.h1', state: 'empty', observed: null });
     expect((await run.subtask('A')).state).toBe('running');
     await suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 42));
-    await expect(suite.ledger.recordOutcome(second!, okOutcome('A.h2', '2025-02-15', '2025-03-31', 5))).rejects.toMatchObject({ name: 'HedgeLost', winner: 'A' });
+    await expect(suite.ledger.recordOutcome(second!, okOutcome('A.h2', '2025-02-15', '2025-03-31', 5))).rejects.toMatchObject({
+      name: 'HedgeLost',
+      winner: 'A',
+    });
   });
 
   it('a copy past the deadline is refused with DeadlinePassed, like the original', async () => {
@@ -272,7 +289,9 @@ describe('readManifest, for reconcile', () => {
     const byReplica = await suite.ledger.readManifest(replicated.tenantId, replicated.runId);
     expect(byReplica.pieces.size).toBe(0);
     // The replica's outcome is A's own: reconcile reads it as A's.
-    expect(byReplica.outcomes.map((o) => [o.subtaskId, o.state, o.observed])).toEqual([['A', 'ok', { minDate: '2025-01-01', maxDate: '2025-03-31', recordCount: 42 }]]);
+    expect(byReplica.outcomes.map((o) => [o.subtaskId, o.state, o.observed])).toEqual([
+      ['A', 'ok', { minDate: '2025-01-01', maxDate: '2025-03-31', recordCount: 42 }],
+    ]);
 
     const subdivided = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 2 });
     const original = await subdivided.claim('A');

@@ -80,11 +80,27 @@ const request = (subtasks: readonly DispatchedSubtask[], budget: { modelCalls: n
 const subtask = (id: string, month: number, budget: { modelCalls: number; estimatedCostPerCall: number }): DispatchedSubtask => {
   const from = `2025-${String(month).padStart(2, '0')}-01`;
   const toExclusive = month === 12 ? '2026-01-01' : `2025-${String(month + 1).padStart(2, '0')}-01`;
-  return { id, worker: 'tax-statements', questionIds: ['q1'], required: true, justification: 'trial', round: 1, assigned: { from, toExclusive }, deadline: FAR_DEADLINE, budget };
+  return {
+    id,
+    worker: 'tax-statements',
+    questionIds: ['q1'],
+    required: true,
+    justification: 'trial',
+    round: 1,
+    assigned: { from, toExclusive },
+    deadline: FAR_DEADLINE,
+    budget,
+  };
 };
 
 /** Creates a run with the given subtask budgets, dispatches it and claims every subtask. */
-const startClaimedRun = async (ledger: Ledger, tenantId: string, runId: string, budget: { modelCalls: number; costLimit: number }, perCall: readonly { modelCalls: number; estimatedCostPerCall: number }[]) => {
+const startClaimedRun = async (
+  ledger: Ledger,
+  tenantId: string,
+  runId: string,
+  budget: { modelCalls: number; costLimit: number },
+  perCall: readonly { modelCalls: number; estimatedCostPerCall: number }[],
+) => {
   const subtasks = perCall.map((b, index) => subtask(String.fromCharCode(65 + index), index + 1, b));
   await ledger.createRun({ tenantId, runId, request: request(subtasks, budget) });
   await ledger.appendRound({ tenantId, runId, round: 1, subtasks });
@@ -131,9 +147,12 @@ export const runTrial = async (client: DynamoDBDocumentClient, tableName: string
     for (const [day, expected] of charged) {
       const usage = await ledger.tenantUsage(tenantId, day);
       if (usage.modelCalls !== expected.calls || usage.estimatedCost !== expected.cost) {
-        problems.push(`${when} ${day}: tenantUsage says ${usage.modelCalls} calls / ${usage.estimatedCost} cost, reservations charged ${expected.calls} / ${expected.cost}`);
+        problems.push(
+          `${when} ${day}: tenantUsage says ${usage.modelCalls} calls / ${usage.estimatedCost} cost, reservations charged ${expected.calls} / ${expected.cost}`,
+        );
       }
-      if (expected.calls > allowance.modelCalls || expected.cost > allowance.costLimit) problems.push(`${when} ${day}: charged ${expected.calls}/${expected.cost} past the allowance`);
+      if (expected.calls > allowance.modelCalls || expected.cost > allowance.costLimit)
+        problems.push(`${when} ${day}: charged ${expected.calls}/${expected.cost} past the allowance`);
       const dayImage = await getItem(ctx, tenantDayKey(tenantId, day));
       const dayItem = dayImage === undefined ? undefined : parseItem(TenantDayItem, dayImage, { tenantId });
       let heldCalls = 0;
@@ -148,15 +167,20 @@ export const runTrial = async (client: DynamoDBDocumentClient, tableName: string
       const settled = { calls: dayItem?.callsUsed ?? 0, cost: dayItem?.costUsed ?? 0 };
       const committed = { calls: dayItem?.callsCommitted ?? 0, cost: dayItem?.costCommitted ?? 0 };
       if (committed.calls !== settled.calls + heldCalls || committed.cost !== settled.cost + heldCost) {
-        problems.push(`${when} ${day}: committed ${committed.calls}/${committed.cost} != settled ${settled.calls}/${settled.cost} + held blocks ${heldCalls}/${heldCost}`);
+        problems.push(
+          `${when} ${day}: committed ${committed.calls}/${committed.cost} != settled ${settled.calls}/${settled.cost} + held blocks ${heldCalls}/${heldCost}`,
+        );
       }
-      if (committed.calls > allowance.modelCalls || committed.cost > allowance.costLimit) problems.push(`${when} ${day}: committed ${committed.calls}/${committed.cost} past the allowance`);
+      if (committed.calls > allowance.modelCalls || committed.cost > allowance.costLimit)
+        problems.push(`${when} ${day}: committed ${committed.calls}/${committed.cost} past the allowance`);
     }
   };
 
   const phases = rng.int(2, 3);
   for (let phase = 1; phase <= phases; phase += 1) {
-    const asks = runs.filter((run) => run.fate === 'live').flatMap((run) => Array.from({ length: rng.int(0, 8) }, () => run.claims[rng.int(0, run.claims.length - 1)]!));
+    const asks = runs
+      .filter((run) => run.fate === 'live')
+      .flatMap((run) => Array.from({ length: rng.int(0, 8) }, () => run.claims[rng.int(0, run.claims.length - 1)]!));
     await Promise.all(asks.map(reserve));
     await check(`phase ${phase}`);
     for (const run of runs.filter((r) => r.fate === 'live')) {
@@ -175,7 +199,9 @@ export const runTrial = async (client: DynamoDBDocumentClient, tableName: string
   for (const run of runs.filter((r) => r.fate === 'live')) await ledger.cancelRun(tenantId, run.runId);
   now += BLOCK_LEASE_MS + 1_000;
   const sweeperId = 'run-sweeper';
-  const [sweeper] = await startClaimedRun(ledger, tenantId, sweeperId, { modelCalls: 1_000, costLimit: 100_000 }, [{ modelCalls: 1_000, estimatedCostPerCall: 1 }]);
+  const [sweeper] = await startClaimedRun(ledger, tenantId, sweeperId, { modelCalls: 1_000, costLimit: 100_000 }, [
+    { modelCalls: 1_000, estimatedCostPerCall: 1 },
+  ]);
   runs.push({ runId: sweeperId, claims: [sweeper!], fate: 'live' });
   for (let call = 0; call <= allowance.modelCalls; call += 1) {
     const before = refusals;
@@ -185,14 +211,22 @@ export const runTrial = async (client: DynamoDBDocumentClient, tableName: string
   const today = new Date(now).toISOString().slice(0, 10);
   const spent = charged.get(today) ?? { calls: 0, cost: 0 };
   if (spent.calls !== allowance.modelCalls && spent.cost !== allowance.costLimit) {
-    problems.push(`after the sweep ${today}: charged ${spent.calls}/${spent.cost}, the allowance is ${allowance.modelCalls}/${allowance.costLimit}: some allowance never came back`);
+    problems.push(
+      `after the sweep ${today}: charged ${spent.calls}/${spent.cost}, the allowance is ${allowance.modelCalls}/${allowance.costLimit}: some allowance never came back`,
+    );
   }
   await check('after the sweep');
   return { seed, problems, reservations, refusals, days: charged.size };
 };
 
 /** Runs `count` trials from `firstSeed` on, `parallel` at a time, each on its own tenant. */
-export const runTrials = async (client: DynamoDBDocumentClient, tableName: string, count: number, firstSeed: number, parallel: number): Promise<TrialResult[]> => {
+export const runTrials = async (
+  client: DynamoDBDocumentClient,
+  tableName: string,
+  count: number,
+  firstSeed: number,
+  parallel: number,
+): Promise<TrialResult[]> => {
   const results: TrialResult[] = [];
   let next = 0;
   const lane = async (): Promise<void> => {

@@ -14,7 +14,8 @@ const { clock } = suite;
 const LONG_DEADLINE = '2040-06-05T00:00:00.000Z';
 
 /** A ledger of this file's table with a daily allowance of `calls` calls (and `cost`, ample by default). */
-const withAllowance = (calls: number, cost = 1_000_000): Ledger => ledgerFor({ tableName: suite.tableName, clock, dailyAllowance: { modelCalls: calls, costLimit: cost } });
+const withAllowance = (calls: number, cost = 1_000_000): Ledger =>
+  ledgerFor({ tableName: suite.tableName, clock, dailyAllowance: { modelCalls: calls, costLimit: cost } });
 
 /** A running run of `tenantId` with `subtasks` subtasks of ample budget, each claimed; returns the claims. */
 const claimedRun = async (ledger: Ledger, tenantId: string, subtasks = 1, costPerCall = 1) => {
@@ -31,7 +32,14 @@ const claimedRun = async (ledger: Ledger, tenantId: string, subtasks = 1, costPe
   return { runId, claims };
 };
 
-const ctxFor = () => ({ client: documentClient(), tableName: suite.tableName, now: clock.now, dailyAllowance: undefined, conflictRetry: DEFAULT_CONFLICT_RETRY, newId: () => '' });
+const ctxFor = () => ({
+  client: documentClient(),
+  tableName: suite.tableName,
+  now: clock.now,
+  dailyAllowance: undefined,
+  conflictRetry: DEFAULT_CONFLICT_RETRY,
+  newId: () => '',
+});
 const dayItem = async (tenantId: string, day = '2040-06-01') => {
   const item = await getItem(ctxFor(), tenantDayKey(tenantId, day));
   return item === undefined ? undefined : parseItem(TenantDayItem, item, { tenantId });

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { BLOCK_FLOOR_CALLS, BLOCK_LEASE_MS, blockSize, type BlockSizing } from '../../lib/ledger/leases';
 
-const fresh: BlockSizing = { cost: 7, availableCalls: 100_000, availableCost: 10_000_000, runCallsLeft: 5_000, runCostLeft: 1_000_000, previousCalls: 0, previousCost: 0, previousMs: 0 };
+const fresh: BlockSizing = {
+  cost: 7,
+  availableCalls: 100_000,
+  availableCost: 10_000_000,
+  runCallsLeft: 5_000,
+  runCostLeft: 1_000_000,
+  previousCalls: 0,
+  previousCost: 0,
+  previousMs: 0,
+};
 
 describe('blockSize', () => {
   it('asks for the floor before the run has a rate: 10 calls and 10 calls of cost', () => {

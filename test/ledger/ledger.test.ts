@@ -4,7 +4,19 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Outcome } from '../../lib/contract';
 import { TRANSIENT_ERRORS } from '../../lib/infra/transient-errors';
-import { boundOutcome, closeReason, createLedger, itemSize, LedgerConfigurationError, sealReason, toOutcome, toRunResource, toSubtaskView, WriteConflict, type SubtaskItem } from '../../lib/ledger';
+import {
+  boundOutcome,
+  closeReason,
+  createLedger,
+  itemSize,
+  LedgerConfigurationError,
+  sealReason,
+  toOutcome,
+  toRunResource,
+  toSubtaskView,
+  WriteConflict,
+  type SubtaskItem,
+} from '../../lib/ledger';
 import type { LateItem } from '../../lib/ledger/items';
 import { canonicalJson, contentHash } from '../../lib/ledger/canonical';
 import { retryConflicts } from '../../lib/ledger/failures';
@@ -117,7 +129,11 @@ describe('content hashes', () => {
   const reversedKeys = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(reversedKeys);
     if (value === null || typeof value !== 'object') return value;
-    return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reversedKeys(v)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .reverse()
+        .map(([k, v]) => [k, reversedKeys(v)]),
+    );
   };
 
   it('ignore key order and undefined members but not array order', () => {
@@ -134,10 +150,19 @@ describe('content hashes', () => {
 describe('rendered reasons', () => {
   it('say why a subtask timed out from what its item knows', () => {
     expect(sealReason(subtask())).toBe('deadline 2040-06-01T12:01:00.000Z passed; never claimed: no worker picked it up');
-    expect(sealReason(subtask({ generation: 2, workerId: 'w-9' }))).toBe('deadline 2040-06-01T12:01:00.000Z passed; claimed by generation 2 (worker w-9) but no result arrived');
-    expect(sealReason(subtask({ generation: 1, workerId: 'w-9', releasedAt: '2040-06-01T12:00:20.000Z', lastDeliveryFailure: { receiveCount: 1, errorName: 'Throttled', at: '2040-06-01T12:00:20.000Z' } }))).toBe(
-      'deadline 2040-06-01T12:01:00.000Z passed; 1 delivery failed (last with Throttled); generation 1 (worker w-9) released its claim without a result',
+    expect(sealReason(subtask({ generation: 2, workerId: 'w-9' }))).toBe(
+      'deadline 2040-06-01T12:01:00.000Z passed; claimed by generation 2 (worker w-9) but no result arrived',
     );
+    expect(
+      sealReason(
+        subtask({
+          generation: 1,
+          workerId: 'w-9',
+          releasedAt: '2040-06-01T12:00:20.000Z',
+          lastDeliveryFailure: { receiveCount: 1, errorName: 'Throttled', at: '2040-06-01T12:00:20.000Z' },
+        }),
+      ),
+    ).toBe('deadline 2040-06-01T12:01:00.000Z passed; 1 delivery failed (last with Throttled); generation 1 (worker w-9) released its claim without a result');
   });
 
   it('say that a result arrived late once late evidence exists, never that none arrived', () => {
@@ -167,7 +192,9 @@ describe('rendered reasons', () => {
   });
 
   it('say how the run closed a subtask it cancelled', () => {
-    expect(closeReason(subtask({ state: 'cancelled', closedBy: 'run_failed', closedAt: '2040-06-01T12:00:40.000Z' }))).toBe('run ended failed at 2040-06-01T12:00:40.000Z; never claimed');
+    expect(closeReason(subtask({ state: 'cancelled', closedBy: 'run_failed', closedAt: '2040-06-01T12:00:40.000Z' }))).toBe(
+      'run ended failed at 2040-06-01T12:00:40.000Z; never claimed',
+    );
   });
 });
 
@@ -178,7 +205,14 @@ describe('views', () => {
       generation: 1,
       callsLeft: 3,
       costLeft: 21,
-      outcome: { state: 'empty', observed: { minDate: null, maxDate: null, recordCount: 0 }, sources: [], sourcesReached: 0, reason: 'no source was reachable', refusals: [] },
+      outcome: {
+        state: 'empty',
+        observed: { minDate: null, maxDate: null, recordCount: 0 },
+        sources: [],
+        sourcesReached: 0,
+        reason: 'no source was reachable',
+        refusals: [],
+      },
     });
     expect(toOutcome(empty)).toEqual({
       subtaskId: 'C',
@@ -217,7 +251,14 @@ describe('views', () => {
         request: {
           goal: 'Total deductible household expenses for tax year 2025',
           universe: { dimension: 'time', from: '2025-07-01', toExclusive: '2025-10-01' },
-          split: { worker: 'tax-statements', parts: 1, questionIds: [], required: false, deadlineSeconds: 60, budget: { modelCalls: 4, estimatedCostPerCall: 7 } },
+          split: {
+            worker: 'tax-statements',
+            parts: 1,
+            questionIds: [],
+            required: false,
+            deadlineSeconds: 60,
+            budget: { modelCalls: 4, estimatedCostPerCall: 7 },
+          },
           policy: { retry: { timed_out: 1, invalid: 1, empty: 0 }, onRequiredGap: 'fail', onOptionalGap: 'degrade', maxRounds: 2 },
           budget: { modelCalls: 40, costLimit: 500 },
         },
@@ -228,7 +269,11 @@ describe('views', () => {
       uncommitted: [],
     });
     expect(resource.subtasks[0]).toMatchObject({ state: 'empty', sourceUnreachable: true, usage: { modelCalls: 1, estimatedCost: 7 } });
-    expect(resource.progress).toEqual({ dispatched: 1, terminal: 1, byState: { pending: 0, running: 0, ok: 0, timed_out: 0, invalid: 0, empty: 1, cancelled: 0 } });
+    expect(resource.progress).toEqual({
+      dispatched: 1,
+      terminal: 1,
+      byState: { pending: 0, running: 0, ok: 0, timed_out: 0, invalid: 0, empty: 1, cancelled: 0 },
+    });
     expect(resource.usage).toEqual({ modelCalls: 1, estimatedCost: 7 });
   });
 });

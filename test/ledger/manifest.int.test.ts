@@ -92,7 +92,10 @@ describe('immutable assignments', () => {
     const subtasks = days250();
     await expect(crashingAtTransaction(2).appendRound({ tenantId, runId, round: 1, subtasks })).rejects.toThrow('injected crash');
     const widened = subtasks.map((s) => (s.id === 'S007' ? { ...s, assigned: { from: '2025-01-07', toExclusive: '2025-01-09' } } : s));
-    await expect(suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks: widened })).rejects.toMatchObject({ name: 'ImmutableAssignment', subtaskId: 'S007' });
+    await expect(suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks: widened })).rejects.toMatchObject({
+      name: 'ImmutableAssignment',
+      subtaskId: 'S007',
+    });
 
     await suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks });
     const later = subtasks.map((s) => (s.id === 'S200' ? { ...s, deadline: '2040-06-01T13:00:00.000Z' } : s));
@@ -103,7 +106,10 @@ describe('immutable assignments', () => {
     const { tenantId, runId } = await newRun();
     await suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks: [dispatched('A', '2025-01-01', '2025-04-01')] });
     const reuse = dispatched('A', '2025-03-28', '2025-04-01', { round: 2 });
-    await expect(suite.ledger.appendRound({ tenantId, runId, round: 2, subtasks: [reuse] })).rejects.toMatchObject({ name: 'ImmutableAssignment', subtaskId: 'A' });
+    await expect(suite.ledger.appendRound({ tenantId, runId, round: 2, subtasks: [reuse] })).rejects.toMatchObject({
+      name: 'ImmutableAssignment',
+      subtaskId: 'A',
+    });
     const recheck = dispatched('A.2', '2025-03-28', '2025-04-01', { round: 2, worker: 'transaction-feed' });
     await expect(suite.ledger.appendRound({ tenantId, runId, round: 2, subtasks: [recheck] })).resolves.toMatchObject({ round: 2, written: 1 });
     const { manifest, run } = await suite.ledger.readManifest(tenantId, runId);
@@ -137,7 +143,10 @@ describe('round bookkeeping', () => {
     const first = await suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks: [relative], dispatchedAt: '2040-06-01T12:00:00Z' });
     expect(first.subtasks[0]?.deadline).toBe('2040-06-01T12:01:30.000Z');
     clock.advance(5_000);
-    await expect(suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks: [relative], dispatchedAt: '2040-06-01T12:00:00Z' })).resolves.toMatchObject({ written: 0, alreadyPresent: 1 });
+    await expect(suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks: [relative], dispatchedAt: '2040-06-01T12:00:00Z' })).resolves.toMatchObject({
+      written: 0,
+      alreadyPresent: 1,
+    });
   });
 
   it('refuses rounds out of order, subtasks without a deadline, and rounds of a cancelled run', async () => {
@@ -147,11 +156,13 @@ describe('round bookkeeping', () => {
       name: 'InvalidLedgerInput',
       issues: ['subtask A: give an absolute deadline or deadlineSeconds'],
     });
-    await expect(suite.ledger.appendRound({ tenantId, runId, round: 2, subtasks: [dispatched('A', '2025-01-01', '2025-04-01', { round: 2 })] })).rejects.toBeInstanceOf(
-      InvalidLedgerInput,
-    );
+    await expect(
+      suite.ledger.appendRound({ tenantId, runId, round: 2, subtasks: [dispatched('A', '2025-01-01', '2025-04-01', { round: 2 })] }),
+    ).rejects.toBeInstanceOf(InvalidLedgerInput);
     await suite.ledger.cancelRun(tenantId, runId);
-    await expect(suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks: [dispatched('A', '2025-01-01', '2025-04-01')] })).rejects.toBeInstanceOf(RunCancelled);
+    await expect(suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks: [dispatched('A', '2025-01-01', '2025-04-01')] })).rejects.toBeInstanceOf(
+      RunCancelled,
+    );
     expect((await suite.ledger.getRun(tenantId, runId))?.uncommitted).toEqual([]);
   });
 });

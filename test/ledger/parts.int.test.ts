@@ -20,7 +20,14 @@ const accountIds = (count: number, salt = ''): string[] =>
 const idsRequest = (ids: readonly string[], goal = 'Which accounts have a dormant card?'): RunRequestInput => ({
   goal,
   universe: { dimension: 'ids', ids: [...ids], noun: 'account' },
-  split: { worker: 'chaos', parts: 2, required: true, justification: 'every account must be checked', deadlineSeconds: 60, budget: { modelCalls: 2, estimatedCostPerCall: 1 } },
+  split: {
+    worker: 'chaos',
+    parts: 2,
+    required: true,
+    justification: 'every account must be checked',
+    deadlineSeconds: 60,
+    budget: { modelCalls: 2, estimatedCostPerCall: 1 },
+  },
   budget: { modelCalls: 10, costLimit: 100 },
 });
 
@@ -40,12 +47,20 @@ const partition = async (tenantId: string, runId: string): Promise<{ items: Reco
   const client = documentClient();
   const items: Record<string, unknown>[] = [];
   let pages = 0;
-  const partitions = [`T#${encodeURIComponent(tenantId)}#R#${encodeURIComponent(runId)}`, ...(TEST_SHARDS > 1 ? shardPartitions(tenantId, runId, TEST_SHARDS) : [])];
+  const partitions = [
+    `T#${encodeURIComponent(tenantId)}#R#${encodeURIComponent(runId)}`,
+    ...(TEST_SHARDS > 1 ? shardPartitions(tenantId, runId, TEST_SHARDS) : []),
+  ];
   for (const pk of partitions) {
     let start: Record<string, unknown> | undefined;
     do {
       const page = await client.send(
-        new QueryCommand({ TableName: suite.tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': pk }, ExclusiveStartKey: start }),
+        new QueryCommand({
+          TableName: suite.tableName,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+          ExclusiveStartKey: start,
+        }),
       );
       items.push(...(page.Items ?? []));
       pages += 1;
@@ -85,7 +100,13 @@ describe('a 100,000-id universe in two parts', () => {
     expect(claim.subtask.assigned).toEqual({ ids: ids.slice(0, 50_000) });
     // A observed all of its ids but the first ten.
     const observed = ids.slice(10, 50_000).sort();
-    await suite.ledger.recordOutcome(claim, { subtaskId: 'A', state: 'ok', observed: { ids: observed, recordCount: observed.length }, sources: ['chaos'], sourcesReached: 1 });
+    await suite.ledger.recordOutcome(claim, {
+      subtaskId: 'A',
+      state: 'ok',
+      observed: { ids: observed, recordCount: observed.length },
+      sources: ['chaos'],
+      sourcesReached: 1,
+    });
     const missing = ids.slice(0, 10);
     const answer: Answer = {
       text: 'Two of the accounts…',
@@ -97,7 +118,10 @@ describe('a 100,000-id universe in two parts', () => {
         partitions: 2,
         overlaps: [],
         // Large enough to need parts: the ids no subtask observed, twice (gap and problem).
-        gaps: [{ kind: 'assignment', ids: ids.slice(50_000), status: 'unchecked' }, { kind: 'observed', subtaskId: 'A', ids: missing, status: 'unchecked' }],
+        gaps: [
+          { kind: 'assignment', ids: ids.slice(50_000), status: 'unchecked' },
+          { kind: 'observed', subtaskId: 'A', ids: missing, status: 'unchecked' },
+        ],
         problems: [],
         statement: 'Coverage: 49,990 of 100,000 accounts.',
       },
@@ -120,7 +144,9 @@ describe('a 100,000-id universe in two parts', () => {
     // As stored: no item near DynamoDB's limit, the universe not stored twice, the partition read in pages.
     const stored = await partition(tenantId, runId);
     // An upper bound of each item's size: its JSON, binary parts counted by their length.
-    const sizes = stored.items.map((item) => Buffer.byteLength(JSON.stringify(item, (_key, value: unknown) => (value instanceof Uint8Array ? 'x'.repeat(value.byteLength) : value))));
+    const sizes = stored.items.map((item) =>
+      Buffer.byteLength(JSON.stringify(item, (_key, value: unknown) => (value instanceof Uint8Array ? 'x'.repeat(value.byteLength) : value))),
+    );
     expect(Math.max(...sizes)).toBeLessThan(DYNAMODB_ITEM_LIMIT);
     const meta = stored.items.find((item) => item.sk === 'META')!;
     expect(meta.universe).toBeUndefined();
@@ -152,7 +178,9 @@ describe('a 100,000-id universe in two parts', () => {
   it('leaves no partial run when the creating transaction fails, and a conflicting create does not touch the stored parts', async () => {
     const tenantId = uniqueName('tenant');
     const request = idsRequest(accountIds(100_000, 'crash'));
-    await expect(crashingAt('TransactWriteItemsCommand', 1).createRun({ tenantId, runId: 'crashed', idempotencyKey: 'k-1', request })).rejects.toThrow('injected crash');
+    await expect(crashingAt('TransactWriteItemsCommand', 1).createRun({ tenantId, runId: 'crashed', idempotencyKey: 'k-1', request })).rejects.toThrow(
+      'injected crash',
+    );
     expect(await suite.ledger.getRun(tenantId, 'crashed')).toBeUndefined();
     expect((await partition(tenantId, 'crashed')).items).toEqual([]);
 
@@ -222,7 +250,13 @@ describe('reading a run while its large outcome is written', () => {
     // Parts sort before the items owning them: the outcome lands after the read has passed where
     // its parts go (`PART#SUB#A#outcome#…`) and before it reaches `SUB#A`.
     const reader = interleaving(2, 'PART#SUB#A#outcome#', 'SUB#A', async () => {
-      await unsharded.recordOutcome(claim, { subtaskId: 'A', state: 'ok', observed: { ids: observed, recordCount: 5_000 }, sources: ['chaos'], sourcesReached: 1 });
+      await unsharded.recordOutcome(claim, {
+        subtaskId: 'A',
+        state: 'ok',
+        observed: { ids: observed, recordCount: 5_000 },
+        sources: ['chaos'],
+        sourcesReached: 1,
+      });
     });
     const record = (await reader.getRun(tenantId, runId))!;
     expect(record.subtasks[0]).toMatchObject({ subtaskId: 'A', state: 'ok', outcome: { observed: { ids: observed, recordCount: 5_000 } } });
@@ -239,6 +273,8 @@ describe('the largest request', () => {
     await expect(refused).rejects.toMatchObject({ field: 'universe.ids', fieldBytes: 120_000 * 18 - 1 + 2, limit: 2 * 1024 * 1024 });
     expect((await partition(tenantId, 'too-big')).items).toEqual([]);
     // The key is still free.
-    await expect(suite.ledger.createRun({ tenantId, runId: 'fits', idempotencyKey: 'k', request: idsRequest(ids.slice(0, 100_000)) })).resolves.toMatchObject({ created: true });
+    await expect(suite.ledger.createRun({ tenantId, runId: 'fits', idempotencyKey: 'k', request: idsRequest(ids.slice(0, 100_000)) })).resolves.toMatchObject({
+      created: true,
+    });
   });
 });

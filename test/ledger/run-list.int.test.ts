@@ -11,9 +11,11 @@ const suite = ledgerTestTable('ledger-run-list');
 /** Runs `fn` over `inputs`, `lanes` at a time (DynamoDB Local on two cores). */
 const inLanes = async <T>(inputs: readonly T[], lanes: number, fn: (input: T) => Promise<void>): Promise<void> => {
   let next = 0;
-  await Promise.all(Array.from({ length: lanes }, async () => {
-    while (next < inputs.length) await fn(inputs[next++] as T);
-  }));
+  await Promise.all(
+    Array.from({ length: lanes }, async () => {
+      while (next < inputs.length) await fn(inputs[next++] as T);
+    }),
+  );
 };
 
 /** Creation instants two runs share, so the run id decides their order. */
@@ -25,7 +27,10 @@ interface Created {
 }
 
 const createRuns = async (tenantId: string, count: number, offset = 0): Promise<Created[]> => {
-  const runs = Array.from({ length: count }, (_, index) => ({ runId: `run-${String(index).padStart(3, '0')}-${uniqueName('r')}`, createdAt: createdAt(index + offset) }));
+  const runs = Array.from({ length: count }, (_, index) => ({
+    runId: `run-${String(index).padStart(3, '0')}-${uniqueName('r')}`,
+    createdAt: createdAt(index + offset),
+  }));
   await inLanes(runs, 6, async (run) => {
     await suite.ledger.createRun({ tenantId, runId: run.runId, createdAt: run.createdAt, request: taxYearRequest({ goal: `goal of ${run.runId}` }) });
   });
@@ -42,7 +47,11 @@ const pageOk = (result: ListRunsResult) => {
 };
 
 /** Every page of a listing, following nextCursor. */
-const allPages = async (tenantId: string, query: Record<string, string>, between?: (page: number) => Promise<void>): Promise<{ runs: RunSummary[]; pages: number }> => {
+const allPages = async (
+  tenantId: string,
+  query: Record<string, string>,
+  between?: (page: number) => Promise<void>,
+): Promise<{ runs: RunSummary[]; pages: number }> => {
   const runs: RunSummary[] = [];
   let cursor: string | undefined;
   let pages = 0;
@@ -121,13 +130,22 @@ describe('GET /runs over the run list index', () => {
     expect(await problemsOf(tenant, { cursor, status: 'running' })).toEqual([['cursor', 'invalid_cursor']]);
     // Well-formed, for this tenant and filter, but naming a position no run of this tenant has.
     const fifth = page.runs[4]!;
-    expect(await problemsOf(tenant, { cursor: encodeCursor(tenant, undefined, { createdAt: '2039-01-01T00:00:00.000Z', runId: fifth.runId }) })).toEqual([['cursor', 'invalid_cursor']]);
-    expect(await problemsOf(tenant, { cursor: encodeCursor(tenant, undefined, { createdAt: fifth.createdAt, runId: runs.find((run) => run.runId !== fifth.runId)!.runId.replace('run', 'nur') }) })).toEqual([
+    expect(await problemsOf(tenant, { cursor: encodeCursor(tenant, undefined, { createdAt: '2039-01-01T00:00:00.000Z', runId: fifth.runId }) })).toEqual([
       ['cursor', 'invalid_cursor'],
     ]);
+    expect(
+      await problemsOf(tenant, {
+        cursor: encodeCursor(tenant, undefined, {
+          createdAt: fifth.createdAt,
+          runId: runs.find((run) => run.runId !== fifth.runId)!.runId.replace('run', 'nur'),
+        }),
+      }),
+    ).toEqual([['cursor', 'invalid_cursor']]);
     // The other tenant's run ids are not positions in this tenant's list.
     const theirs = pageOk(await listRuns(suite.ledger, other, { limit: '1' })).runs[0]!;
-    expect(await problemsOf(tenant, { cursor: encodeCursor(tenant, undefined, { createdAt: theirs.createdAt, runId: theirs.runId }) })).toEqual([['cursor', 'invalid_cursor']]);
+    expect(await problemsOf(tenant, { cursor: encodeCursor(tenant, undefined, { createdAt: theirs.createdAt, runId: theirs.runId }) })).toEqual([
+      ['cursor', 'invalid_cursor'],
+    ]);
     expect(await problemsOf(tenant, { limit: '0' })).toEqual([['limit', 'too_small']]);
     expect(await problemsOf(tenant, { limit: '101' })).toEqual([['limit', 'too_big']]);
     expect(await problemsOf(tenant, { limit: '2.5' })).toEqual([['limit', 'invalid_format']]);
@@ -140,7 +158,16 @@ describe('run summary progress and the change version', () => {
   const answer: Answer = {
     text: 'All four quarters.',
     result: {},
-    coverage: { complete: true, missingQuestions: [], degradedReason: [], partitions: 2, overlaps: [], gaps: [], problems: [], statement: 'Coverage: complete.' },
+    coverage: {
+      complete: true,
+      missingQuestions: [],
+      degradedReason: [],
+      partitions: 2,
+      overlaps: [],
+      gaps: [],
+      problems: [],
+      statement: 'Coverage: complete.',
+    },
   };
 
   it('counts a running run live, stores the final progress and complete at the end, and bumps the version on each state change', async () => {
@@ -157,7 +184,12 @@ describe('run summary progress and the change version', () => {
     expect([v0, v1, v2]).toEqual([1, 2, 3]);
     await suite.ledger.finishRun({ tenantId, runId, status: 'succeeded', answer });
     const ended = await summary();
-    expect(ended).toMatchObject({ runId, status: 'succeeded', complete: true, progress: { dispatched: 2, terminal: 2, byState: { ok: 1, cancelled: 1, pending: 0 } } });
+    expect(ended).toMatchObject({
+      runId,
+      status: 'succeeded',
+      complete: true,
+      progress: { dispatched: 2, terminal: 2, byState: { ok: 1, cancelled: 1, pending: 0 } },
+    });
     const resource = toRunResource((await suite.ledger.getRun(tenantId, runId))!);
     expect(ended.progress).toEqual(resource.progress);
     expect(ended.updatedAt).toBe(resource.updatedAt);
@@ -173,7 +205,14 @@ describe('run summary progress and the change version', () => {
     // A fake clock: each sleep advances it, so "20 s" passes in a few polls without waiting.
     let now = 0;
     const sleeps: number[] = [];
-    const clock = { now: () => now, sleep: async (ms: number) => { sleeps.push(ms); now += ms; }, pollMs: 5_000 };
+    const clock = {
+      now: () => now,
+      sleep: async (ms: number) => {
+        sleeps.push(ms);
+        now += ms;
+      },
+      pollMs: 5_000,
+    };
     const unchanged = await watchRun(suite.ledger, { tenantId, runId, ifNoneMatch: first.etag, waitSeconds: 20 }, clock);
     expect(unchanged).toEqual({ kind: 'not_modified', etag: first.etag });
     expect(sleeps).toEqual([5_000, 5_000, 5_000, 5_000]);
@@ -205,8 +244,21 @@ describe('run summary progress and the change version', () => {
     // A fake clock on which every read of the whole run takes 3 s (a large run under load).
     let now = 0;
     const sleeps: number[] = [];
-    const slowLedger = { ...suite.ledger, getRun: async (tenant: string, run: string) => { now += 3_000; return suite.ledger.getRun(tenant, run); } };
-    const clock = { now: () => now, sleep: async (ms: number) => { sleeps.push(ms); now += ms; }, pollMs: 5_000 };
+    const slowLedger = {
+      ...suite.ledger,
+      getRun: async (tenant: string, run: string) => {
+        now += 3_000;
+        return suite.ledger.getRun(tenant, run);
+      },
+    };
+    const clock = {
+      now: () => now,
+      sleep: async (ms: number) => {
+        sleeps.push(ms);
+        now += ms;
+      },
+      pollMs: 5_000,
+    };
     // Asked to wait 20 s, with the answer due at 20 s: the first read ends at 3 s, so the wait must
     // end by 20 − 2 × 3 = 14 s (a read on a change, then the final read), and the answer is ready at 17 s.
     const answer = await watchRun(slowLedger, { tenantId, runId, ifNoneMatch: first.etag, waitSeconds: 20, answerBy: 20_000 }, clock);

@@ -21,7 +21,12 @@ describe('createRun', () => {
     expect(first.created).toBe(true);
     expect(retry).toMatchObject({ created: false, run: { runId: 'run-1', status: 'running' } });
 
-    const changed = suite.ledger.createRun({ tenantId, runId: 'run-3', idempotencyKey: 'order-7', request: taxYearRequest({ goal: 'Total deductible expenses for 2024' }) });
+    const changed = suite.ledger.createRun({
+      tenantId,
+      runId: 'run-3',
+      idempotencyKey: 'order-7',
+      request: taxYearRequest({ goal: 'Total deductible expenses for 2024' }),
+    });
     await expect(changed).rejects.toBeInstanceOf(IdempotencyConflict);
     await expect(changed).rejects.toMatchObject({ idempotencyKey: 'order-7', existingRunId: 'run-1' });
     expect(await suite.ledger.getRun(tenantId, 'run-2')).toBeUndefined();
@@ -31,7 +36,12 @@ describe('createRun', () => {
   it('scopes idempotency keys and run ids to the tenant', async () => {
     const [tenantA, tenantB] = [uniqueName('tenant'), uniqueName('tenant')];
     await suite.ledger.createRun({ tenantId: tenantA, runId: 'shared-id', idempotencyKey: 'k', request: taxYearRequest() });
-    const other = await suite.ledger.createRun({ tenantId: tenantB, runId: 'shared-id', idempotencyKey: 'k', request: taxYearRequest({ goal: 'Another goal' }) });
+    const other = await suite.ledger.createRun({
+      tenantId: tenantB,
+      runId: 'shared-id',
+      idempotencyKey: 'k',
+      request: taxYearRequest({ goal: 'Another goal' }),
+    });
     expect(other.created).toBe(true);
     expect((await suite.ledger.getRun(tenantA, 'shared-id'))?.meta.goal).toBe('Total deductible household expenses for tax year 2025');
     expect((await suite.ledger.getRun(tenantB, 'shared-id'))?.meta.goal).toBe('Another goal');
@@ -42,7 +52,9 @@ describe('createRun', () => {
     const tenantId = uniqueName('tenant');
     await suite.ledger.createRun({ tenantId, runId: 'run-x', request: taxYearRequest() });
     await expect(suite.ledger.createRun({ tenantId, runId: 'run-x', request: taxYearRequest() })).resolves.toMatchObject({ created: false });
-    await expect(suite.ledger.createRun({ tenantId, runId: 'run-x', request: taxYearRequest({ budget: { modelCalls: 41, costLimit: 500 } }) })).rejects.toMatchObject({
+    await expect(
+      suite.ledger.createRun({ tenantId, runId: 'run-x', request: taxYearRequest({ budget: { modelCalls: 41, costLimit: 500 } }) }),
+    ).rejects.toMatchObject({
       name: 'IdempotencyConflict',
       idempotencyKey: undefined,
       existingRunId: 'run-x',
@@ -56,7 +68,9 @@ describe('createRun', () => {
     const aDayAndASecondLater = ledgerFor({ tableName: suite.tableName, clock: testClock('2040-06-02T12:00:01.000Z') });
     await today.createRun({ tenantId, runId: 'day-1', idempotencyKey: 'nightly', request: taxYearRequest() });
     const other = taxYearRequest({ goal: 'Next night' });
-    await expect(justUnderADayLater.createRun({ tenantId, runId: 'day-2', idempotencyKey: 'nightly', request: other })).rejects.toBeInstanceOf(IdempotencyConflict);
+    await expect(justUnderADayLater.createRun({ tenantId, runId: 'day-2', idempotencyKey: 'nightly', request: other })).rejects.toBeInstanceOf(
+      IdempotencyConflict,
+    );
     const next = await aDayAndASecondLater.createRun({ tenantId, runId: 'day-2', idempotencyKey: 'nightly', request: other });
     expect(next).toMatchObject({ created: true, run: { runId: 'day-2' } });
   });
@@ -140,7 +154,13 @@ describe('getRun and finishRun', () => {
     await suite.ledger.recordOutcome(claimA, okOutcome('A', '2025-01-02', '2025-03-31', 180));
     clock.set('2040-06-01T12:00:20.000Z');
 
-    const ended = await suite.ledger.finishRun({ tenantId, runId, status: 'failed', answer: answer('Coverage: one of two partitions.'), error: { code: 'aborted', message: 'dispatch failed' } });
+    const ended = await suite.ledger.finishRun({
+      tenantId,
+      runId,
+      status: 'failed',
+      answer: answer('Coverage: one of two partitions.'),
+      error: { code: 'aborted', message: 'dispatch failed' },
+    });
     expect(ended).toEqual({ status: 'failed', cancelledSubtaskIds: ['B'], taskTokens: [] });
     const resource = toRunResource((await suite.ledger.getRun(tenantId, runId))!);
     expect(resource.status).toBe('failed');
@@ -151,7 +171,10 @@ describe('getRun and finishRun', () => {
       ['B', 'cancelled', 'run ended failed at 2040-06-01T12:00:20.000Z; never claimed'],
     ]);
 
-    await expect(suite.ledger.finishRun({ tenantId, runId, status: 'failed', answer: answer('again') })).resolves.toMatchObject({ status: 'failed', cancelledSubtaskIds: [] });
+    await expect(suite.ledger.finishRun({ tenantId, runId, status: 'failed', answer: answer('again') })).resolves.toMatchObject({
+      status: 'failed',
+      cancelledSubtaskIds: [],
+    });
     await expect(suite.ledger.finishRun({ tenantId, runId, status: 'succeeded', answer: answer('no') })).rejects.toBeInstanceOf(RunEnded);
   });
 });

@@ -41,7 +41,16 @@ const month = (i: number): string => `2025-${String(i + 1).padStart(2, '0')}-01`
 const answer: Answer = {
   text: 'done',
   result: {},
-  coverage: { complete: false, missingQuestions: [], degradedReason: ['s-11:timed_out'], partitions: 12, overlaps: [], gaps: [], problems: [], statement: 'twelve months' },
+  coverage: {
+    complete: false,
+    missingQuestions: [],
+    degradedReason: ['s-11:timed_out'],
+    partitions: 12,
+    overlaps: [],
+    gaps: [],
+    problems: [],
+    statement: 'twelve months',
+  },
 };
 
 describe.each([1, 4])('a run of %i shard(s)', (shards) => {
@@ -111,7 +120,12 @@ describe.each([1, 4])('a run of %i shard(s)', (shards) => {
     else {
       expect(subtaskPartitions.size).toBeGreaterThan(1);
       expect(subtaskPartitions.has(runPartition(tenantId, runId))).toBe(false);
-      expect(items.filter((item) => item.pk === runPartition(tenantId, runId)).map((item) => item.sk).sort()).toEqual(['META', 'RUN', 'SUMMARY']);
+      expect(
+        items
+          .filter((item) => item.pk === runPartition(tenantId, runId))
+          .map((item) => item.sk)
+          .sort(),
+      ).toEqual(['META', 'RUN', 'SUMMARY']);
     }
   });
 
@@ -150,7 +164,9 @@ describe('concurrency across shards', () => {
       tenantId,
       runId,
       round: 1,
-      subtasks: all.map((id) => dispatched(id, '2025-01-01', '2025-02-01', { budget: { modelCalls: 8, estimatedCostPerCall: 1 }, deadline: '2040-06-05T00:00:00.000Z' })),
+      subtasks: all.map((id) =>
+        dispatched(id, '2025-01-01', '2025-02-01', { budget: { modelCalls: 8, estimatedCostPerCall: 1 }, deadline: '2040-06-05T00:00:00.000Z' }),
+      ),
     });
     expect(new Set(all.map((id) => shardOf(id, 8))).size).toBeGreaterThan(3);
     const claims = await Promise.all(all.map((id) => ledger.claimSubtask({ tenantId, runId, subtaskId: id, workerId: `w-${id}`, leaseMs: 3_600_000 })));
@@ -168,7 +184,9 @@ describe('concurrency across shards', () => {
     expect(await ledger.tenantUsage(tenantId)).toMatchObject({ modelCalls: 100, estimatedCost: 100 });
 
     // Every outcome delivered twice at once: one record and one duplicate each.
-    const outcomes = await settle(claims.flatMap((claim) => [0, 1].map(() => ledger.recordOutcome(claim, okOutcome(claim.subtaskId, '2025-01-01', '2025-01-31', 1)))));
+    const outcomes = await settle(
+      claims.flatMap((claim) => [0, 1].map(() => ledger.recordOutcome(claim, okOutcome(claim.subtaskId, '2025-01-01', '2025-01-31', 1)))),
+    );
     expect(outcomes.errors).toEqual([]);
     expect(outcomes.values.filter((v) => v.duplicate)).toHaveLength(20);
     expect((await ledger.readManifest(tenantId, runId)).outcomes).toHaveLength(20);
@@ -238,7 +256,8 @@ describe('a page of a sharded run', () => {
       (next, context) => async (args) => {
         const result = await next(args);
         const input = args.input as { KeyConditionExpression?: string; ExpressionAttributeValues?: Record<string, unknown> };
-        const onSubtasks = context.commandName === 'QueryCommand' && Object.values(input.ExpressionAttributeValues ?? {}).some((v) => String(v).startsWith('SUB#'));
+        const onSubtasks =
+          context.commandName === 'QueryCommand' && Object.values(input.ExpressionAttributeValues ?? {}).some((v) => String(v).startsWith('SUB#'));
         if (onSubtasks) scanned.push((result.output as { ScannedCount?: number }).ScannedCount ?? 0);
         return result;
       },

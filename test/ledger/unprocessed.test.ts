@@ -33,7 +33,10 @@ describe('untilProcessed', () => {
   });
 
   it('waits a full-jitter backoff: up to base · 2^tries, never past the cap', () => {
-    const waits = Array.from({ length: 200 }, () => [backoffMs({ attempts: 8, baseDelayMs: 20, maxDelayMs: 1000 }, 2), backoffMs({ attempts: 8, baseDelayMs: 20, maxDelayMs: 1000 }, 9)] as const);
+    const waits = Array.from(
+      { length: 200 },
+      () => [backoffMs({ attempts: 8, baseDelayMs: 20, maxDelayMs: 1000 }, 2), backoffMs({ attempts: 8, baseDelayMs: 20, maxDelayMs: 1000 }, 9)] as const,
+    );
     expect(waits.every(([early, late]) => early >= 0 && early < 80 && late >= 0 && late < 1000)).toBe(true);
   });
 });

@@ -19,7 +19,9 @@ describe('run state machine: batched rounds run as child executions', () => {
   const run = async (input: Record<string, unknown>, prefix: string) => {
     const stateMachineArn = cloud.resources.stateMachines[0]?.arn as string;
     const runId = uniqueName(prefix);
-    const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId, tenantId: 't1', round: 1, ...input }) }));
+    const { executionArn } = await sfn.send(
+      new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId, tenantId: 't1', round: 1, ...input }) }),
+    );
     return { runId, executionArn: executionArn as string, described: await finishedExecution(sfn, executionArn as string) };
   };
   const entered = (executionArn: string): string[] =>
@@ -105,7 +107,9 @@ describe('run state machine: a StartBatch refused by the open-executions quota i
   it('three batches under a quota of three open executions: one start is refused, retried, and the run succeeds', async () => {
     const stateMachineArn = cloud.resources.stateMachines[0]?.arn as string;
     const runId = uniqueName('quota');
-    const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId, tenantId: 't1', round: 1, batches: 3 }) }));
+    const { executionArn } = await sfn.send(
+      new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId, tenantId: 't1', round: 1, batches: 3 }) }),
+    );
     const described = await finishedExecution(sfn, executionArn as string);
     expect(described.status).toBe('SUCCEEDED');
     expect(outputOf(described)).toMatchObject({ status: 'succeeded' });
@@ -114,11 +118,14 @@ describe('run state machine: a StartBatch refused by the open-executions quota i
     const retried = events.filter((event) => event.type === 'StateRetried');
     // Each refusal fails StartBatch with the quota's error, and each is retried by the one retrier.
     expect(failed.length).toBeGreaterThanOrEqual(1);
-    expect(failed.map((event) => [(event.state as { name?: string }).name, event.Error])).toEqual(failed.map(() => [STATE_NAMES.startBatch, 'StepFunctions.ExecutionLimitExceeded']));
-    expect(retried.map((event) => (event.retry as { retrier: { ErrorEquals: string[] } }).retrier.ErrorEquals)).toEqual(failed.map(() => [...START_EXECUTION_REFUSED_ERRORS]));
+    expect(failed.map((event) => [(event.state as { name?: string }).name, event.Error])).toEqual(
+      failed.map(() => [STATE_NAMES.startBatch, 'StepFunctions.ExecutionLimitExceeded']),
+    );
+    expect(retried.map((event) => (event.retry as { retrier: { ErrorEquals: string[] } }).retrier.ErrorEquals)).toEqual(
+      failed.map(() => [...START_EXECUTION_REFUSED_ERRORS]),
+    );
     const children = cloud.executions.executions().filter((e) => e.name.startsWith(`${runId}-`));
     expect(children.map((e) => e.name).sort()).toEqual([`${runId}-1-0`, `${runId}-1-1`, `${runId}-1-2`]);
     expect(children.map((e) => e.status)).toEqual(['SUCCEEDED', 'SUCCEEDED', 'SUCCEEDED']);
   });
-
 });

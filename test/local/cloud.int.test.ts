@@ -38,7 +38,9 @@ describe('startLocalCloud with its own emulators', () => {
   it('releases a waiting Task through a queue: Waiter → SQS → event-source mapping → Release → SendTaskSuccess', async () => {
     const sfn = sfnClient(cloud);
     const flow = cloud.resources.stateMachines.find((machine) => machine.logicalId === 'Flow')?.arn;
-    const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn: flow, input: JSON.stringify({ items: [{ id: 'q', release: 'later', timeoutSeconds: 30 }] }) }));
+    const { executionArn } = await sfn.send(
+      new StartExecutionCommand({ stateMachineArn: flow, input: JSON.stringify({ items: [{ id: 'q', release: 'later', timeoutSeconds: 30 }] }) }),
+    );
     const described = await finishedExecution(sfn, executionArn as string);
     expect(outputOf(described)).toEqual([{ state: 'ok', id: 'q', releasedBy: 'queue' }]);
     expect(cloud.lambdaStats()).toMatchObject({ Echo: { invocations: 1 }, Waiter: { invocations: 1 }, Release: { invocations: 1 } });
@@ -80,7 +82,13 @@ describe('startLocalCloud while DynamoDB Local boots', () => {
       repoRoot: REPO_ROOT,
       namePrefix,
       // The shared emulators, handed over as if this cloud had launched a JVM that is still booting.
-      emulators: { dynamodbEndpoint: inject('dynamoEndpoint'), sqsEndpoint: inject('sqsEndpoint'), dynamodbReady, pids: [], stop: async () => void (stopped += 1) },
+      emulators: {
+        dynamodbEndpoint: inject('dynamoEndpoint'),
+        sqsEndpoint: inject('sqsEndpoint'),
+        dynamodbReady,
+        pids: [],
+        stop: async () => void (stopped += 1),
+      },
     });
     const sqs = sqsClient();
     const dynamodb = new DynamoDBClient({ endpoint: inject('dynamoEndpoint'), region: localRegion, credentials: localCredentials });

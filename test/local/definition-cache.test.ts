@@ -13,7 +13,10 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 const environment: LocalEnvironment = { region: 'eu-west-1', queueUrl: (name) => `http://sqs.test/000000000000/${name}`, httpApiUrl: 'http://127.0.0.1:3999' };
 
 const resolverFor = (definition: unknown) =>
-  createResolver(parseTemplate({ Resources: { Machine: { Type: 'AWS::StepFunctions::StateMachine', Properties: { DefinitionString: JSON.stringify(definition) } } } }), environment);
+  createResolver(
+    parseTemplate({ Resources: { Machine: { Type: 'AWS::StepFunctions::StateMachine', Properties: { DefinitionString: JSON.stringify(definition) } } } }),
+    environment,
+  );
 
 const valid = { StartAt: 'Hello', States: { Hello: { Type: 'Pass', Result: 'hi', End: true } } };
 /** Passes the local cloud's own checks (known state types, local Tasks) but not asl-validator: StartAt names no state. */

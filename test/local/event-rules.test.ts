@@ -22,7 +22,9 @@ const rulesOf = (options: { rulePattern?: unknown; target?: Record<string, unkno
             Type: 'AWS::Events::Rule',
             Properties: {
               EventPattern: options.rulePattern ?? pattern,
-              Targets: [{ Id: 'Target0', Arn: { 'Fn::GetAtt': ['Closer', 'Arn'] }, DeadLetterConfig: { Arn: { 'Fn::GetAtt': ['Dlq', 'Arn'] } }, ...options.target }],
+              Targets: [
+                { Id: 'Target0', Arn: { 'Fn::GetAtt': ['Closer', 'Arn'] }, DeadLetterConfig: { Arn: { 'Fn::GetAtt': ['Dlq', 'Arn'] } }, ...options.target },
+              ],
             },
           },
           ...(options.permission === false
@@ -30,14 +32,24 @@ const rulesOf = (options: { rulePattern?: unknown; target?: Record<string, unkno
             : {
                 Permission: {
                   Type: 'AWS::Lambda::Permission',
-                  Properties: { Action: 'lambda:InvokeFunction', FunctionName: { 'Fn::GetAtt': ['Closer', 'Arn'] }, Principal: 'events.amazonaws.com', SourceArn: { 'Fn::GetAtt': ['Rule', 'Arn'] } },
+                  Properties: {
+                    Action: 'lambda:InvokeFunction',
+                    FunctionName: { 'Fn::GetAtt': ['Closer', 'Arn'] },
+                    Principal: 'events.amazonaws.com',
+                    SourceArn: { 'Fn::GetAtt': ['Rule', 'Arn'] },
+                  },
                 },
               }),
           ...(options.invokeConfig
             ? {
                 AsyncConfig: {
                   Type: 'AWS::Lambda::EventInvokeConfig',
-                  Properties: { FunctionName: { Ref: 'Closer' }, Qualifier: '$LATEST', MaximumRetryAttempts: 1, DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': ['Dlq', 'Arn'] } } } },
+                  Properties: {
+                    FunctionName: { Ref: 'Closer' },
+                    Qualifier: '$LATEST',
+                    MaximumRetryAttempts: 1,
+                    DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': ['Dlq', 'Arn'] } } },
+                  },
                 },
               }
             : {}),
@@ -83,7 +95,12 @@ describe('EventBridge rules read from the template', () => {
 });
 
 describe('matchesPattern', () => {
-  const event = { source: 'aws.states', 'detail-type': 'Step Functions Execution Status Change', resources: ['a', 'b'], detail: { status: 'ABORTED', name: 'r1' } };
+  const event = {
+    source: 'aws.states',
+    'detail-type': 'Step Functions Execution Status Change',
+    resources: ['a', 'b'],
+    detail: { status: 'ABORTED', name: 'r1' },
+  };
 
   it('matches when every named field has one of the listed values', () => {
     expect(matchesPattern(pattern, event)).toBe(true);

@@ -19,7 +19,9 @@ describe('SQS event-source mapping emulation', () => {
   const queue = (logicalId: string): ProvisionedQueue => cloud.resources.queues.find((candidate) => candidate.logicalId === logicalId) as ProvisionedQueue;
   const deliveries = async (): Promise<Record<string, unknown>[]> => {
     const tableName = cloud.resources.tables[0]?.tableName as string;
-    const result = await documentClient().send(new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'delivery' } }));
+    const result = await documentClient().send(
+      new QueryCommand({ TableName: tableName, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': 'delivery' } }),
+    );
     return result.Items ?? [];
   };
 
@@ -32,7 +34,9 @@ describe('SQS event-source mapping emulation', () => {
     const sqs = sqsClient();
     const work = queue('WorkQueue');
     for (const body of ['ok-1', 'poison', 'ok-2']) {
-      await sqs.send(new SendMessageCommand({ QueueUrl: work.queueUrl, MessageBody: body, MessageAttributes: { kind: { DataType: 'String', StringValue: 'test' } } }));
+      await sqs.send(
+        new SendMessageCommand({ QueueUrl: work.queueUrl, MessageBody: body, MessageAttributes: { kind: { DataType: 'String', StringValue: 'test' } } }),
+      );
     }
     const dead = await eventually('the poison message in the DLQ', async () => {
       const received = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queue('WorkDlq').queueUrl, WaitTimeSeconds: 1 }));
@@ -60,7 +64,12 @@ describe('SQS event-source mapping emulation', () => {
       eventSource: 'aws:sqs',
       eventSourceARN: queue('WorkQueue').queueArn,
       awsRegion: 'us-east-1',
-      attributes: { ApproximateReceiveCount: '1', SentTimestamp: expect.stringMatching(/^\d+$/), SenderId: expect.any(String), ApproximateFirstReceiveTimestamp: expect.stringMatching(/^\d+$/) },
+      attributes: {
+        ApproximateReceiveCount: '1',
+        SentTimestamp: expect.stringMatching(/^\d+$/),
+        SenderId: expect.any(String),
+        ApproximateFirstReceiveTimestamp: expect.stringMatching(/^\d+$/),
+      },
       messageAttributes: { kind: { stringValue: 'test', stringListValues: [], binaryListValues: [], dataType: 'String' } },
     });
     expect((first?.batchSize as number) <= WORK_QUEUE.batchSize).toBe(true);
@@ -79,7 +88,9 @@ describe('SQS event-source mapping emulation: a lost invocation', () => {
 
   it('returns the batch of an invoke that failed on the wire to the queue at once, and logs it at error level', async () => {
     const admin = sqsClient();
-    const created = await admin.send(new CreateQueueCommand({ QueueName: uniqueName('lost-invoke'), Attributes: { VisibilityTimeout: String(VISIBILITY_TIMEOUT_SECONDS) } }));
+    const created = await admin.send(
+      new CreateQueueCommand({ QueueName: uniqueName('lost-invoke'), Attributes: { VisibilityTimeout: String(VISIBILITY_TIMEOUT_SECONDS) } }),
+    );
     const queueUrl = created.QueueUrl as string;
     const { Attributes } = await admin.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
     const bodies = ['m1', 'm2', 'm3', 'm4', 'm5'];
@@ -134,57 +145,75 @@ describe('SQS event-source mapping emulation: a lost invocation', () => {
     const lost = logged.filter((entry) => entry.level === 'error' && entry.component === 'esm');
     expect(lost).toHaveLength(1);
     expect(lost[0]?.message).toMatch(/^LossyMapping: the invocation of Worker was lost, returning its \d messages to the queue: /);
-    const left = await admin.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
+    const left = await admin.send(
+      new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }),
+    );
     expect(left.Attributes).toEqual({ ApproximateNumberOfMessages: '0', ApproximateNumberOfMessagesNotVisible: '0' });
   });
 });
 
 describe('SQS event-source mapping emulation: idle pollers', () => {
-  it("long-poll for SQS's maximum of 20 s, as Lambda's pollers do, wake for a message at once, and stop without waiting the poll out", { timeout: 60_000 }, async () => {
-    const admin = sqsClient();
-    const created = await admin.send(new CreateQueueCommand({ QueueName: uniqueName('idle-pollers') }));
-    const queueUrl = created.QueueUrl as string;
-    const { Attributes } = await admin.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
-    // Every ReceiveMessage the pollers send, with the wait it asked for.
-    const waits: number[] = [];
-    const polling = sqsClient();
-    polling.middlewareStack.add(
-      (next) => async (args) => {
-        const input = args.input as { WaitTimeSeconds?: number; QueueUrl?: string };
-        if (input.QueueUrl === queueUrl && input.WaitTimeSeconds !== undefined) waits.push(input.WaitTimeSeconds);
-        return next(args);
-      },
-      { step: 'initialize' },
-    );
-    const delivered: string[] = [];
-    const lambdaServer = createServer((request, response) => {
-      const chunks: Buffer[] = [];
-      request.on('data', (chunk: Buffer) => chunks.push(chunk));
-      request.on('end', () => {
-        delivered.push(...(JSON.parse(Buffer.concat(chunks).toString('utf8')) as SQSEvent).Records.map((record) => record.body));
-        response.writeHead(200, { 'content-type': 'application/json' }).end('null');
+  it(
+    "long-poll for SQS's maximum of 20 s, as Lambda's pollers do, wake for a message at once, and stop without waiting the poll out",
+    { timeout: 60_000 },
+    async () => {
+      const admin = sqsClient();
+      const created = await admin.send(new CreateQueueCommand({ QueueName: uniqueName('idle-pollers') }));
+      const queueUrl = created.QueueUrl as string;
+      const { Attributes } = await admin.send(new GetQueueAttributesCommand({ QueueUrl: queueUrl, AttributeNames: ['QueueArn'] }));
+      // Every ReceiveMessage the pollers send, with the wait it asked for.
+      const waits: number[] = [];
+      const polling = sqsClient();
+      polling.middlewareStack.add(
+        (next) => async (args) => {
+          const input = args.input as { WaitTimeSeconds?: number; QueueUrl?: string };
+          if (input.QueueUrl === queueUrl && input.WaitTimeSeconds !== undefined) waits.push(input.WaitTimeSeconds);
+          return next(args);
+        },
+        { step: 'initialize' },
+      );
+      const delivered: string[] = [];
+      const lambdaServer = createServer((request, response) => {
+        const chunks: Buffer[] = [];
+        request.on('data', (chunk: Buffer) => chunks.push(chunk));
+        request.on('end', () => {
+          delivered.push(...(JSON.parse(Buffer.concat(chunks).toString('utf8')) as SQSEvent).Records.map((record) => record.body));
+          response.writeHead(200, { 'content-type': 'application/json' }).end('null');
+        });
       });
-    });
-    await new Promise<void>((resolve) => lambdaServer.listen(0, '127.0.0.1', resolve));
-    const concurrency = 2;
-    const idle = startEventSourceMappings({
-      mappings: [{ logicalId: 'Idle', functionName: 'Worker', queueUrl, queueArn: Attributes?.QueueArn as string, batchSize: 1, maximumBatchingWindowSeconds: 0, concurrency, reportBatchItemFailures: false, enabled: true }],
-      sqs: polling,
-      lambda: createLambdaInvoker({ endpoint: `http://127.0.0.1:${(lambdaServer.address() as AddressInfo).port}`, region: localRegion }),
-      region: localRegion,
-    });
-    try {
-      // Three seconds idle: one long poll per poller (with 1-s polls it was three each).
-      await new Promise((resolve) => setTimeout(resolve, 3000));
-      expect(waits).toEqual(Array.from({ length: concurrency }, () => 20));
-      await admin.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'wake' }));
-      await eventually('the message delivered during a long poll', async () => (delivered.length > 0 ? true : undefined));
-      expect(delivered).toEqual(['wake']);
-    } finally {
-      await idle.stop();
-      await new Promise((resolve) => lambdaServer.close(resolve));
-    }
-  });
+      await new Promise<void>((resolve) => lambdaServer.listen(0, '127.0.0.1', resolve));
+      const concurrency = 2;
+      const idle = startEventSourceMappings({
+        mappings: [
+          {
+            logicalId: 'Idle',
+            functionName: 'Worker',
+            queueUrl,
+            queueArn: Attributes?.QueueArn as string,
+            batchSize: 1,
+            maximumBatchingWindowSeconds: 0,
+            concurrency,
+            reportBatchItemFailures: false,
+            enabled: true,
+          },
+        ],
+        sqs: polling,
+        lambda: createLambdaInvoker({ endpoint: `http://127.0.0.1:${(lambdaServer.address() as AddressInfo).port}`, region: localRegion }),
+        region: localRegion,
+      });
+      try {
+        // Three seconds idle: one long poll per poller (with 1-s polls it was three each).
+        await new Promise((resolve) => setTimeout(resolve, 3000));
+        expect(waits).toEqual(Array.from({ length: concurrency }, () => 20));
+        await admin.send(new SendMessageCommand({ QueueUrl: queueUrl, MessageBody: 'wake' }));
+        await eventually('the message delivered during a long poll', async () => (delivered.length > 0 ? true : undefined));
+        expect(delivered).toEqual(['wake']);
+      } finally {
+        await idle.stop();
+        await new Promise((resolve) => lambdaServer.close(resolve));
+      }
+    },
+  );
 });
 
 describe('SQS event-source mapping emulation: the batching window', () => {

@@ -35,7 +35,13 @@ describe('settleBatch: which messages an SQS event source deletes', () => {
   });
 
   it('fails the whole batch on an invalid response', () => {
-    for (const payload of ['ok', [1], { batchItemFailures: [{ itemIdentifier: '' }] }, { batchItemFailures: [{ itemIdentifier: 'other' }] }, { batchItemFailures: 'm1' }]) {
+    for (const payload of [
+      'ok',
+      [1],
+      { batchItemFailures: [{ itemIdentifier: '' }] },
+      { batchItemFailures: [{ itemIdentifier: 'other' }] },
+      { batchItemFailures: 'm1' },
+    ]) {
       expect(settleBatch(ids, { ok: true, payload }, true)).toEqual({ delete: [], retain: ids });
     }
   });
@@ -102,15 +108,31 @@ describe('matchRoute: API Gateway route selection', () => {
   });
 
   it('finds nothing for an unknown path without a $default route', () => {
-    expect(matchRoute(routes.filter((candidate) => candidate.routeKey !== '$default'), 'GET', '/nope')).toBeUndefined();
-    expect(matchRoute(routes.filter((candidate) => candidate.routeKey !== '$default'), 'POST', '/runs/r-1')).toBeUndefined();
+    expect(
+      matchRoute(
+        routes.filter((candidate) => candidate.routeKey !== '$default'),
+        'GET',
+        '/nope',
+      ),
+    ).toBeUndefined();
+    expect(
+      matchRoute(
+        routes.filter((candidate) => candidate.routeKey !== '$default'),
+        'POST',
+        '/runs/r-1',
+      ),
+    ).toBeUndefined();
   });
 
   it('gives back every path parameter it was sent, decoded', () => {
     const segment = fc.string({ minLength: 1, maxLength: 12 }).filter((value) => !value.includes('/'));
     fc.assert(
       fc.property(segment, segment, (runId, subtaskId) => {
-        const match = matchRoute([route('GET /runs/{runId}/subtasks/{subtaskId}')], 'GET', `/runs/${encodeURIComponent(runId)}/subtasks/${encodeURIComponent(subtaskId)}`);
+        const match = matchRoute(
+          [route('GET /runs/{runId}/subtasks/{subtaskId}')],
+          'GET',
+          `/runs/${encodeURIComponent(runId)}/subtasks/${encodeURIComponent(subtaskId)}`,
+        );
         expect(match?.pathParameters).toEqual({ runId, subtaskId });
       }),
     );
@@ -127,7 +149,11 @@ describe('proxyResponse: mapping a Lambda result to HTTP, payload format 2.0', (
   });
 
   it('turns any other JSON into a 200 application/json body', () => {
-    expect(proxyResponse({ ok: true, payload: { tubs: 5, pence: 2500 } })).toEqual({ status: 200, headers: { 'content-type': 'application/json' }, body: '{"tubs":5,"pence":2500}' });
+    expect(proxyResponse({ ok: true, payload: { tubs: 5, pence: 2500 } })).toEqual({
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      body: '{"tubs":5,"pence":2500}',
+    });
   });
 
   it('answers 500 for a function error or a malformed response', () => {
@@ -137,7 +163,9 @@ describe('proxyResponse: mapping a Lambda result to HTTP, payload format 2.0', (
   });
 
   it('decodes a base64 body', () => {
-    expect(proxyResponse({ ok: true, payload: { statusCode: 200, body: Buffer.from('tessera').toString('base64'), isBase64Encoded: true } }).body).toEqual(Buffer.from('tessera'));
+    expect(proxyResponse({ ok: true, payload: { statusCode: 200, body: Buffer.from('tessera').toString('base64'), isBase64Encoded: true } }).body).toEqual(
+      Buffer.from('tessera'),
+    );
   });
 });
 

@@ -15,18 +15,23 @@ describe('local HTTP API', () => {
   const rawGet = (path: string, token?: string): Promise<{ status: number; body: string }> =>
     new Promise((resolve, reject) => {
       const url = new URL(cloud.apiUrl ?? '');
-      const request = httpRequest({ host: url.hostname, port: url.port, path, method: 'GET', headers: token ? { authorization: `Bearer ${token}` } : {} }, (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      });
+      const request = httpRequest(
+        { host: url.hostname, port: url.port, path, method: 'GET', headers: token ? { authorization: `Bearer ${token}` } : {} },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        },
+      );
       request.on('error', reject);
       request.end();
     });
 
   beforeAll(async () => {
     // A stand-in for the local viewer, the page served at `/` before the routes.
-    cloud = await startTestCloud({ pages: async (method, pathname) => (method === 'GET' && pathname === '/' ? { status: 200, body: 'the viewer' } : undefined) });
+    cloud = await startTestCloud({
+      pages: async (method, pathname) => (method === 'GET' && pathname === '/' ? { status: 200, body: 'the viewer' } : undefined),
+    });
     alice = await cloud.mintToken({ tenant: 'acme', subject: 'alice' });
   });
   afterAll(() => cloud?.stop());
@@ -72,7 +77,11 @@ describe('local HTTP API', () => {
     for (const path of ['/runs/%2e%2e', '/runs/%2E%2e', '/runs/..', '/runs/.']) {
       const response = await rawGet(path, alice);
       expect(response.status, path).toBe(200);
-      expect(JSON.parse(response.body), path).toMatchObject({ routeKey: 'GET /runs/{runId}', rawPath: path, pathParameters: { runId: decodeURIComponent(path.slice(6)) } });
+      expect(JSON.parse(response.body), path).toMatchObject({
+        routeKey: 'GET /runs/{runId}',
+        rawPath: path,
+        pathParameters: { runId: decodeURIComponent(path.slice(6)) },
+      });
     }
     // Without a token the route still answers as API Gateway does: 401, not the page.
     expect((await rawGet('/runs/%2e%2e')).status).toBe(401);
@@ -110,7 +119,7 @@ describe('local HTTP API', () => {
     expect(await response.json()).toMatchObject({ routeKey: 'GET /runs/{runId}', pathParameters: { runId: '%E0%A4%A' } });
   });
 
-  it("delivers every claim as API Gateway does: scalars as text, arrays as [a b], objects as JSON, null left out", async () => {
+  it('delivers every claim as API Gateway does: scalars as text, arrays as [a b], objects as JSON, null left out', async () => {
     const token = await cloud.mintToken({
       tenant: 'acme',
       subject: 'alice',
@@ -145,7 +154,10 @@ describe('local HTTP API', () => {
   });
 
   it('answers 404 Not Found for an unknown route or method', async () => {
-    for (const response of [await get('/nope', alice), await fetch(`${cloud.apiUrl}/runs/r-1`, { method: 'DELETE', headers: { authorization: `Bearer ${alice}` } })]) {
+    for (const response of [
+      await get('/nope', alice),
+      await fetch(`${cloud.apiUrl}/runs/r-1`, { method: 'DELETE', headers: { authorization: `Bearer ${alice}` } }),
+    ]) {
       expect(response.status).toBe(404);
       expect(await response.text()).toBe('{"message":"Not Found"}');
     }
@@ -170,8 +182,7 @@ describe('local HTTP API', () => {
   });
 
   it('answers CORS preflight from the API configuration', async () => {
-    const preflight = (origin: string) =>
-      fetch(`${cloud.apiUrl}/runs`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
+    const preflight = (origin: string) => fetch(`${cloud.apiUrl}/runs`, { method: 'OPTIONS', headers: { origin, 'access-control-request-method': 'POST' } });
     const allowed = await preflight('https://app.example.com');
     expect(allowed.status).toBe(204);
     expect(Object.fromEntries([...allowed.headers].filter(([name]) => name.startsWith('access-control-')))).toEqual({

@@ -23,7 +23,13 @@ describe('local Lambda endpoint', () => {
   beforeAll(async () => {
     resolver = createResolver(parseTemplate(synthTestStack()), { region: REGION, queueUrl: (name) => `http://sqs.test/000000000000/${name}` });
     // The fixtures' AWS clients are only built, never used, in this file.
-    const runtimeEnvironment = { AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:9', AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:9', AWS_ENDPOINT_URL_SFN: 'http://127.0.0.1:9' };
+    const runtimeEnvironment = {
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_ENDPOINT_URL_DYNAMODB: 'http://127.0.0.1:9',
+      AWS_ENDPOINT_URL_SQS: 'http://127.0.0.1:9',
+      AWS_ENDPOINT_URL_SFN: 'http://127.0.0.1:9',
+    };
     endpoint = await startLambdaEndpoint({ functions: await loadFunctions({ resolver, repoRoot: REPO_ROOT, runtimeEnvironment }) });
     lambda = new LambdaClient({ endpoint: endpoint.url, region: REGION, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
   });
@@ -48,7 +54,11 @@ describe('local Lambda endpoint', () => {
   it('reports a thrown error as Lambda does: Unhandled, with errorType, errorMessage and trace', async () => {
     const output = await invoke('Echo', { fail: true });
     expect(output.FunctionError).toBe('Unhandled');
-    expect(json(output)).toMatchObject({ errorType: 'EchoFailed', errorMessage: 'asked to fail', trace: expect.arrayContaining([expect.stringContaining('EchoFailed')]) });
+    expect(json(output)).toMatchObject({
+      errorType: 'EchoFailed',
+      errorMessage: 'asked to fail',
+      trace: expect.arrayContaining([expect.stringContaining('EchoFailed')]),
+    });
   });
 
   it('ends an invocation at the function timeout with Sandbox.Timedout', async () => {
@@ -87,7 +97,10 @@ describe('local Lambda endpoint', () => {
     const over = await invoke('Echo', { padBytes: 6_291_547 });
     expect(over.StatusCode).toBe(200);
     expect(over.FunctionError).toBe('Unhandled');
-    expect(json(over)).toEqual({ errorType: 'Function.ResponseSizeTooLarge', errorMessage: 'Response payload size exceeded maximum allowed payload size (6291556 bytes).' });
+    expect(json(over)).toEqual({
+      errorType: 'Function.ResponseSizeTooLarge',
+      errorMessage: 'Response payload size exceeded maximum allowed payload size (6291556 bytes).',
+    });
     // The integration Step Functions uses fails with the same error type, which a Task's Catch sees.
     const viaStates = await invoke(LAMBDA_INVOKE_INTEGRATION, { FunctionName: echoArn, Payload: { padBytes: 6_291_547 } });
     expect(json(viaStates).errorType).toBe('Function.ResponseSizeTooLarge');

@@ -41,7 +41,9 @@ describe('provisioning the test stack in the emulators', () => {
   it('creates the work queue with its visibility timeout and its redrive policy to the local DLQ', async () => {
     const work = queues.find((queue) => queue.logicalId === 'WorkQueue') as ProvisionedQueue;
     const dlq = queues.find((queue) => queue.logicalId === 'WorkDlq') as ProvisionedQueue;
-    const { Attributes } = await sqsClient().send(new GetQueueAttributesCommand({ QueueUrl: work.queueUrl, AttributeNames: ['VisibilityTimeout', 'RedrivePolicy', 'QueueArn'] }));
+    const { Attributes } = await sqsClient().send(
+      new GetQueueAttributesCommand({ QueueUrl: work.queueUrl, AttributeNames: ['VisibilityTimeout', 'RedrivePolicy', 'QueueArn'] }),
+    );
     expect(Attributes?.VisibilityTimeout).toBe(String(WORK_QUEUE.visibilityTimeoutSeconds));
     expect(Attributes?.QueueArn).toBe(work.queueArn);
     expect(JSON.parse(Attributes?.RedrivePolicy ?? '{}')).toEqual({ deadLetterTargetArn: dlq.queueArn, maxReceiveCount: WORK_QUEUE.maxReceiveCount });
@@ -74,7 +76,12 @@ describe('provisioning the test stack in the emulators', () => {
 
   it('refuses a redrive policy whose dead-letter queue is not in the template', async () => {
     const template = parseTemplate({
-      Resources: { Work: { Type: 'AWS::SQS::Queue', Properties: { RedrivePolicy: { deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:elsewhere', maxReceiveCount: 3 } } } },
+      Resources: {
+        Work: {
+          Type: 'AWS::SQS::Queue',
+          Properties: { RedrivePolicy: { deadLetterTargetArn: 'arn:aws:sqs:us-east-1:000000000000:elsewhere', maxReceiveCount: 3 } },
+        },
+      },
     });
     await expect(provisionQueues(createResolver(template, environment(`${uniqueName('r')}-`)), sqsClient())).rejects.toThrow(ProvisioningError);
   });

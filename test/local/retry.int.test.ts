@@ -21,7 +21,9 @@ describe('run state machine: transient errors are retried, others are caught', (
   const run = async (input: Record<string, unknown>, prefix = 'run') => {
     const stateMachineArn = cloud.resources.stateMachines[0]?.arn as string;
     const runId = uniqueName(prefix);
-    const { executionArn } = await sfn.send(new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId, tenantId: 't1', round: 1, ...input }) }));
+    const { executionArn } = await sfn.send(
+      new StartExecutionCommand({ stateMachineArn, name: runId, input: JSON.stringify({ runId, tenantId: 't1', round: 1, ...input }) }),
+    );
     return { runId, executionArn: executionArn as string, described: await finishedExecution(sfn, executionArn as string) };
   };
   /** Names of the states of each event of `type` (`StateEntered`, `StateRetried`, …), in order. */
@@ -68,6 +70,13 @@ describe('run state machine: transient errors are retried, others are caught', (
     const { executionArn, described } = await run({}, 'fails-policy');
     expect(described.status).toBe('SUCCEEDED');
     expect(outputOf(described)).toMatchObject({ status: 'failed' });
-    expect(states(executionArn, 'StateEntered')).toEqual([STATE_NAMES.dispatch, STATE_NAMES.isBatched, STATE_NAMES.awaitSubtasks, STATE_NAMES.reconcile, STATE_NAMES.nextRound, STATE_NAMES.runEnded]);
+    expect(states(executionArn, 'StateEntered')).toEqual([
+      STATE_NAMES.dispatch,
+      STATE_NAMES.isBatched,
+      STATE_NAMES.awaitSubtasks,
+      STATE_NAMES.reconcile,
+      STATE_NAMES.nextRound,
+      STATE_NAMES.runEnded,
+    ]);
   });
 });

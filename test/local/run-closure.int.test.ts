@@ -44,7 +44,14 @@ describe('run closure in the local cloud', () => {
     goal: 'Run closure: an execution stopped while one subtask still works',
     universe: { dimension: 'ids', ids: ['quick', 'slow'] },
     subtasks: [
-      { id: 'A', worker: 'chaos', scope: { ids: ['quick'] }, input: { fault: 'none' }, deadlineSeconds: 60, budget: { modelCalls: 1, estimatedCostPerCall: 0 } },
+      {
+        id: 'A',
+        worker: 'chaos',
+        scope: { ids: ['quick'] },
+        input: { fault: 'none' },
+        deadlineSeconds: 60,
+        budget: { modelCalls: 1, estimatedCostPerCall: 0 },
+      },
       {
         id: 'B',
         worker: 'chaos',

@@ -89,8 +89,16 @@ const flowDefinition = (scope: Construct, echo: lambda.IFunction, await_: lambda
 };
 
 const directDefinition = (scope: Construct, echo: lambda.IFunction): sfn.IChainable => {
-  const invoke = new tasks.LambdaInvoke(scope, 'Invoke', { lambdaFunction: echo, payloadResponseOnly: true, resultPath: '$.echo', retryOnServiceExceptions: false });
-  invoke.addCatch(new sfn.Pass(scope, 'Caught', { parameters: { 'caught.$': '$.error.Error', 'cause.$': '$.error.Cause' } }), { errors: ['EchoFailed'], resultPath: '$.error' });
+  const invoke = new tasks.LambdaInvoke(scope, 'Invoke', {
+    lambdaFunction: echo,
+    payloadResponseOnly: true,
+    resultPath: '$.echo',
+    retryOnServiceExceptions: false,
+  });
+  invoke.addCatch(new sfn.Pass(scope, 'Caught', { parameters: { 'caught.$': '$.error.Error', 'cause.$': '$.error.Cause' } }), {
+    errors: ['EchoFailed'],
+    resultPath: '$.error',
+  });
   return invoke;
 };
 
@@ -142,7 +150,10 @@ export const synthTestStack = (): unknown => {
   const shared = { TABLE_NAME: table.tableName, QUEUE_URL: work.queueUrl };
   const echo = localFunction(stack, 'Echo', FIXTURES.echo, { timeout: 2, environment: { ...shared, GREETING: 'hello from Echo' } });
   localFunction(stack, 'EchoTwo', FIXTURES.echo, { timeout: 1, environment: { ...shared, GREETING: 'hello from EchoTwo' } });
-  const awaitFn = localFunction(stack, 'Waiter', FIXTURES.callback, { timeout: 2, environment: { TABLE_NAME: table.tableName, RELEASE_QUEUE_URL: releases.queueUrl } });
+  const awaitFn = localFunction(stack, 'Waiter', FIXTURES.callback, {
+    timeout: 2,
+    environment: { TABLE_NAME: table.tableName, RELEASE_QUEUE_URL: releases.queueUrl },
+  });
   const release = localFunction(stack, 'Release', FIXTURES.release, { timeout: 2 });
   release.addEventSource(new SqsEventSource(releases, { batchSize: 10, reportBatchItemFailures: true }));
   const batch = localFunction(stack, 'Batch', FIXTURES.batch, { timeout: 1, environment: { TABLE_NAME: table.tableName } });

@@ -107,7 +107,11 @@ describe('local Step Functions running the synthesized definitions', () => {
     const described = await runFlow([{ id: 'counted', release: 'self', timeoutSeconds: 30 }]);
     const record = cloud.executions.describe(described.executionArn as string);
     expect(record.transitions).toBe(3);
-    expect(record.events.filter((event) => event.type === 'StateEntered').map((event) => (event.state as { name: string }).name)).toEqual(['EachItem', 'Arm', 'Await']);
+    expect(record.events.filter((event) => event.type === 'StateEntered').map((event) => (event.state as { name: string }).name)).toEqual([
+      'EachItem',
+      'Arm',
+      'Await',
+    ]);
   });
 
   it('lists the executions of a state machine, newest first', async () => {

@@ -46,7 +46,11 @@ describe('template resolution against the synthesized test stack', () => {
     expect(resolver.physical('Records').ref).toBe('run7-Records');
     expect(resolver.physical('WorkQueue')).toEqual({
       ref: 'http://sqs.test/000000000000/run7-WorkQueue',
-      attributes: { Arn: 'arn:aws:sqs:eu-west-1:000000000000:run7-WorkQueue', QueueName: 'run7-WorkQueue', QueueUrl: 'http://sqs.test/000000000000/run7-WorkQueue' },
+      attributes: {
+        Arn: 'arn:aws:sqs:eu-west-1:000000000000:run7-WorkQueue',
+        QueueName: 'run7-WorkQueue',
+        QueueUrl: 'http://sqs.test/000000000000/run7-WorkQueue',
+      },
     });
   });
 
@@ -70,7 +74,10 @@ describe('template resolution against the synthesized test stack', () => {
 
   it('reads the SQS event-source mappings with their batch settings', () => {
     const resolver = createResolver(template, environment);
-    const queues = ['WorkQueue', 'ReleaseQueue'].map((id) => ({ queueArn: resolver.physical(id).attributes.Arn as string, queueUrl: resolver.physical(id).ref }));
+    const queues = ['WorkQueue', 'ReleaseQueue'].map((id) => ({
+      queueArn: resolver.physical(id).attributes.Arn as string,
+      queueUrl: resolver.physical(id).ref,
+    }));
     const batch = eventSourceMappingsFromTemplate(resolver, queues).find((mapping) => mapping.functionName === 'Batch');
     expect(batch).toMatchObject({
       queueUrl: 'http://sqs.test/000000000000/WorkQueue',
@@ -96,9 +103,16 @@ describe('template resolution against the synthesized test stack', () => {
 });
 
 describe('intrinsics', () => {
-  const template = withResources({ Work: queue, Fn: { Type: 'AWS::Lambda::Function', Properties: { FunctionName: 'dispatch' } }, Role: role }, {
-    Parameters: { Stage: { Type: 'String', Default: 'dev' }, Zones: { Type: 'CommaDelimitedList', Default: 'a,b' }, Version: { Type: 'AWS::SSM::Parameter::Value<String>', Default: '/cdk/version' } },
-  });
+  const template = withResources(
+    { Work: queue, Fn: { Type: 'AWS::Lambda::Function', Properties: { FunctionName: 'dispatch' } }, Role: role },
+    {
+      Parameters: {
+        Stage: { Type: 'String', Default: 'dev' },
+        Zones: { Type: 'CommaDelimitedList', Default: 'a,b' },
+        Version: { Type: 'AWS::SSM::Parameter::Value<String>', Default: '/cdk/version' },
+      },
+    },
+  );
   const resolver = createResolver(template, { ...environment, stackName: 'tessera-test' });
   const resolve = (value: unknown): unknown => resolver.resolve(value, 'Test.value');
 
@@ -157,8 +171,14 @@ describe('features the local cloud refuses at start', () => {
   });
 
   it('refuses a state machine Task that would reach a real AWS service', () => {
-    const definition = { StartAt: 'Put', States: { Put: { Type: 'Task', Resource: 'arn:aws:states:::dynamodb:putItem', Parameters: { TableName: 't' }, End: true } } };
-    const resolver = createResolver(withResources({ Machine: { Type: 'AWS::StepFunctions::StateMachine', Properties: { DefinitionString: JSON.stringify(definition) } } }), environment);
+    const definition = {
+      StartAt: 'Put',
+      States: { Put: { Type: 'Task', Resource: 'arn:aws:states:::dynamodb:putItem', Parameters: { TableName: 't' }, End: true } },
+    };
+    const resolver = createResolver(
+      withResources({ Machine: { Type: 'AWS::StepFunctions::StateMachine', Properties: { DefinitionString: JSON.stringify(definition) } } }),
+      environment,
+    );
     expect(() => stateMachinesFromTemplate(resolver)).toThrow('Task resource arn:aws:states:::dynamodb:putItem');
   });
 
@@ -168,7 +188,14 @@ describe('features the local cloud refuses at start', () => {
         withResources({
           Machine: {
             Type: 'AWS::StepFunctions::StateMachine',
-            Properties: { DefinitionString: JSON.stringify({ StartAt: 'Start', States: { Start: { Type: 'Task', Parameters: { StateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:child' }, End: true, ...task } } }) },
+            Properties: {
+              DefinitionString: JSON.stringify({
+                StartAt: 'Start',
+                States: {
+                  Start: { Type: 'Task', Parameters: { StateMachineArn: 'arn:aws:states:us-east-1:000000000000:stateMachine:child' }, End: true, ...task },
+                },
+              }),
+            },
           },
         }),
         environment,
@@ -176,17 +203,26 @@ describe('features the local cloud refuses at start', () => {
     const [machine] = stateMachinesFromTemplate(machineWith({ Resource: 'arn:aws:states:::states:startExecution.sync:2', TimeoutSeconds: 1800 }));
     expect([...(machine?.startExecutionTasks.keys() ?? [])]).toEqual(['Start']);
     // The local interpreter's Task default is 60 s; a child may run a whole deadline.
-    expect(() => stateMachinesFromTemplate(machineWith({ Resource: 'arn:aws:states:::states:startExecution.sync:2' }))).toThrow('without an explicit TimeoutSeconds');
-    expect(() => stateMachinesFromTemplate(machineWith({ Resource: 'arn:aws:states:::states:startExecution', TimeoutSeconds: 60 }))).toThrow('Task resource arn:aws:states:::states:startExecution ');
+    expect(() => stateMachinesFromTemplate(machineWith({ Resource: 'arn:aws:states:::states:startExecution.sync:2' }))).toThrow(
+      'without an explicit TimeoutSeconds',
+    );
+    expect(() => stateMachinesFromTemplate(machineWith({ Resource: 'arn:aws:states:::states:startExecution', TimeoutSeconds: 60 }))).toThrow(
+      'Task resource arn:aws:states:::states:startExecution ',
+    );
   });
 
   it('refuses an event-source mapping property it would otherwise ignore', () => {
     const template = withResources({
       Work: queue,
-      Mapping: { Type: 'AWS::Lambda::EventSourceMapping', Properties: { EventSourceArn: { 'Fn::GetAtt': ['Work', 'Arn'] }, FunctionName: 'f', FilterCriteria: { Filters: [] } } },
+      Mapping: {
+        Type: 'AWS::Lambda::EventSourceMapping',
+        Properties: { EventSourceArn: { 'Fn::GetAtt': ['Work', 'Arn'] }, FunctionName: 'f', FilterCriteria: { Filters: [] } },
+      },
     });
     const resolver = createResolver(template, environment);
-    expect(() => eventSourceMappingsFromTemplate(resolver, [])).toThrow('Resources.Mapping.Properties.FilterCriteria uses AWS::Lambda::EventSourceMapping property FilterCriteria');
+    expect(() => eventSourceMappingsFromTemplate(resolver, [])).toThrow(
+      'Resources.Mapping.Properties.FilterCriteria uses AWS::Lambda::EventSourceMapping property FilterCriteria',
+    );
   });
 
   it('refuses a function with a non-Node.js runtime', () => {

@@ -11,9 +11,16 @@ import { describe, expect, it } from 'vitest';
 describe('the API reports', () => {
   it('match the public surface of every entry point', async () => {
     const run = promisify(execFile);
-    const { stdout } = await run(process.execPath, ['scripts/api-report.mjs', '--check'], { maxBuffer: 16 * 1024 * 1024 }).catch((error: { stdout?: string; stderr?: string }) => {
-      throw new Error(`api-report --check failed (run npm run api:report and review etc/api):\n${error.stdout ?? ''}${error.stderr ?? ''}`);
-    });
-    expect(stdout.trim().split('\n').filter((line) => /^[a-z]+: /.test(line))).toEqual(['tessera: unchanged', 'workers: unchanged', 'testing: unchanged', 'cdk: unchanged', 'web: unchanged']);
+    const { stdout } = await run(process.execPath, ['scripts/api-report.mjs', '--check'], { maxBuffer: 16 * 1024 * 1024 }).catch(
+      (error: { stdout?: string; stderr?: string }) => {
+        throw new Error(`api-report --check failed (run npm run api:report and review etc/api):\n${error.stdout ?? ''}${error.stderr ?? ''}`);
+      },
+    );
+    expect(
+      stdout
+        .trim()
+        .split('\n')
+        .filter((line) => /^[a-z]+: /.test(line)),
+    ).toEqual(['tessera: unchanged', 'workers: unchanged', 'testing: unchanged', 'cdk: unchanged', 'web: unchanged']);
   }, 600_000);
 });

@@ -13,7 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  */
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string>; dependencies: Record<string, string> };
+const rootManifest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  devDependencies: Record<string, string>;
+  dependencies: Record<string, string>;
+};
 
 /** A worker module of ~30 lines: a paths kind that counts lines, and skips the files named in `skip`. */
 const WORKERS = `
@@ -87,7 +90,10 @@ beforeAll(async () => {
   await run('npm', ['init', '-y'], { cwd: project });
   await run('npm', ['pkg', 'set', 'type=module'], { cwd: project });
   const peers = ['aws-cdk-lib', 'constructs'].map((name) => `${name}@${rootManifest.devDependencies[name]}`);
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball), ...peers, `zod@${rootManifest.dependencies.zod}`], { cwd: project, maxBuffer: 16 * 1024 * 1024 });
+  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball), ...peers, `zod@${rootManifest.dependencies.zod}`], {
+    cwd: project,
+    maxBuffer: 16 * 1024 * 1024,
+  });
   writeFileSync(join(project, 'workers.mjs'), WORKERS);
   writeFileSync(join(project, 'check.mjs'), CHECK);
   writeFileSync(join(project, 'app.mjs'), APP);

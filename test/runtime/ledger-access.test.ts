@@ -18,7 +18,7 @@ const problemOf = (env: Record<string, string>): string => {
 };
 
 describe('ledgerAccessFromEnv', () => {
-  it('reads the deployed setting: the function\'s ledger-access role', () => {
+  it("reads the deployed setting: the function's ledger-access role", () => {
     expect(ledgerAccessFromEnv({ [ENV.ledgerAccess]: 'tenant-role', [ENV.ledgerAccessRoleArn]: ROLE })).toEqual({ mode: 'tenant-role', roleArn: ROLE });
   });
 
@@ -43,7 +43,7 @@ describe('ledgerAccessFromEnv', () => {
 });
 
 describe('the tenant session', () => {
-  it('names the tenant\'s key prefix, its `*` escaped, and nothing broader', () => {
+  it("names the tenant's key prefix, its `*` escaped, and nothing broader", () => {
     expect(tenantKeyPattern('acme')).toBe('T#acme#*');
     expect(tenantKeyPattern('a#b')).toBe('T#a%23b#*');
     expect(tenantKeyPattern('a*')).toBe('T#a${*}#*');
@@ -60,7 +60,7 @@ describe('the tenant session', () => {
     });
   });
 
-  it('fits STS\'s 2,048-character limit for the longest tenant a token may carry (256 bytes, each encoded as %XX)', () => {
+  it("fits STS's 2,048-character limit for the longest tenant a token may carry (256 bytes, each encoded as %XX)", () => {
     expect(tenantSessionPolicy('€'.repeat(85)).length).toBeLessThan(2048);
   });
 

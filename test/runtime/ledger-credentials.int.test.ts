@@ -64,7 +64,7 @@ beforeEach(() => {
 });
 
 describe('tenant-scoped ledger credentials', () => {
-  it('assume the role once per tenant, with that tenant\'s session policy, and sign each request as its tenant', async () => {
+  it("assume the role once per tenant, with that tenant's session policy, and sign each request as its tenant", async () => {
     const ledger = coldStart();
     const acme = await newRun(ledger, 'acme');
     const globex = await newRun(ledger, 'globex');
@@ -81,7 +81,7 @@ describe('tenant-scoped ledger credentials', () => {
     expect(new Set(signedWith.filter((s) => s.tenant === 'globex').map((s) => s.sessionToken))).toEqual(new Set(['token-2']));
   });
 
-  it('keep a tenant\'s credentials until five minutes before they expire, then assume the role again, once', async () => {
+  it("keep a tenant's credentials until five minutes before they expire, then assume the role again, once", async () => {
     const ledger = coldStart();
     const { run } = await newRun(ledger, 'initech');
     const read = () => as('initech', () => ledger.getRun('initech', run.runId));

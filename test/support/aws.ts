@@ -14,8 +14,7 @@ export const dynamoClient = (): DynamoDBClient =>
 export const documentClient = (client: DynamoDBClient = dynamoClient()): DynamoDBDocumentClient =>
   DynamoDBDocumentClient.from(client, { marshallOptions: { removeUndefinedValues: true } });
 
-export const sqsClient = (): SQSClient =>
-  new SQSClient({ endpoint: inject('sqsEndpoint'), region: localRegion, credentials: localCredentials });
+export const sqsClient = (): SQSClient => new SQSClient({ endpoint: inject('sqsEndpoint'), region: localRegion, credentials: localCredentials });
 
 /** A table name no other test file uses, so files can run in parallel against one DynamoDB Local. */
 export const uniqueName = (prefix: string): string => `${prefix}-${randomUUID().slice(0, 8)}`;

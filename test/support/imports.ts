@@ -18,7 +18,8 @@ export const sourcesUnder = (folder: string): string[] =>
     return /\.(ts|mts|cts|js|mjs)$/.test(entry.name) ? [path] : [];
   });
 
-const SPECIFIER = /(?:^|[^.\w])(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|(?:^|[^.\w])import\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|require\s*\(\s*['"]([^'"]+)['"]\s*\)/g;
+const SPECIFIER =
+  /(?:^|[^.\w])(?:import|export)\s[^'";]*?from\s*['"]([^'"]+)['"]|(?:^|[^.\w])import\s*['"]([^'"]+)['"]|import\s*\(\s*['"]([^'"]+)['"]\s*\)|require\s*\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 /**
  * Every module specifier a source file imports or re-exports, statically or dynamically.

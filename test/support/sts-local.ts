@@ -50,13 +50,15 @@ export const startLocalSts = async (now: () => number): Promise<LocalSts> => {
       const n = calls.length + 1;
       const [roleArn, sessionName] = [form.get('RoleArn') ?? '', form.get('RoleSessionName') ?? ''];
       calls.push({ roleArn, sessionName, policy: form.get('Policy') ?? undefined, durationSeconds, at, expiration });
-      response.writeHead(200, { 'content-type': 'text/xml' }).end(
-        `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials>` +
-          `<AccessKeyId>local</AccessKeyId><SecretAccessKey>local</SecretAccessKey>` +
-          `<SessionToken>token-${n}</SessionToken><Expiration>${expiration}</Expiration></Credentials>` +
-          `<AssumedRoleUser><Arn>${xmlEscape(roleArn)}</Arn><AssumedRoleId>AROALOCAL:${xmlEscape(sessionName)}</AssumedRoleId>` +
-          `</AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>local-${n}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
-      );
+      response
+        .writeHead(200, { 'content-type': 'text/xml' })
+        .end(
+          `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials>` +
+            `<AccessKeyId>local</AccessKeyId><SecretAccessKey>local</SecretAccessKey>` +
+            `<SessionToken>token-${n}</SessionToken><Expiration>${expiration}</Expiration></Credentials>` +
+            `<AssumedRoleUser><Arn>${xmlEscape(roleArn)}</Arn><AssumedRoleId>AROALOCAL:${xmlEscape(sessionName)}</AssumedRoleId>` +
+            `</AssumedRoleUser></AssumeRoleResult><ResponseMetadata><RequestId>local-${n}</RequestId></ResponseMetadata></AssumeRoleResponse>`,
+        );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

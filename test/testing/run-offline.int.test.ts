@@ -71,9 +71,22 @@ const throughTheLedger = async ({ ids, input, budget }: Case) => {
     runId,
     request: { goal: 'compare', universe: { dimension: 'ids', ids }, subtasks: [{ ...spec, scope: { ids } }], budget: { modelCalls: 40, costLimit: 1000 } },
   });
-  await ledger.appendRound({ tenantId: TENANT, runId, round: 1, dispatchedAt: new Date(START).toISOString(), subtasks: [{ ...spec, round: 1, assigned: { ids } }] });
+  await ledger.appendRound({
+    tenantId: TENANT,
+    runId,
+    round: 1,
+    dispatchedAt: new Date(START).toISOString(),
+    subtasks: [{ ...spec, round: 1, assigned: { ids } }],
+  });
   const claim = await ledger.claimSubtask({ tenantId: TENANT, runId, subtaskId: 'S', workerId: 'offline', leaseMs: 120_000 });
-  const pending = runSubtask({ subtask: claim.subtask, registry, models, budget: { reserve: () => ledger.reserveBudget(claim) }, now: clock.now, setTimer: clock.setTimer });
+  const pending = runSubtask({
+    subtask: claim.subtask,
+    registry,
+    models,
+    budget: { reserve: () => ledger.reserveBudget(claim) },
+    now: clock.now,
+    setTimer: clock.setTimer,
+  });
   if (input.waitForDeadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));
     clock.advance(DEADLINE_SECONDS * 1000);
@@ -88,7 +101,16 @@ const throughTheLedger = async ({ ids, input, budget }: Case) => {
 
 const offline = async ({ ids, input, budget }: Case) => {
   const clock = createTestClock(START);
-  const options: RunOfflineOptions = { registry, worker: 'probe', subtaskId: 'S', assigned: { ids }, input, budget, deadlineInMs: DEADLINE_SECONDS * 1000, clock };
+  const options: RunOfflineOptions = {
+    registry,
+    worker: 'probe',
+    subtaskId: 'S',
+    assigned: { ids },
+    input,
+    budget,
+    deadlineInMs: DEADLINE_SECONDS * 1000,
+    clock,
+  };
   const pending = runOffline(options);
   if (input.waitForDeadline) {
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -43,7 +43,8 @@ const reader = defineWorker({
   run: async (ctx) => {
     started();
     const { skip, only, calls, waitForDeadline, blob } = ctx.assignment.input;
-    for (let i = 0; i < calls; i += 1) await ctx.model.call({ task: 'think', messages: [userText('think')], estimatedCost: ctx.assignment.allowance.estimatedCostPerCall });
+    for (let i = 0; i < calls; i += 1)
+      await ctx.model.call({ task: 'think', messages: [userText('think')], estimatedCost: ctx.assignment.allowance.estimatedCostPerCall });
     if (waitForDeadline) await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
     let lines = 0;
     for (const { path } of ctx.assignment.scope.files) {
@@ -81,7 +82,12 @@ describe('runOffline records what the tools read and reconciles it', () => {
   });
 
   it('reads lines 1-2 of lines 1-4: the gap names lines 3-4', async () => {
-    const { outcome, coverage } = await runOffline({ registry, worker: 'reader', assigned: { files: [{ path: 'b.ts', lines: [[1, 4]] }] }, input: { only: [1, 2] } });
+    const { outcome, coverage } = await runOffline({
+      registry,
+      worker: 'reader',
+      assigned: { files: [{ path: 'b.ts', lines: [[1, 4]] }] },
+      input: { only: [1, 2] },
+    });
     expect(outcome.observed).toEqual({ files: [{ path: 'b.ts', lines: [[1, 2]] }], recordCount: 2 });
     expect(coverage.gaps).toEqual([{ kind: 'observed', subtaskId: 'S1', status: 'unchecked', files: [{ path: 'b.ts', lines: [[3, 4]] }] }]);
   });
@@ -150,7 +156,10 @@ describe('deadlines on a test clock', () => {
     onRead = () => clock.advance(10_000);
     try {
       const { outcome } = await runOffline({ registry, worker: 'reader', assigned: both, deadlineInMs: 15_000, clock });
-      expect(outcome).toMatchObject({ state: 'timed_out', reason: 'deadline 2025-06-01T12:00:15.000Z passed; claimed by generation 1 (worker offline) but no result arrived' });
+      expect(outcome).toMatchObject({
+        state: 'timed_out',
+        reason: 'deadline 2025-06-01T12:00:15.000Z passed; claimed by generation 1 (worker offline) but no result arrived',
+      });
     } finally {
       onRead = () => undefined;
     }
@@ -172,7 +181,11 @@ describe('deadlines on a test clock', () => {
     cancel.abort();
     const { outcome, reported } = await pending;
     expect(reported?.state).toBe('cancelled');
-    expect(outcome).toMatchObject({ state: 'cancelled', observed: null, reason: 'run cancelled at 2025-06-01T12:00:05.000Z; claimed by generation 1 (worker offline) but no result arrived' });
+    expect(outcome).toMatchObject({
+      state: 'cancelled',
+      observed: null,
+      reason: 'run cancelled at 2025-06-01T12:00:05.000Z; claimed by generation 1 (worker offline) but no result arrived',
+    });
   });
 });
 

@@ -35,10 +35,34 @@ export const taxRun = (): RunResource =>
     round: 2,
     progress: { dispatched: 5, terminal: 5, byState: { ok: 4, empty: 1 } },
     subtasks: [
-      view({ id: 'A', worker: 'tax-statements', assigned: { from: '2025-01-01', toExclusive: '2025-04-01' }, state: 'ok', observed: { minDate: '2025-01-01', maxDate: '2025-03-31', recordCount: 18 } }),
-      view({ id: 'B', worker: 'tax-statements', assigned: { from: '2025-04-01', toExclusive: '2025-07-01' }, state: 'ok', observed: { minDate: '2025-04-01', maxDate: '2025-06-27', recordCount: 18 } }),
-      view({ id: 'C', worker: 'tax-statements', assigned: { from: '2025-07-01', toExclusive: '2025-10-01' }, state: 'ok', observed: { minDate: '2025-07-01', maxDate: '2025-09-30', recordCount: 18 } }),
-      view({ id: 'D', worker: 'tax-statements', assigned: { from: '2025-10-01', toExclusive: '2026-01-01' }, state: 'ok', observed: { minDate: '2025-10-01', maxDate: '2025-12-31', recordCount: 18 } }),
+      view({
+        id: 'A',
+        worker: 'tax-statements',
+        assigned: { from: '2025-01-01', toExclusive: '2025-04-01' },
+        state: 'ok',
+        observed: { minDate: '2025-01-01', maxDate: '2025-03-31', recordCount: 18 },
+      }),
+      view({
+        id: 'B',
+        worker: 'tax-statements',
+        assigned: { from: '2025-04-01', toExclusive: '2025-07-01' },
+        state: 'ok',
+        observed: { minDate: '2025-04-01', maxDate: '2025-06-27', recordCount: 18 },
+      }),
+      view({
+        id: 'C',
+        worker: 'tax-statements',
+        assigned: { from: '2025-07-01', toExclusive: '2025-10-01' },
+        state: 'ok',
+        observed: { minDate: '2025-07-01', maxDate: '2025-09-30', recordCount: 18 },
+      }),
+      view({
+        id: 'D',
+        worker: 'tax-statements',
+        assigned: { from: '2025-10-01', toExclusive: '2026-01-01' },
+        state: 'ok',
+        observed: { minDate: '2025-10-01', maxDate: '2025-12-31', recordCount: 18 },
+      }),
       view({
         id: 'B.g1',
         worker: 'transaction-feed',
@@ -73,7 +97,8 @@ export const taxRun = (): RunResource =>
           },
         ],
         problems: [],
-        statement: 'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-06-28 to 2025-06-30) re-checked against the transaction feed: zero transactions.',
+        statement:
+          'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-06-28 to 2025-06-30) re-checked against the transaction feed: zero transactions.',
       },
     },
   });
@@ -112,7 +137,14 @@ export const scoutRun = (): RunResource =>
         observed: null,
         reason: 'deadline passed',
         lineage: { kind: 'retry', of: 'C', attempt: 2 },
-        late: [{ receivedAt: '2026-11-30T12:00:08.000Z', generation: 1, refusedBecause: 'sealed', outcome: { subtaskId: 'C.r2', state: 'ok', observed: { ids: ['crm:vantage'], recordCount: 1 } } }],
+        late: [
+          {
+            receivedAt: '2026-11-30T12:00:08.000Z',
+            generation: 1,
+            refusedBecause: 'sealed',
+            outcome: { subtaskId: 'C.r2', state: 'ok', observed: { ids: ['crm:vantage'], recordCount: 1 } },
+          },
+        ],
       }),
     ],
     answer: {

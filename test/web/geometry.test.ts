@@ -105,10 +105,15 @@ describe('a backlog of 60 tickets whose helpdesk lost three between pages', () =
   // Four lanes of 15: A T-1001–T-1015, B T-1016–T-1030, C T-1031–T-1045, D T-1046–T-1060.
   // B's source dropped T-1017, T-1018 and T-1019; D timed out, so q4 has no answer.
   const ids = ticketIds(60);
-  const run = ticketRun(ids, 4, [
-    { lane: 1, ids: ['T-1017', 'T-1018', 'T-1019'], status: 'unchecked' },
-    { lane: 3, ids: ids.slice(45), status: 'unchecked', kind: 'unread' },
-  ], ['q4']);
+  const run = ticketRun(
+    ids,
+    4,
+    [
+      { lane: 1, ids: ['T-1017', 'T-1018', 'T-1019'], status: 'unchecked' },
+      { lane: 3, ids: ids.slice(45), status: 'unchecked', kind: 'unread' },
+    ],
+    ['q4'],
+  );
   const picture = pictureOf(run);
 
   it('names the dropped tickets as one range and counts them', () => {
@@ -124,7 +129,10 @@ describe('a backlog of 60 tickets whose helpdesk lost three between pages', () =
 
   it("draws B's observation as two stretches around the three it lost", () => {
     const b = picture.subtasks.find((s) => s.id === 'B');
-    expect(b?.observed).toEqual([{ from: 15 / 60, to: 16 / 60 }, { from: 19 / 60, to: 30 / 60 }]);
+    expect(b?.observed).toEqual([
+      { from: 15 / 60, to: 16 / 60 },
+      { from: 19 / 60, to: 30 / 60 },
+    ]);
     expect(b?.observedText).toBe('T-1016, T-1020 – T-1030 (12 records)');
   });
 
@@ -159,7 +167,6 @@ describe('a backlog of 100,000 tickets', () => {
     expect(picture.complete).toBe(false);
   });
 });
-
 
 describe('gap categories and spans', () => {
   it('tells the four statuses apart: unread wins over the status of an unread gap', () => {
@@ -208,7 +215,13 @@ describe('gap categories and spans', () => {
   });
 
   it('merges touching spans and drops empty ones', () => {
-    expect(mergeSpans([{ from: 0.4, to: 0.6 }, { from: 0.2, to: 0.4 }, { from: 0.8, to: 0.8 }])).toEqual([{ from: 0.2, to: 0.6 }]);
+    expect(
+      mergeSpans([
+        { from: 0.4, to: 0.6 },
+        { from: 0.2, to: 0.4 },
+        { from: 0.8, to: 0.8 },
+      ]),
+    ).toEqual([{ from: 0.2, to: 0.6 }]);
   });
 
   it('draws a paths universe as one section per file, lines spread across it', () => {
@@ -216,11 +229,23 @@ describe('gap categories and spans', () => {
     const picture = pictureOf({
       ...run,
       universe: { dimension: 'paths', files: [{ path: 'a.ts', lines: [[1, 100]] }, { path: 'b.ts' }] },
-      subtasks: [{ ...run.subtasks[0]!, assigned: { files: [{ path: 'a.ts', lines: [[1, 100]] }] }, observed: { files: [{ path: 'a.ts', lines: [[1, 50]] }], recordCount: 1 } }],
-      answer: { ...run.answer!, coverage: { ...run.answer!.coverage, gaps: [{ files: [{ path: 'a.ts', lines: [[51, 100]] }], kind: 'observed', status: 'unchecked' }] } },
+      subtasks: [
+        {
+          ...run.subtasks[0]!,
+          assigned: { files: [{ path: 'a.ts', lines: [[1, 100]] }] },
+          observed: { files: [{ path: 'a.ts', lines: [[1, 50]] }], recordCount: 1 },
+        },
+      ],
+      answer: {
+        ...run.answer!,
+        coverage: { ...run.answer!.coverage, gaps: [{ files: [{ path: 'a.ts', lines: [[51, 100]] }], kind: 'observed', status: 'unchecked' }] },
+      },
     });
     // a.ts is the first half of the axis, 100 lines long: lines 1–50 are its first quarter of the axis.
-    expect(picture.sections).toEqual([{ from: 0, to: 0.5, label: 'a.ts' }, { from: 0.5, to: 1, label: 'b.ts' }]);
+    expect(picture.sections).toEqual([
+      { from: 0, to: 0.5, label: 'a.ts' },
+      { from: 0.5, to: 1, label: 'b.ts' },
+    ]);
     expect(picture.subtasks[0]?.observed).toEqual([{ from: 0, to: 0.25 }]);
     expect(picture.gaps[0]?.spans).toEqual([{ from: 0.25, to: 0.5 }]);
     expect(picture.gaps[0]?.where).toBe('a.ts:51-100');

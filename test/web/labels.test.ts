@@ -47,7 +47,18 @@ describe('the labels of an ids axis', () => {
   it('60 tickets: every 5th id, whole (cells of 11.3 px; a label needs 2 + 6 × 7 + 8 = 52 px)', () => {
     const labels = fitSectionLabels(cells(ticketIds(60)), AXIS);
     expect(labels.map((l) => l.text)).toEqual([
-      'T-1001', 'T-1006', 'T-1011', 'T-1016', 'T-1021', 'T-1026', 'T-1031', 'T-1036', 'T-1041', 'T-1046', 'T-1051', 'T-1056',
+      'T-1001',
+      'T-1006',
+      'T-1011',
+      'T-1016',
+      'T-1021',
+      'T-1026',
+      'T-1031',
+      'T-1036',
+      'T-1041',
+      'T-1046',
+      'T-1051',
+      'T-1056',
     ]);
     expect(labels[0]).toEqual({ index: 0, from: 0, to: 44 / 680, text: 'T-1001', title: 'T-1001' });
     // 5 cells are 56.7 px: the next label starts 12.7 px after this one ends.
@@ -63,7 +74,16 @@ describe('the labels of an ids axis', () => {
   it('100,000 tickets: every 10,000th (labels of 8 characters need 66 px, 9,706 cells of 0.0068 px)', () => {
     const labels = fitSectionLabels(cells(ticketIds(100_000, 6)), AXIS);
     expect(labels.map((l) => l.text)).toEqual([
-      'T-000001', 'T-010001', 'T-020001', 'T-030001', 'T-040001', 'T-050001', 'T-060001', 'T-070001', 'T-080001', 'T-090001',
+      'T-000001',
+      'T-010001',
+      'T-020001',
+      'T-030001',
+      'T-040001',
+      'T-050001',
+      'T-060001',
+      'T-070001',
+      'T-080001',
+      'T-090001',
     ]);
     expect(labels[9]?.to).toBeCloseTo(0.9 + 58 / 680, 12);
   });
@@ -129,7 +149,11 @@ describe('labels hung under gaps', () => {
   it("puts a label that would touch its neighbour's in the second row, and leaves out one that fits in neither", () => {
     // 'data found' is 10 × 7.5 = 75 px wide: centred on 100 it spans 62.5–137.5, on 150 112.5–187.5.
     const placed = placeHangingLabels(
-      [{ centrePx: 100, text: 'data found' }, { centrePx: 150, text: 'data found' }, { centrePx: 160, text: 'data found' }],
+      [
+        { centrePx: 100, text: 'data found' },
+        { centrePx: 150, text: 'data found' },
+        { centrePx: 160, text: 'data found' },
+      ],
       AXIS,
     );
     expect(placed).toEqual([{ row: 0, fromPx: 62.5, toPx: 137.5 }, { row: 1, fromPx: 112.5, toPx: 187.5 }, undefined]);
@@ -137,9 +161,24 @@ describe('labels hung under gaps', () => {
 
   it('keeps leader lines off the labels above them', () => {
     // A leader from 140 to the second row would cross the first label (62.5–137.5, kept 4 px clear).
-    expect(placeHangingLabels([{ centrePx: 100, text: 'data found' }, { centrePx: 140, text: 'data found' }], AXIS)[1]).toBeUndefined();
+    expect(
+      placeHangingLabels(
+        [
+          { centrePx: 100, text: 'data found' },
+          { centrePx: 140, text: 'data found' },
+        ],
+        AXIS,
+      )[1],
+    ).toBeUndefined();
     // 'x' (7.5 px) centred on 152 would sit on the leader line at 150 that runs down to the second row.
-    const placed = placeHangingLabels([{ centrePx: 100, text: 'data found' }, { centrePx: 150, text: 'data found' }, { centrePx: 152, text: 'x' }], AXIS);
+    const placed = placeHangingLabels(
+      [
+        { centrePx: 100, text: 'data found' },
+        { centrePx: 150, text: 'data found' },
+        { centrePx: 152, text: 'x' },
+      ],
+      AXIS,
+    );
     expect(placed[2]).toBeUndefined();
   });
 

@@ -23,7 +23,14 @@ describe('watchRun', () => {
   it('sends If-None-Match and Prefer once it has an ETag, skips 304s, and stops when the run has ended', async () => {
     const api = scripted([json(running(), '"v1"'), () => new Response(null, { status: 304 }), json(taxRun(), '"v2"')]);
     const seen: string[] = [];
-    const watch = watchRun({ apiUrl: 'https://api.example/', runId: 'run tax', tokenSource: async () => 'T', onRun: (run) => seen.push(run.status), fetch: api.fetch, intervalMs: 0 });
+    const watch = watchRun({
+      apiUrl: 'https://api.example/',
+      runId: 'run tax',
+      tokenSource: async () => 'T',
+      onRun: (run) => seen.push(run.status),
+      fetch: api.fetch,
+      intervalMs: 0,
+    });
     await watch.done;
     expect(seen).toEqual(['running', 'succeeded']);
     expect(api.requests.map((r) => r.url)).toEqual(Array(3).fill('https://api.example/runs/run%20tax'));
@@ -35,7 +42,14 @@ describe('watchRun', () => {
   it('polls an API without ETags with the token alone and reports a run only when its body changed', async () => {
     const api = scripted([json(running()), json(running()), json(taxRun())]);
     const seen: string[] = [];
-    await watchRun({ apiUrl: 'https://api.example', runId: 'r', tokenSource: () => 'T', onRun: (run) => seen.push(run.status), fetch: api.fetch, intervalMs: 0 }).done;
+    await watchRun({
+      apiUrl: 'https://api.example',
+      runId: 'r',
+      tokenSource: () => 'T',
+      onRun: (run) => seen.push(run.status),
+      fetch: api.fetch,
+      intervalMs: 0,
+    }).done;
     expect(seen).toEqual(['running', 'succeeded']);
     expect(api.requests.every((r) => Object.keys(r.headers).join() === 'authorization')).toBe(true);
   });
@@ -47,7 +61,15 @@ describe('watchRun', () => {
   it('stops at a 404 with a final error', async () => {
     const api = scripted([() => new Response('{}', { status: 404 })]);
     const errors: WatchError[] = [];
-    await watchRun({ apiUrl: 'https://api.example', runId: 'r', tokenSource: () => 'T', onRun: () => undefined, onError: (e) => errors.push(e), fetch: api.fetch, intervalMs: 0 }).done;
+    await watchRun({
+      apiUrl: 'https://api.example',
+      runId: 'r',
+      tokenSource: () => 'T',
+      onRun: () => undefined,
+      onError: (e) => errors.push(e),
+      fetch: api.fetch,
+      intervalMs: 0,
+    }).done;
     expect(errors).toEqual([{ status: 404, message: 'GET /runs/r answered 404', final: true }]);
   });
 });

@@ -2,15 +2,7 @@ import { BedrockRuntimeClient } from '@aws-sdk/client-bedrock-runtime';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { MODEL_ENV } from '../../lib/workers/models/config';
-import {
-  createBedrockAdapter,
-  createModelProvider,
-  ModelCallFailed,
-  parseModelConfig,
-  runSubtask,
-  toolSpec,
-  userText,
-} from '../../lib/workers';
+import { createBedrockAdapter, createModelProvider, ModelCallFailed, parseModelConfig, runSubtask, toolSpec, userText } from '../../lib/workers';
 import { CateringInquiry, referenceRegistry } from '../../examples/app';
 import recorded from './fixtures/bedrock-converse-catering.json' with { type: 'json' };
 import { dispatched, memoryAllowance } from './support/harness';
@@ -113,7 +105,12 @@ describe('the Bedrock Converse adapter', () => {
 
   it('forces a tool with toolChoice when the request names one', async () => {
     const { client, sent } = replaying(fixture.responses);
-    await createBedrockAdapter({ client, modelId: fixture.modelId }).converse({ messages: [userText(INQUIRY)], tools: [QUOTE_TOOL], toolChoice: { tool: 'catering_quote' }, maxTokens: 200 });
+    await createBedrockAdapter({ client, modelId: fixture.modelId }).converse({
+      messages: [userText(INQUIRY)],
+      tools: [QUOTE_TOOL],
+      toolChoice: { tool: 'catering_quote' },
+      maxTokens: 200,
+    });
     expect(sent[0]?.body).toMatchObject({ inferenceConfig: { maxTokens: 200 }, toolConfig: { toolChoice: { tool: { name: 'catering_quote' } } } });
   });
 
@@ -135,7 +132,13 @@ describe('the catering worker on Bedrock', () => {
       bedrockClient: () => client,
     });
     const outcome = await runSubtask({
-      subtask: dispatched({ id: 'Q', worker: 'catering-quote', assigned: { ids: ['SKU-VANILLA'] }, input: { sku: 'SKU-VANILLA', guests: 41 }, budget: { modelCalls: 2, estimatedCostPerCall: 7 } }),
+      subtask: dispatched({
+        id: 'Q',
+        worker: 'catering-quote',
+        assigned: { ids: ['SKU-VANILLA'] },
+        input: { sku: 'SKU-VANILLA', guests: 41 },
+        budget: { modelCalls: 2, estimatedCostPerCall: 7 },
+      }),
       registry: referenceRegistry,
       budget: memoryAllowance(2).port(),
       models,
@@ -147,7 +150,16 @@ describe('the catering worker on Bedrock', () => {
       usage: { modelCalls: 2, estimatedCost: 14 },
       baseline: { matched: true, workerModelCalls: 2, baselineModelCalls: 0 },
     });
-    const quote = { sku: 'SKU-VANILLA', guests: 41, portionsPerTub: 10, tubs: 5, totalPence: 2500, currency: 'GBP', status: 'DRAFT_QUOTE', stockReserved: false };
+    const quote = {
+      sku: 'SKU-VANILLA',
+      guests: 41,
+      portionsPerTub: 10,
+      tubs: 5,
+      totalPence: 2500,
+      currency: 'GBP',
+      status: 'DRAFT_QUOTE',
+      stockReserved: false,
+    };
     expect(sent[1]?.body).toMatchObject({
       messages: [
         { role: 'user', content: [{ text: INQUIRY }] },

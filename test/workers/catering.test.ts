@@ -78,7 +78,11 @@ describe('the inquiry schema refuses out-of-range inquiries before any model run
       input: { sku: 'SKU-VANILLA', guests: 201 },
       allowance,
     });
-    expect(outcome).toMatchObject({ state: 'invalid', reason: 'input failed its schema: guests Too big: expected number to be <=200', usage: { modelCalls: 0, estimatedCost: 0 } });
+    expect(outcome).toMatchObject({
+      state: 'invalid',
+      reason: 'input failed its schema: guests Too big: expected number to be <=200',
+      usage: { modelCalls: 0, estimatedCost: 0 },
+    });
     expect(allowance.usage()).toEqual({ modelCalls: 0, estimatedCost: 0 });
   });
 });

@@ -10,10 +10,14 @@ import { registry } from '../../examples/app/workers';
  * follow-up routing and the CDK props import them. Both sides must name the same kinds.
  */
 describe('the worker-kind seam of the example app', () => {
-  it('names exactly the kinds the fault-injection module defines, and the production module lacks only the fault suite\'s', () => {
+  it("names exactly the kinds the fault-injection module defines, and the production module lacks only the fault suite's", () => {
     expect([...faultRegistry.kinds()].sort()).toEqual(Object.values(KIND_NAMES).sort());
     expect(FAULT_SUITE_KINDS).toEqual(['chaos', 'helpdesk', 'helpdesk-mirrored', 'ticket-export']);
-    expect([...registry.kinds()].sort()).toEqual(Object.values(KIND_NAMES).filter((kind) => !FAULT_SUITE_KINDS.includes(kind)).sort());
+    expect([...registry.kinds()].sort()).toEqual(
+      Object.values(KIND_NAMES)
+        .filter((kind) => !FAULT_SUITE_KINDS.includes(kind))
+        .sort(),
+    );
   });
 
   it('routes every alternate source to a kind the module defines', () => {

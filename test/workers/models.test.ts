@@ -65,7 +65,9 @@ describe('model configuration', () => {
   });
 
   it('names the missing variable when bedrock has no model id', () => {
-    expect(() => parseModelConfig({ [MODEL_ENV.provider]: 'bedrock' })).toThrow(new ModelConfigError(['BEDROCK_MODEL_ID is required when MODEL_PROVIDER is bedrock']));
+    expect(() => parseModelConfig({ [MODEL_ENV.provider]: 'bedrock' })).toThrow(
+      new ModelConfigError(['BEDROCK_MODEL_ID is required when MODEL_PROVIDER is bedrock']),
+    );
   });
 
   it('refuses an unknown provider', () => {

@@ -1,15 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import {
-  createRegistry,
-  fileSource,
-  idsRecorder,
-  keyedSource,
-  pathsRecorder,
-  timeRecorder,
-  timeSeriesSource,
-} from '../../lib/workers';
+import { createRegistry, fileSource, idsRecorder, keyedSource, pathsRecorder, timeRecorder, timeSeriesSource } from '../../lib/workers';
 import { statementsSource } from '../../examples/app';
 import { runWith, testKind } from './support/harness';
 
@@ -95,10 +87,21 @@ describe('time-series tools keep and record exactly the records inside the reque
             dimension: 'time',
             output: z.object({ ids: z.array(z.string()) }),
             // The source ignores the range on purpose: filtering is the tool layer's job.
-            sources: { rows: timeSeriesSource<{ id: string; date: string }>({ description: 'rows', dateField: 'date', idField: 'id', load: async () => [{ source: 'all', rows }] }) },
+            sources: {
+              rows: timeSeriesSource<{ id: string; date: string }>({
+                description: 'rows',
+                dateField: 'date',
+                idField: 'id',
+                load: async () => [{ source: 'all', rows }],
+              }),
+            },
             run: async (ctx) => ({ ids: (await ctx.tools.rows()).map((row) => row.id) }),
           });
-          const outcome = await runWith(createRegistry([kind]), { id: 'P', worker: 'reads-all', assigned: { from: iso(start), toExclusive: iso(end) } }, { calls: 1 });
+          const outcome = await runWith(
+            createRegistry([kind]),
+            { id: 'P', worker: 'reads-all', assigned: { from: iso(start), toExclusive: iso(end) } },
+            { calls: 1 },
+          );
           const inside = days.filter((day) => day >= start && day < end);
           expect(outcome.observed).toEqual({
             minDate: inside.length === 0 ? null : iso(Math.min(...inside)),
@@ -122,12 +125,25 @@ describe('time-series tools keep and record exactly the records inside the reque
           description: 'events',
           dateField: 'at',
           idField: 'id',
-          load: async () => [{ source: 'log', rows: [{ id: 'a', at: '2025-06-27T23:30:00+02:00' }, { id: 'b', at: '2025-06-30T23:59:59Z' }, { id: 'c', at: '2025-07-01T00:30:00+02:00' }] }],
+          load: async () => [
+            {
+              source: 'log',
+              rows: [
+                { id: 'a', at: '2025-06-27T23:30:00+02:00' },
+                { id: 'b', at: '2025-06-30T23:59:59Z' },
+                { id: 'c', at: '2025-07-01T00:30:00+02:00' },
+              ],
+            },
+          ],
         }),
       },
       run: async (ctx) => ({ n: (await ctx.tools.events()).length }),
     });
-    const outcome = await runWith(createRegistry([kind]), { id: 'E', worker: 'instant-rows', assigned: { from: '2025-06-01', toExclusive: '2025-07-01' } }, { calls: 1 });
+    const outcome = await runWith(
+      createRegistry([kind]),
+      { id: 'E', worker: 'instant-rows', assigned: { from: '2025-06-01', toExclusive: '2025-07-01' } },
+      { calls: 1 },
+    );
     // 23:30 at +02:00 on the 27th is 21:30 UTC the same day; 00:30 at +02:00 on 1 July is 30 June UTC.
     expect(outcome.observed).toEqual({ minDate: '2025-06-27', maxDate: '2025-06-30', recordCount: 3 });
   });
@@ -144,7 +160,15 @@ describe('a source with an unreadable record', () => {
           description: 'rows',
           dateField: 'date',
           idField: 'id',
-          load: async () => [{ source: 'ledger-export', rows: [{ id: 'a', date: '2025-06-01' }, { id: 'b', date: '2025-06-31' }] }],
+          load: async () => [
+            {
+              source: 'ledger-export',
+              rows: [
+                { id: 'a', date: '2025-06-01' },
+                { id: 'b', date: '2025-06-31' },
+              ],
+            },
+          ],
         }),
       },
       run: async (ctx) => ({ n: (await ctx.tools.rows()).length }),
@@ -173,7 +197,19 @@ describe('pathsRecorder', () => {
     recorder.recordLines('src/b.ts', [100, 110]);
     recorder.recordWholeFile('src/a.ts', 12);
     // 80 + 11 lines of b, and the 12 lines of a read whole.
-    expect(recorder.observed()).toEqual({ files: [{ path: 'src/a.ts' }, { path: 'src/b.ts', lines: [[1, 80], [100, 110]] }], recordCount: 103 });
+    expect(recorder.observed()).toEqual({
+      files: [
+        { path: 'src/a.ts' },
+        {
+          path: 'src/b.ts',
+          lines: [
+            [1, 80],
+            [100, 110],
+          ],
+        },
+      ],
+      recordCount: 103,
+    });
   });
 });
 
@@ -211,7 +247,11 @@ describe('keyed and file tools record what they returned', () => {
   const both = createRegistry([reviewer, lookup]);
 
   it('records a whole file without lines and a range as read', async () => {
-    const outcome = await runWith(both, { id: 'R', worker: 'reviewer', assigned: { files: [{ path: 'src/a.ts' }, { path: 'src/b.ts', lines: [[1, 120]] }] } }, { calls: 1 });
+    const outcome = await runWith(
+      both,
+      { id: 'R', worker: 'reviewer', assigned: { files: [{ path: 'src/a.ts' }, { path: 'src/b.ts', lines: [[1, 120]] }] } },
+      { calls: 1 },
+    );
     expect(outcome.observed).toEqual({ files: [{ path: 'src/a.ts' }, { path: 'src/b.ts', lines: [[1, 120]] }], recordCount: 123 });
     expect(outcome.sources).toEqual(['src/a.ts', 'src/b.ts']);
   });

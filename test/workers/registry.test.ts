@@ -41,7 +41,11 @@ describe('the reference catalog', () => {
   });
 
   it('gives the manifest its source labels', () => {
-    expect(referenceRegistry.sources()['tax-statements']).toEqual({ label: 'monthly statements', recordNoun: 'transactions', alternateSource: 'transaction-feed' });
+    expect(referenceRegistry.sources()['tax-statements']).toEqual({
+      label: 'monthly statements',
+      recordNoun: 'transactions',
+      alternateSource: 'transaction-feed',
+    });
     expect(referenceRegistry.sources()['scout-crm']).toEqual({ label: 'CRM notes', recordNoun: 'notes' });
   });
 });
@@ -60,7 +64,7 @@ describe('createRegistry checks the kinds against each other', () => {
     expect(() => createRegistry([totalKind('a', { alternateSource: 'b' }), totalKind('b', { output: other })])).toThrow(/must use the same output schema/);
   });
 
-  it('refuses an alternate source that cannot take its primary\'s input, naming both kinds', () => {
+  it("refuses an alternate source that cannot take its primary's input, naming both kinds", () => {
     const helpdesk = defineWorker({
       kind: 'helpdesk',
       dimension: 'ids',
@@ -142,7 +146,12 @@ describe('defineWorker checks a kind on its own', () => {
     ['a kind name with capitals', { kind: 'Tax' }, 'Tax', 'the kind must be lower-case letters, digits and "-", starting with a letter'],
     ['an empty label', { label: '' }, 'k', 'label and recordNoun must be non-empty and alternateSource a valid kind name'],
     ['itself as alternate', { alternateSource: 'k' }, 'k', 'a kind cannot be its own alternate source'],
-    ['recheckInput without an alternate', { recheckInput: () => ({}) }, 'k', "recheckInput maps a re-check's input to the alternate source's: declare alternateSource too"],
+    [
+      'recheckInput without an alternate',
+      { recheckInput: () => ({}) },
+      'k',
+      "recheckInput maps a re-check's input to the alternate source's: declare alternateSource too",
+    ],
   ])('refuses %s', (_, change, kind, problem) => {
     expect(() =>
       defineWorker({
@@ -191,7 +200,12 @@ describe('merge', () => {
 
   it('refuses two groups of findings writing the same result key', () => {
     const registry = createRegistry([totalKind('a'), totalKind('b', { output: z.object({ total: z.int() }) })]);
-    expect(() => registry.merge([{ worker: 'a', findings: { total: 1 } }, { worker: 'b', findings: { total: 2 } }])).toThrow(new MergeConflict('total', ['a', 'b']));
+    expect(() =>
+      registry.merge([
+        { worker: 'a', findings: { total: 1 } },
+        { worker: 'b', findings: { total: 2 } },
+      ]),
+    ).toThrow(new MergeConflict('total', ['a', 'b']));
   });
 
   it('returns an empty result when nothing was ok', () => {
@@ -205,11 +219,30 @@ describe('merge', () => {
 
 describe('typicalSeconds: a kind may declare how long one subtask typically runs', () => {
   const timed = (typicalSeconds: number) =>
-    defineWorker({ kind: 'timed', dimension: 'time', label: 'timed', recordNoun: 'rows', typicalSeconds, input: z.strictObject({}), output: Total, sources: {}, merge: sumTotals, run: async () => ({ total: 0 }) });
+    defineWorker({
+      kind: 'timed',
+      dimension: 'time',
+      label: 'timed',
+      recordNoun: 'rows',
+      typicalSeconds,
+      input: z.strictObject({}),
+      output: Total,
+      sources: {},
+      merge: sumTotals,
+      run: async () => ({ total: 0 }),
+    });
 
-  it('reaches the planner\'s catalog, and is absent when not declared', () => {
-    expect(createRegistry([timed(2.5)]).catalog().get('timed')?.typicalSeconds).toBe(2.5);
-    expect(createRegistry([totalKind('plain')]).catalog().get('plain')).not.toHaveProperty('typicalSeconds');
+  it("reaches the planner's catalog, and is absent when not declared", () => {
+    expect(
+      createRegistry([timed(2.5)])
+        .catalog()
+        .get('timed')?.typicalSeconds,
+    ).toBe(2.5);
+    expect(
+      createRegistry([totalKind('plain')])
+        .catalog()
+        .get('plain'),
+    ).not.toHaveProperty('typicalSeconds');
   });
 
   it.each([0, -1, Number.NaN, Number.POSITIVE_INFINITY])('refuses %s seconds', (seconds) => {

@@ -248,7 +248,11 @@ describe('model calls and the budget port', () => {
   });
 
   it('makes the outcome invalid with the exhausted limit when the worker lets the error escape', async () => {
-    const outcome = await run({ run: async ({ call }) => (await call(), await call(), await call(), await call(), { records: 1 }) }, {}, { budget: memoryAllowance(2).port() });
+    const outcome = await run(
+      { run: async ({ call }) => (await call(), await call(), await call(), await call(), { records: 1 }) },
+      {},
+      { budget: memoryAllowance(2).port() },
+    );
     expect(outcome).toMatchObject({ state: 'invalid', reason: 'budget exhausted: subtask calls', usage: { modelCalls: 2, estimatedCost: 14 } });
   });
 
@@ -281,7 +285,9 @@ describe('model calls and the budget port', () => {
   });
 
   it('rethrows an infrastructure error even when the worker swallows it', async () => {
-    await expect(run({ run: async ({ call }) => (await call().catch(() => undefined), { records: 1 }) }, {}, { budget: failingPort('LeaseLost') })).rejects.toMatchObject({
+    await expect(
+      run({ run: async ({ call }) => (await call().catch(() => undefined), { records: 1 }) }, {}, { budget: failingPort('LeaseLost') }),
+    ).rejects.toMatchObject({
       name: 'LeaseLost',
     });
   });
@@ -295,7 +301,9 @@ describe('model calls and the budget port', () => {
 describe('what runSubtask refuses to run', () => {
   it('throws InvalidAssignment for a subtask without an absolute deadline', async () => {
     const { deadline: _removed, ...noDeadline } = dispatched({ id: 'S', worker: 'probe', assigned: ONE });
-    await expect(runSubtask({ subtask: noDeadline, registry: createRegistry([kindWith({})]), budget: memoryAllowance(1).port(), models })).rejects.toBeInstanceOf(InvalidAssignment);
+    await expect(
+      runSubtask({ subtask: noDeadline, registry: createRegistry([kindWith({})]), budget: memoryAllowance(1).port(), models }),
+    ).rejects.toBeInstanceOf(InvalidAssignment);
   });
 
   it('throws UnknownWorkerKind for a kind the registry does not have', async () => {

@@ -42,9 +42,7 @@ const otherInquiry = (request: unknown) =>
 describe('time-series tools refuse ranges outside the assignment', () => {
   it("refuses the tax example's March-to-June request for an April-to-June assignment and records it", async () => {
     const outcome = await runWith(createRegistry([widening({ from: '2025-03-01', toExclusive: '2025-07-01' })]), { id: 'B', worker: 'widening', assigned: Q2 });
-    expect(outcome.refusals).toEqual([
-      { tool: 'statements', requested: '2025-03-01..2025-07-01', reason: 'outside the assignment 2025-04-01..2025-07-01' },
-    ]);
+    expect(outcome.refusals).toEqual([{ tool: 'statements', requested: '2025-03-01..2025-07-01', reason: 'outside the assignment 2025-04-01..2025-07-01' }]);
     expect(outcome.findings).toEqual({ rows: 18, refusedWith: 'ScopeViolation' });
     // The refused request fetched nothing: March is not in the observation.
     expect(outcome.observed).toEqual({ minDate: '2025-04-01', maxDate: '2025-06-27', recordCount: 18 });
@@ -65,7 +63,11 @@ describe('the catering tool accepts only the assigned inquiry', () => {
   it.each([
     ['another SKU', { sku: 'SKU-CHOCOLATE', guests: 41 }, 'SKU-CHOCOLATE is not assigned (assigned: SKU-VANILLA)'],
     ['another guest count', { sku: 'SKU-VANILLA', guests: 42 }, 'only the assigned inquiry {"sku":"SKU-VANILLA","guests":41} may be requested'],
-    ['a guest count the schema refuses', { sku: 'SKU-VANILLA', guests: 2.5 }, 'arguments do not match the tool: guests Invalid input: expected int, received number'],
+    [
+      'a guest count the schema refuses',
+      { sku: 'SKU-VANILLA', guests: 2.5 },
+      'arguments do not match the tool: guests Invalid input: expected int, received number',
+    ],
   ])('refuses %s and the outcome records the refusal', async (_, request, reason) => {
     const outcome = await runWith(createRegistry([otherInquiry(request)]), { id: 'Q', worker: 'other-inquiry', assigned, input: inquiry });
     expect(outcome.refusals).toEqual([{ tool: 'catering_quote', requested: JSON.stringify(request), reason }]);
@@ -75,9 +77,17 @@ describe('the catering tool accepts only the assigned inquiry', () => {
   });
 
   it('refuses the broadened request a scripted model makes (offline:broaden asks for 42 guests)', async () => {
-    const outcome = await runWith(referenceRegistry, { id: 'Q', worker: 'catering-quote', assigned, input: inquiry, model: 'offline:broaden', budget: { modelCalls: 2, estimatedCostPerCall: 7 } }, { calls: 2 });
+    const outcome = await runWith(
+      referenceRegistry,
+      { id: 'Q', worker: 'catering-quote', assigned, input: inquiry, model: 'offline:broaden', budget: { modelCalls: 2, estimatedCostPerCall: 7 } },
+      { calls: 2 },
+    );
     expect(outcome.refusals).toEqual([
-      { tool: 'catering_quote', requested: '{"sku":"SKU-VANILLA","guests":42}', reason: 'only the assigned inquiry {"sku":"SKU-VANILLA","guests":41} may be requested' },
+      {
+        tool: 'catering_quote',
+        requested: '{"sku":"SKU-VANILLA","guests":42}',
+        reason: 'only the assigned inquiry {"sku":"SKU-VANILLA","guests":41} may be requested',
+      },
     ]);
     // The model asked, was refused, and finished: two calls, no quote.
     expect(outcome.usage).toEqual({ modelCalls: 2, estimatedCost: 14 });
@@ -124,7 +134,11 @@ describe('file tools refuse files and lines that were not assigned', () => {
   });
 
   it('records each refusal with the request written as a path and line range', async () => {
-    const outcome = await runWith(createRegistry([prying]), { id: 'R', worker: 'prying', assigned: { files: [{ path: 'src/b.ts', lines: [[1, 120]] }] } }, { calls: 1 });
+    const outcome = await runWith(
+      createRegistry([prying]),
+      { id: 'R', worker: 'prying', assigned: { files: [{ path: 'src/b.ts', lines: [[1, 120]] }] } },
+      { calls: 1 },
+    );
     expect(outcome.findings).toEqual({ refused: 3 });
     expect(outcome.refusals).toEqual([
       { tool: 'repo', requested: 'src/c.ts', reason: attempts[0]?.reason },

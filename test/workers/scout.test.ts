@@ -42,7 +42,11 @@ describe('scout-crm, the slow worker', () => {
     expect(outcome).toMatchObject({
       state: 'ok',
       observed: { ids: ['crm:initech'], recordCount: 1 },
-      findings: { findings: [{ questionIds: ['q3'], source: 'crm:initech', statement: 'Signed the two-year price lock at the new enterprise floor.', evidence: ['note-9'] }] },
+      findings: {
+        findings: [
+          { questionIds: ['q3'], source: 'crm:initech', statement: 'Signed the two-year price lock at the new enterprise floor.', evidence: ['note-9'] },
+        ],
+      },
     });
   });
 
@@ -62,7 +66,12 @@ describe('the other scouts', () => {
       observed: { ids: ['web:pricing'], recordCount: 2 },
       findings: {
         findings: [
-          { questionIds: ['q3'], source: 'web:pricing', statement: 'Vantage moved its enterprise floor from $48,000 to $60,000 a year.', evidence: ['pricing-2025-05-02-a'] },
+          {
+            questionIds: ['q3'],
+            source: 'web:pricing',
+            statement: 'Vantage moved its enterprise floor from $48,000 to $60,000 a year.',
+            evidence: ['pricing-2025-05-02-a'],
+          },
           { questionIds: ['q3'], source: 'web:pricing', statement: 'The Team plan stays at $30 per seat per month.', evidence: ['pricing-2025-05-02-b'] },
         ],
       },
@@ -76,9 +85,18 @@ describe('the other scouts', () => {
 
   it('merges the findings of every scout kind by question', async () => {
     const merged = referenceRegistry.merge([
-      { worker: 'scout-pricing', findings: { findings: [{ questionIds: ['q1'], source: 'web:pricing', statement: 'Floor moved to $60,000.', evidence: ['p1'] }] } },
-      { worker: 'scout-reviews', findings: { findings: [{ questionIds: ['q2'], source: 'reviews:g2', statement: 'Renewal price complaints.', evidence: ['g1'] }] } },
-      { worker: 'scout-news', findings: { findings: [{ questionIds: ['q1', 'q2'], source: 'news:vantage', statement: 'Series D, enterprise push.', evidence: ['n1'] }] } },
+      {
+        worker: 'scout-pricing',
+        findings: { findings: [{ questionIds: ['q1'], source: 'web:pricing', statement: 'Floor moved to $60,000.', evidence: ['p1'] }] },
+      },
+      {
+        worker: 'scout-reviews',
+        findings: { findings: [{ questionIds: ['q2'], source: 'reviews:g2', statement: 'Renewal price complaints.', evidence: ['g1'] }] },
+      },
+      {
+        worker: 'scout-news',
+        findings: { findings: [{ questionIds: ['q1', 'q2'], source: 'news:vantage', statement: 'Series D, enterprise push.', evidence: ['n1'] }] },
+      },
     ]);
     expect(merged.result).toEqual({
       findings: {

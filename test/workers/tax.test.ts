@@ -59,7 +59,13 @@ describe('transaction-feed, the alternate source', () => {
 describe('the tax kinds in the catalog and the merge', () => {
   it('names its source and alternate for the planner and the coverage statement', () => {
     const info = referenceCatalog.get('tax-statements');
-    expect(info).toMatchObject({ kind: 'tax-statements', dimension: 'time', label: 'monthly statements', recordNoun: 'transactions', alternateSource: 'transaction-feed' });
+    expect(info).toMatchObject({
+      kind: 'tax-statements',
+      dimension: 'time',
+      label: 'monthly statements',
+      recordNoun: 'transactions',
+      alternateSource: 'transaction-feed',
+    });
     expect(referenceCatalog.get('transaction-feed')).toMatchObject({ label: 'transaction feed', recordNoun: 'transactions' });
     expect(info?.validateInput({})).toEqual([]);
     expect(info?.validateInput({ account: 'x' })).toEqual([{ path: '', message: 'Unrecognized key: "account"' }]);

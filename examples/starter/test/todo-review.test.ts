@@ -57,7 +57,11 @@ describe('todo-review', () => {
 
   it('reads only the assigned lines of a file', async () => {
     const { outcome, coverage } = await runOffline({ registry, worker: 'todo-review', assigned: { files: [{ path: 'src/app.ts', lines: [[1, 3]] }] } });
-    expect(outcome).toMatchObject({ state: 'ok', observed: { files: [{ path: 'src/app.ts', lines: [[1, 3]] }], recordCount: 3 }, findings: { items: [APP_TODO] } });
+    expect(outcome).toMatchObject({
+      state: 'ok',
+      observed: { files: [{ path: 'src/app.ts', lines: [[1, 3]] }], recordCount: 3 },
+      findings: { items: [APP_TODO] },
+    });
     expect(coverage.complete).toBe(true);
   });
 

@@ -92,7 +92,13 @@ const main = (): void => {
       const goal = document.createElement('td');
       goal.append(link);
       const progress = `${run.progress.terminal}/${run.progress.dispatched}`;
-      row.append(goal, text('td', run.status), text('td', completeText(run.complete)), text('td', progress), text('td', new Date(run.createdAt).toLocaleString()));
+      row.append(
+        goal,
+        text('td', run.status),
+        text('td', completeText(run.complete)),
+        text('td', progress),
+        text('td', new Date(run.createdAt).toLocaleString()),
+      );
       return row;
     });
     list.replaceChildren(...rows);
@@ -105,10 +111,16 @@ const main = (): void => {
       const response = await fetch(`${apiUrl}/runs?limit=50`, { headers: { authorization: `Bearer ${token}` }, cache: 'no-store' });
       if (response.ok) {
         const body = (await response.json()) as RunList;
-        listStatus.textContent = body.runs.length === 0 ? 'No runs yet: try `npx tessera run examples/scout.json`.' : `${body.runs.length} run${body.runs.length === 1 ? '' : 's'}, newest first.`;
+        listStatus.textContent =
+          body.runs.length === 0
+            ? 'No runs yet: try `npx tessera run examples/scout.json`.'
+            : `${body.runs.length} run${body.runs.length === 1 ? '' : 's'}, newest first.`;
         drawList(body.runs);
       } else {
-        listStatus.textContent = response.status === 401 ? 'The API refused the token: the local cloud was restarted? Open the address it printed.' : `GET /runs answered ${response.status}.`;
+        listStatus.textContent =
+          response.status === 401
+            ? 'The API refused the token: the local cloud was restarted? Open the address it printed.'
+            : `GET /runs answered ${response.status}.`;
         const chosen = fragment().get('run');
         if (chosen) show(chosen);
       }

@@ -10,14 +10,7 @@ import {
 } from '@aws-sdk/client-bedrock-runtime';
 import { z } from 'zod';
 import { ModelCallFailed, ModelReplyInvalid } from '../errors';
-import {
-  ConverseRequest,
-  ConverseResult,
-  type ModelAdapter,
-  type ParsedConverseRequest,
-  type StopReason,
-  type ToolChoice,
-} from '../model';
+import { ConverseRequest, ConverseResult, type ModelAdapter, type ParsedConverseRequest, type StopReason, type ToolChoice } from '../model';
 
 /**
  * Amazon Bedrock through the Converse API, with tool use (`toolConfig`/`toolSpec` out,
@@ -45,14 +38,11 @@ type BedrockDocument = NonNullable<ToolUseBlock['input']>;
  */
 const asDocument = (value: unknown): BedrockDocument => value as BedrockDocument;
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** A tool result's JSON block must be an object; other JSON values are wrapped. */
 const resultBlock = (content: unknown, isError: boolean): ToolResultContentBlock =>
-  isError
-    ? { text: typeof content === 'string' ? content : JSON.stringify(content) }
-    : { json: asDocument(isRecord(content) ? content : { result: content }) };
+  isError ? { text: typeof content === 'string' ? content : JSON.stringify(content) } : { json: asDocument(isRecord(content) ? content : { result: content }) };
 
 const toBlock = (part: ParsedConverseRequest['messages'][number]['content'][number]): ContentBlock => {
   switch (part.type) {
@@ -134,7 +124,10 @@ const STOP_REASONS: Readonly<Record<string, StopReason>> = {
 export const fromConverseOutput = (response: unknown): ConverseResult => {
   const parsed = ConverseResponseShape.safeParse(response);
   if (!parsed.success) {
-    throw new ModelReplyInvalid('bedrock', parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`));
+    throw new ModelReplyInvalid(
+      'bedrock',
+      parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`),
+    );
   }
   const { content } = parsed.data.output.message;
   const texts = content.flatMap((block) => (block.text === undefined ? [] : [block.text]));

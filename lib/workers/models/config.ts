@@ -10,7 +10,12 @@ import { OFFLINE_VARIANTS } from './offline';
 const commaList = z
   .string()
   .optional()
-  .transform((value) => (value ?? '').split(',').map((item) => item.trim()).filter((item) => item.length > 0));
+  .transform((value) =>
+    (value ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0),
+  );
 
 /**
  * The names of the model variables, as the construct sets them and `ModelEnvironment` reads them.
@@ -63,7 +68,9 @@ const offlineIds = OFFLINE_VARIANTS.map((variant) => (variant === 'default' ? 'o
 
 /** The Bedrock model ids a configuration allows (none unless `MODEL_PROVIDER=bedrock`). */
 export const bedrockIdsOf = (config: ModelConfig): string[] =>
-  config.MODEL_PROVIDER === 'bedrock' && config.BEDROCK_MODEL_ID !== undefined ? [...new Set([config.BEDROCK_MODEL_ID, ...config.BEDROCK_ALLOWED_MODEL_IDS])] : [];
+  config.MODEL_PROVIDER === 'bedrock' && config.BEDROCK_MODEL_ID !== undefined
+    ? [...new Set([config.BEDROCK_MODEL_ID, ...config.BEDROCK_ALLOWED_MODEL_IDS])]
+    : [];
 
 /**
  * Every model id a subtask may name in a deployment with this configuration: the offline
@@ -74,4 +81,3 @@ export const bedrockIdsOf = (config: ModelConfig): string[] =>
  * allowedModelIds(parseModelConfig({})) // ['offline', 'offline:broaden']
  */
 export const allowedModelIds = (config: ModelConfig): string[] => [...offlineIds, ...bedrockIdsOf(config)];
-

@@ -1,12 +1,6 @@
 import { z } from 'zod';
 import { ModelNotAllowed, OfflineScriptMissing } from '../errors';
-import {
-  ConverseRequest,
-  ConverseResult,
-  type ModelAdapter,
-  type ParsedConverseRequest,
-  type ToolCall,
-} from '../model';
+import { ConverseRequest, ConverseResult, type ModelAdapter, type ParsedConverseRequest, type ToolCall } from '../model';
 
 /**
  * The offline model: deterministic, free, and scripted, for tests, examples and the local cloud.
@@ -77,7 +71,11 @@ export const parseOfflineModelId = (model: string): OfflineVariant | undefined =
   if (!model.startsWith('offline:')) return undefined;
   const variant = model.slice('offline:'.length);
   const known = OFFLINE_VARIANTS.find((name) => name === variant);
-  if (!known) throw new ModelNotAllowed(model, OFFLINE_VARIANTS.map((name) => (name === 'default' ? 'offline' : `offline:${name}`)));
+  if (!known)
+    throw new ModelNotAllowed(
+      model,
+      OFFLINE_VARIANTS.map((name) => (name === 'default' ? 'offline' : `offline:${name}`)),
+    );
   return known;
 };
 
@@ -130,9 +128,10 @@ export const toolThenFinish: OfflineScript = (request, { variant, turn }) => {
   if (results.length > 0) {
     const refused = results.filter((result) => result.isError);
     return {
-      text: refused.length > 0
-        ? `The tool refused the request: ${String(refused[0]?.content)}`
-        : `Done: ${JSON.stringify(results.map((result) => result.content))}`,
+      text:
+        refused.length > 0
+          ? `The tool refused the request: ${String(refused[0]?.content)}`
+          : `Done: ${JSON.stringify(results.map((result) => result.content))}`,
     };
   }
   const choice = request.toolChoice;

@@ -8,7 +8,19 @@
  * - `api-events.ts`: API Gateway's events for the api handler and its parsed answers;
  * - `sqs.ts`: queue messages turned into the worker's SQS records.
  */
-export { at, dispatchRound, itemsOfTenant, pipeline, recordingExecutions, T0, type DispatchOutput, type ExecutionCalls, type Kind, type ManualClock, type Pipeline } from './pipeline';
+export {
+  at,
+  dispatchRound,
+  itemsOfTenant,
+  pipeline,
+  recordingExecutions,
+  T0,
+  type DispatchOutput,
+  type ExecutionCalls,
+  type Kind,
+  type ManualClock,
+  type Pipeline,
+} from './pipeline';
 export { halfYearRequest, secondQuarterRequest, staggeredDeadlineRequest } from './requests';
 export { acceptedForDispatch, acceptRun, answerOf, apiEvent, callApi, errorOf, tokenWith, type ApiAnswer, type ApiCall } from './api-events';
 export { deliver, deliverRun, messagesOfRun, receiveAll, sendRaw, sqsRecord, subtaskOf } from './sqs';

@@ -225,7 +225,6 @@ export const pipeline = (prefix: string, options: PipelineOptions = {}): { get()
   };
 };
 
-
 // ---------------------------------------------------------------- Step Functions task outputs
 
 const Item = z.object({ runId: z.string(), tenantId: z.string(), subtaskId: z.string(), deadline: z.string() });
@@ -236,7 +235,6 @@ export type DispatchOutput = z.infer<typeof DispatchOutput>;
 export const dispatchRound = async (p: Pipeline, tenantId: string, runId: string, round = 1): Promise<DispatchOutput> =>
   DispatchOutput.parse(await p.dispatch({ runId, tenantId, round }));
 
-
 // ---------------------------------------------------------------- the table itself
 
 /**
@@ -245,7 +243,12 @@ export const dispatchRound = async (p: Pipeline, tenantId: string, runId: string
  */
 export const itemsOfTenant = async (p: Pipeline, tenantId: string): Promise<Record<string, unknown>[]> => {
   const output = await documentClient().send(
-    new ScanCommand({ TableName: p.tableName, FilterExpression: 'begins_with(pk, :prefix)', ExpressionAttributeValues: { ':prefix': `T#${encodeURIComponent(tenantId)}#` }, ConsistentRead: true }),
+    new ScanCommand({
+      TableName: p.tableName,
+      FilterExpression: 'begins_with(pk, :prefix)',
+      ExpressionAttributeValues: { ':prefix': `T#${encodeURIComponent(tenantId)}#` },
+      ConsistentRead: true,
+    }),
   );
   return output.Items ?? [];
 };

@@ -11,7 +11,13 @@ export const halfYearRequest = (overrides: Partial<RunRequestInput> = {}, bStart
   goal: 'Total deductible household expenses for the first half of 2025',
   universe: { dimension: 'time', from: '2025-01-01', toExclusive: '2025-07-01' },
   subtasks: [
-    { ...QUARTER_TERMS, id: 'A', questionIds: ['q1'], scope: { from: '2025-01-01', toExclusive: '2025-04-01' }, budget: { modelCalls: 4, estimatedCostPerCall: 7 } },
+    {
+      ...QUARTER_TERMS,
+      id: 'A',
+      questionIds: ['q1'],
+      scope: { from: '2025-01-01', toExclusive: '2025-04-01' },
+      budget: { modelCalls: 4, estimatedCostPerCall: 7 },
+    },
     { ...QUARTER_TERMS, id: 'B', questionIds: ['q2'], scope: { from: bStart, toExclusive: '2025-07-01' }, budget: { modelCalls: 4, estimatedCostPerCall: 7 } },
   ],
   policy: { maxRounds: 2 },
@@ -31,7 +37,15 @@ export const staggeredDeadlineRequest = (): RunRequestInput => {
 export const secondQuarterRequest = (): RunRequestInput => ({
   goal: 'Total deductible household expenses for Q2 2025',
   universe: { dimension: 'time', from: '2025-04-01', toExclusive: '2025-07-01' },
-  subtasks: [{ ...QUARTER_TERMS, id: 'B', questionIds: ['q2'], scope: { from: '2025-04-01', toExclusive: '2025-07-01' }, budget: { modelCalls: 4, estimatedCostPerCall: 7 } }],
+  subtasks: [
+    {
+      ...QUARTER_TERMS,
+      id: 'B',
+      questionIds: ['q2'],
+      scope: { from: '2025-04-01', toExclusive: '2025-07-01' },
+      budget: { modelCalls: 4, estimatedCostPerCall: 7 },
+    },
+  ],
   policy: { maxRounds: 1 },
   budget: { modelCalls: 40, costLimit: 500 },
 });

@@ -11,7 +11,9 @@ export const receiveAll = async (url: string): Promise<Message[]> => {
   const client = sqsClient();
   const messages: Message[] = [];
   for (;;) {
-    const page = await client.send(new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageSystemAttributeNames: ['All'] }));
+    const page = await client.send(
+      new ReceiveMessageCommand({ QueueUrl: url, MaxNumberOfMessages: 10, WaitTimeSeconds: 0, MessageSystemAttributeNames: ['All'] }),
+    );
     if (!page.Messages?.length) return messages;
     messages.push(...page.Messages);
   }
@@ -73,7 +75,8 @@ export const sqsRecord = (p: Pipeline, kind: Kind, message: Message): SQSRecord 
 };
 
 /** Delivers records to the worker handler, as one invocation. */
-export const deliver = (p: Pipeline, records: readonly SQSRecord[]) => p.worker({ Records: [...records] } satisfies SQSEvent, { awsRequestId: uniqueName('invocation') });
+export const deliver = (p: Pipeline, records: readonly SQSRecord[]) =>
+  p.worker({ Records: [...records] } satisfies SQSEvent, { awsRequestId: uniqueName('invocation') });
 
 /**
  * Receives this run's messages of one kind (optionally only some subtasks) and delivers them as one batch.
@@ -84,5 +87,8 @@ export const deliver = (p: Pipeline, records: readonly SQSRecord[]) => p.worker(
 export const deliverRun = async (p: Pipeline, kind: Kind, runId: string, subtaskIds?: readonly string[]) => {
   const messages = (await messagesOfRun(p, kind, runId)).filter((m) => subtaskIds === undefined || subtaskIds.includes(subtaskOf(m).subtaskId));
   if (messages.length === 0) throw new Error(`no ${kind} message for run ${runId}`);
-  return deliver(p, messages.map((message) => sqsRecord(p, kind, message)));
+  return deliver(
+    p,
+    messages.map((message) => sqsRecord(p, kind, message)),
+  );
 };
