@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { cancelRun, deployedCatalog, followRun, listRunPage, listSubtaskPage, startRun, type ApiDeps } from '../lib/application/runs';
 import { executionsFor, ledgerAccessFromEnv, ledgerFor } from '../lib/runtime/aws';
 import { parseConfig } from '../lib/runtime/config';
@@ -20,7 +19,7 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
     capacity: config.WORKER_CAPACITY,
     paths: config.ROUND_PATHS,
     tenantClaim: config.TENANT_CLAIM,
-    newRunId: randomUUID,
+    newRunId: () => crypto.randomUUID(),
     logger: createLogger('api', env),
   };
 };
