@@ -1,6 +1,7 @@
 import { ENV } from '../runtime/environment';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { validatedDefinitionsIn } from './definition-cache';
 import { launchDynamoDbLocal, type LaunchingDynamoDbLocal } from './dynamodb-local';
@@ -312,7 +313,11 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
     ...(options.parameters === undefined ? {} : { parameters: options.parameters }),
   });
   const clientConfig = { region, credentials: LOCAL_CREDENTIALS };
-  const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqs });
+  // The event-source mappings' pollers hold one 20-s long poll each (five per mapping), all on this
+  // client. The SDK's default agent allows 50 sockets, so from eleven mappings on, some pollers
+  // waited up to 20 s for a socket and a message sat unreceived that long (a hedge copy lost its
+  // race). On loopback to the emulator the agent has no socket limit.
+  const sqsClient = new SQSClient({ ...clientConfig, endpoint: sqs, requestHandler: { httpAgent: new Agent({ keepAlive: true }) } });
   // Everything up to the HTTP API is built while DynamoDB Local's JVM boots: the handlers only
   // need its endpoint, which is known. The tables are created once it answers, before the HTTP
   // API opens, so no request can reach a table that does not exist yet.

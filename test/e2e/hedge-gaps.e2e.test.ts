@@ -5,7 +5,7 @@ import { runToEnd, subtask } from './target';
 /*
  * A `subdivide` hedge whose winning piece leaves a gap (docs/hedging.md): the gap is followed up
  * in the next round like any other observed gap. X is one `chaos` subtask over p1–p4 whose
- * original sleeps 20 s, so its two pieces (X.h1 over p1–p2, X.h2 over p3–p4) win the race; the
+ * original sleeps 8 s, so its two pieces (X.h1 over p1–p2, X.h2 over p3–p4) win the race; the
  * source has no record for p2, so X.h1 observes p1 only and leaves the gap p2. The re-check
  * X.h1.g1 inherits X's input, so it reads no id of its scope either: having asked its source
  * nothing it ends `ok` with an empty observation. `chaos` declares no alternate source, so the
@@ -21,7 +21,7 @@ const hedged = {
   id: 'X',
   worker: 'chaos',
   scope: { ids: X_IDS },
-  input: { modelCalls: 1, slowOriginalSeconds: 20, absent: ['p2'] },
+  input: { modelCalls: 1, slowOriginalSeconds: 8, absent: ['p2'] },
   deadlineSeconds: 30,
   budget: { modelCalls: 4, estimatedCostPerCall: 1 },
   hedge: { afterSeconds: 2, mode: 'subdivide', copies: 2 },
