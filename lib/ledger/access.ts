@@ -45,8 +45,12 @@ export const LEDGER_ACTIONS = {
   deadline: { table: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], runListIndex: [] },
   // Claims, reserves budget (run, subtask, tenant day and its blocks), records outcomes.
   worker: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'], runListIndex: [] },
-  // Reads the manifest and outcomes, writes the answer (in parts when it is large).
-  reconcile: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], runListIndex: [] },
+  // Reads the manifest and outcomes, appends the next round as it plans it (a transaction that
+  // checks the run is still running), writes the answer (in parts when it is large).
+  reconcile: {
+    table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:ConditionCheckItem'],
+    runListIndex: [],
+  },
 } as const satisfies Record<LedgerFunction, LedgerGrant>;
 
 /**

@@ -109,7 +109,8 @@ describe('ledger access', () => {
 
   test('reconcile, not tenant-scoped, holds exactly its actions on its own role, on the table only', () => {
     const ledger = statementsOf(synth.template, roleId('ReconcileFunction')).filter((s) => s.Action.some((a) => a.startsWith('dynamodb:')));
-    expect(ledger).toEqual([{ Effect: 'Allow', Action: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], Resource: [table] }]);
+    const actions = ['dynamodb:ConditionCheckItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'];
+    expect(ledger).toEqual([{ Effect: 'Allow', Action: actions, Resource: [table] }]);
   });
 
   test('no policy of the stack allows Scan, DeleteItem, BatchGetItem or DescribeTable on the ledger, or any dynamodb wildcard', () => {
