@@ -56,6 +56,9 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           include: ['test/**/*.int.test.ts'],
           globalSetup: ['test/support/emulators.global.ts'],
+          // A hang guard, not a deadline: 200 concurrent conditional writes take DynamoDB Local about
+          // 9 s on an idle 2-core machine and three times that beside CI's background emulator lane.
+          testTimeout: 120_000,
         },
       },
       {
