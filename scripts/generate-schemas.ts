@@ -155,7 +155,13 @@ const runLinks = {
 };
 
 /** A JSON-RPC 2.0 message of MCP: its shapes are the protocol's, not the tessera contract's. */
-const jsonRpc = { type: 'object', required: ['jsonrpc'], properties: { jsonrpc: { const: '2.0' } }, additionalProperties: true };
+const jsonRpc = {
+  type: 'object',
+  description: 'A JSON-RPC 2.0 message of the Model Context Protocol.',
+  required: ['jsonrpc'],
+  properties: { jsonrpc: { const: '2.0', description: 'The JSON-RPC version.' } },
+  additionalProperties: true,
+};
 const jsonRpcAnswer = (description: string) => ({ description, content: { 'application/json': { schema: jsonRpc } } });
 
 /**

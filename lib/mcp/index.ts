@@ -21,5 +21,15 @@ export {
   type ToolArguments,
   type ToolDefinition,
 } from './tools';
-export { compactRun, compactSubtask, compactRegion, compactRunRow, jsonBytes, type CompactGap, type CompactRegion, type CompactRun, type CompactSubtask } from './summary';
+export {
+  compactRun,
+  compactSubtask,
+  compactRegion,
+  compactRunRow,
+  jsonBytes,
+  type CompactGap,
+  type CompactRegion,
+  type CompactRun,
+  type CompactSubtask,
+} from './summary';
 export { withFix, type RepairableProblem, type ReportedProblem } from './fixes';

@@ -90,7 +90,7 @@ const progressLine = (run: RunResource): string => {
 export const createTesseraMcpServer = (options: TesseraMcpOptions): McpServer => {
   const { client } = options;
   const maxWait = Math.min(options.maxWaitSeconds ?? WAIT_SECONDS.max, WAIT_SECONDS.max);
-  const server = new McpServer(TESSERA_MCP_SERVER, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new McpServer(TESSERA_MCP_SERVER, { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS });
 
   const readSummary = async (runId: string): Promise<CompactRun> => {
     // Without an ETag to match, the API always answers with the run.
@@ -133,8 +133,13 @@ export const createTesseraMcpServer = (options: TesseraMcpOptions): McpServer =>
   const handlers: { readonly [Name in TesseraToolName]: (args: ToolArguments<Name>, extra: Extra) => Promise<CallToolResult> } = {
     plan_run: async (args) => {
       const result = options.plan(args.request);
-      if (!result.ok) return refused('invalid_run_request', `the request has ${result.problems.length} problem(s); fix them and call plan_run again`, result.problems);
-      return json({ ok: true, subtasks: result.subtasks.map((s) => ({ id: s.id, worker: s.worker, required: s.required, assigned: s.assigned })), warnings: result.warnings });
+      if (!result.ok)
+        return refused('invalid_run_request', `the request has ${result.problems.length} problem(s); fix them and call plan_run again`, result.problems);
+      return json({
+        ok: true,
+        subtasks: result.subtasks.map((s) => ({ id: s.id, worker: s.worker, required: s.required, assigned: s.assigned })),
+        warnings: result.warnings,
+      });
     },
     start_run: async (args) => {
       try {
@@ -171,7 +176,11 @@ export const createTesseraMcpServer = (options: TesseraMcpOptions): McpServer =>
     },
     list_runs: async (args) => {
       try {
-        const page = await client.listRuns({ limit: args.limit, ...(args.status ? { status: args.status } : {}), ...(args.cursor ? { cursor: args.cursor } : {}) });
+        const page = await client.listRuns({
+          limit: args.limit,
+          ...(args.status ? { status: args.status } : {}),
+          ...(args.cursor ? { cursor: args.cursor } : {}),
+        });
         return json({ runs: page.runs.map(compactRunRow), ...(page.nextCursor === undefined ? {} : { nextCursor: page.nextCursor }) });
       } catch (error) {
         return apiRefusal(error);

@@ -60,7 +60,10 @@ const FIRST = 5;
 const fileText = (file: FileScope): string => (file.lines ? `${file.path}#${file.lines.map(([a, b]) => `L${a}-L${b}`).join(',')}` : file.path);
 
 /** A region, with at most `first` ids or files listed. */
-export const compactRegion = (region: { from?: string; toExclusive?: string; ids?: readonly string[]; files?: readonly FileScope[] }, first = FIRST): CompactRegion => {
+export const compactRegion = (
+  region: { from?: string; toExclusive?: string; ids?: readonly string[]; files?: readonly FileScope[] },
+  first = FIRST,
+): CompactRegion => {
   if (region.ids) return { ids: region.ids.slice(0, first), ...(region.ids.length > first ? { count: region.ids.length } : {}) };
   if (region.files) return { files: region.files.slice(0, first).map(fileText), ...(region.files.length > first ? { count: region.files.length } : {}) };
   return { ...(region.from === undefined ? {} : { from: region.from }), ...(region.toExclusive === undefined ? {} : { toExclusive: region.toExclusive }) };

@@ -62,7 +62,8 @@ export interface TesseraTool<Input extends z.ZodObject = z.ZodObject> {
   readonly readOnly: boolean;
 }
 
-const COMPLETE_FALSE = '`coverage.complete: false` means the answer is partial: say so, and name `missingQuestions` and the open gaps; never report it as the whole.';
+const COMPLETE_FALSE =
+  '`coverage.complete: false` means the answer is partial: say so, and name `missingQuestions` and the open gaps; never report it as the whole.';
 
 /** Every tool, by name. The descriptions teach the contract in a few lines each. */
 export const TESSERA_TOOLS = {

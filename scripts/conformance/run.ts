@@ -37,7 +37,7 @@ const startProxy = async (target: string, token: string) => {
       const answer = await fetch(`${target}${request.url ?? ''}`, {
         method: request.method ?? 'GET',
         headers: [...headers, ['authorization', `Bearer ${token}`]],
-        ...(request.method === 'GET' || request.method === 'HEAD' ? {} : { body }),
+        ...(request.method === 'GET' || request.method === 'HEAD' ? {} : { body: body.toString('utf8') }),
       });
       response.writeHead(answer.status, Object.fromEntries([...answer.headers.entries()].filter(([name]) => name !== 'content-encoding')));
       response.end(Buffer.from(await answer.arrayBuffer()));

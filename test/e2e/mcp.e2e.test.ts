@@ -118,7 +118,17 @@ const supervise = async (client: Client) => {
       complete: true,
       missingQuestions: [],
       // B's statement closed on 27 June: 28-30 June was re-checked against the transaction feed and is empty.
-      gaps: [{ from: '2025-06-28', toExclusive: '2025-07-01', kind: 'observed', status: 'confirmed_empty', settled: true, recheckedAgainst: 'transaction-feed', records: 0 }],
+      gaps: [
+        {
+          from: '2025-06-28',
+          toExclusive: '2025-07-01',
+          kind: 'observed',
+          status: 'confirmed_empty',
+          settled: true,
+          recheckedAgainst: 'transaction-feed',
+          records: 0,
+        },
+      ],
     },
     answer: { result: { totalDeductiblePence: 113747 } },
   });

@@ -36,7 +36,11 @@ const connected = async (): Promise<Client> => {
 
 describe('the MCP tools', () => {
   it('list exactly the function-calling definitions: same names, descriptions and JSON Schemas', async () => {
-    const listed = (await (await connected()).listTools()).tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
+    const listed = (await (await connected()).listTools()).tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+    }));
     expect(listed).toEqual(toolDefinitions());
     expect(listed.map((tool) => tool.name)).toEqual(['plan_run', 'start_run', 'get_run', 'wait_for_run', 'cancel_run', 'list_runs']);
     // The request argument is the contract's RunRequest, as JSON Schema generates it for input.
@@ -81,7 +85,9 @@ describe('the MCP tools', () => {
     const result = await (await connected()).callTool({ name: 'plan_run', arguments: { request } });
     expect(result.isError).toBe(true);
     expect(result.structuredContent).toMatchObject({
-      problems: [{ code: 'invalid_request', path: 'subtasks.2.justification', fix: 'give `subtasks.2.justification` a value its schema allows (see the message)' }],
+      problems: [
+        { code: 'invalid_request', path: 'subtasks.2.justification', fix: 'give `subtasks.2.justification` a value its schema allows (see the message)' },
+      ],
     });
   });
 
