@@ -33,3 +33,5 @@ export {
   type CompactSubtask,
 } from './summary';
 export { withFix, type RepairableProblem, type ReportedProblem } from './fixes';
+/** The contract types the summaries are written in (also exported by the package's main entry). */
+export type { CoverageGap, FileScope } from '../contract';
