@@ -2,7 +2,7 @@ import { cancelRun, deployedCatalog, followRun, listRunPage, listSubtaskPage, st
 import { executionsFor, ledgerAccessFromEnv, ledgerFor } from '../lib/runtime/aws';
 import { parseConfig } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
-import { routeRequests } from '../lib/http/router';
+import { routeRequestsWithMcp } from '../lib/http/mcp-route';
 import { cancelledResponse, getRunResponse, listRunsResponse, startedResponse, subtasksResponse } from '../lib/http/run-responses';
 import { createLogger, onColdStart } from '../lib/runtime/lambda';
 import type { WorkerRegistry } from '../lib/workers';
@@ -24,10 +24,10 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
   };
 };
 
-/** The HTTP API: one use case per route, the tenant from the JWT claim (see `routeRequests`). */
+/** The HTTP API: one use case per route, the tenant from the JWT claim (see `routeRequests`), and MCP at /mcp over them. */
 export const createHandler = (deps: ApiDeps) => {
   const [start, list, follow, cancel, subtasks] = [startRun(deps), listRunPage(deps), followRun(deps), cancelRun(deps), listSubtaskPage(deps)];
-  return routeRequests(deps, {
+  return routeRequestsWithMcp(deps, {
     'POST /runs': async (request) => startedResponse(await start({ ...request, idempotencyKey: request.header('idempotency-key') }), request),
     'GET /runs': (request) => listRunsResponse(list, request),
     'GET /runs/{runId}': (request) => getRunResponse(follow, request),

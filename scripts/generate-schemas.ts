@@ -9,6 +9,7 @@ import {
   IdempotencyKey,
   MAX_CURSOR_LENGTH,
   MAX_WAIT_SECONDS,
+  MCP_PATH,
   PAGED_RUN_SUBTASKS,
   ReconcileInput,
   RUN_LIST_LIMITS,
@@ -153,7 +154,44 @@ const runLinks = {
   CancelRun: { operationId: 'cancelRun', parameters: { runId: '$response.body#/runId' } },
 };
 
-/** OpenAPI 3.1 for the five routes of docs/api.md. */
+/** A JSON-RPC 2.0 message of MCP: its shapes are the protocol's, not the tessera contract's. */
+const jsonRpc = {
+  type: 'object',
+  description: 'A JSON-RPC 2.0 message of the Model Context Protocol.',
+  required: ['jsonrpc'],
+  properties: { jsonrpc: { const: '2.0', description: 'The JSON-RPC version.' } },
+  additionalProperties: true,
+};
+const jsonRpcAnswer = (description: string) => ({ description, content: { 'application/json': { schema: jsonRpc } } });
+
+/**
+ * `/mcp`: the MCP server over stateless Streamable HTTP (docs/agents.md). The tools and their
+ * schemas are listed by the protocol itself (`tools/list`), so only the transport is described.
+ */
+const mcpPath = {
+  post: {
+    operationId: 'mcp',
+    summary: 'One MCP message (JSON-RPC 2.0) over stateless Streamable HTTP: the tessera tools for agents',
+    description:
+      'Send `Accept: application/json, text/event-stream`. A request is answered with an SSE stream carrying its progress notifications and then its result; a notification or response is answered 202.',
+    requestBody: { required: true, content: { 'application/json': { schema: { anyOf: [jsonRpc, { type: 'array', items: jsonRpc }] } } } },
+    responses: {
+      '200': { description: 'The answer, as an SSE stream of JSON-RPC messages.', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+      '202': { description: 'A notification or response was accepted; nothing to answer.' },
+      '400': jsonRpcAnswer('Not JSON, not JSON-RPC, or a batch holding an initialize request (a JSON-RPC error).'),
+      '406': jsonRpcAnswer('The Accept header does not take both application/json and text/event-stream (a JSON-RPC error).'),
+      '415': jsonRpcAnswer('The body is not application/json (a JSON-RPC error).'),
+      ...commonFailures,
+    },
+  },
+  get: {
+    operationId: 'mcpStream',
+    summary: 'Not offered: the server is stateless and sends nothing outside a request',
+    responses: { '405': jsonRpcAnswer('Method not allowed; send POST (a JSON-RPC error).'), ...commonFailures },
+  },
+};
+
+/** OpenAPI 3.1 for the five routes of docs/api.md, and the MCP endpoint. */
 const openApi = (): JsonObject => ({
   openapi: '3.1.0',
   info: {
@@ -323,6 +361,7 @@ const openApi = (): JsonObject => ({
         },
       },
     },
+    [MCP_PATH]: mcpPath,
   },
   components: {
     securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The tenant is a claim of the token.' } },

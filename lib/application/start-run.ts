@@ -1,6 +1,7 @@
 import { IdempotencyKey, type RunAccepted } from '../contract';
-import { validateRunRequest, withModels, type WorkerCatalog } from '../domain';
+import { withModels, type WorkerCatalog } from '../domain';
 import type { ApiDeps } from './deps';
+import { planRequest } from './plan-request';
 
 /** A run request as the API received it: the tenant from the token, the body as text. */
 export interface StartRunInput {
@@ -44,11 +45,7 @@ export const startRun =
     if (key !== undefined && !IdempotencyKey.safeParse(key).success) {
       return { started: false, code: 'InvalidIdempotencyKey', message: 'Idempotency-Key must be 1-255 printable ASCII characters without spaces' };
     }
-    const validation = validateRunRequest(body.value, deps.catalog, {
-      maxDeadlineSeconds: deps.maxDeadlineSeconds,
-      ...(deps.capacity ? { capacity: deps.capacity } : {}),
-      ...(deps.paths ? { paths: deps.paths } : {}),
-    });
+    const validation = planRequest(deps)(body.value);
     if (!validation.ok) {
       const count = validation.problems.length;
       return {

@@ -36,6 +36,10 @@ export const COMMAND_HELP = {
     summary: 'list your runs, newest first (GET /runs): --status, --limit, --json',
     usage: 'tessera runs [--json] [--status running|succeeded|failed|cancelled] [--limit N] [--api URL] [--token JWT]',
   },
+  mcp: {
+    summary: 'serve the MCP tools (plan_run, start_run, get_run, wait_for_run…) on stdio, for agents',
+    usage: 'tessera mcp [--api URL] [--token JWT] [--workers PATH]',
+  },
   serve: {
     summary: 'start the local cloud (DynamoDB Local, SQS, Step Functions, Lambda, HTTP API) until Ctrl-C',
     usage: 'tessera serve [--port N] [--run FILE] [--workers PATH] [--verbose] [--lambda-port N] [--sfn-port N] [--dynamodb-port N] [--sqs-port N]',

@@ -42,6 +42,7 @@ export const commands: CommandTable = {
     (await import('./run')).createRunCommand({ startLocal: async (io, options) => (await import('./local')).startLocalForRun(io, options) }),
   ),
   runs: onDemand(COMMAND_HELP.runs, async () => (await import('./runs')).runsCommand),
+  mcp: onDemand(COMMAND_HELP.mcp, async () => (await import('./mcp')).createMcpCommand({ models: await planModels(process.env) })),
   serve: onDemand(COMMAND_HELP.serve, async () => (await import('./serve')).serveCommand),
 };
 

@@ -6,6 +6,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { MCP_PATH } from '../contract/routes';
 import { TOKEN_HEADER } from '../runtime/tenant';
 
 /** Who may call the API: a JWT issuer, the audiences it mints for, and where the tenant is. */
@@ -36,13 +37,18 @@ export interface RunsApiProps {
   readonly logRemovalPolicy: RemovalPolicy;
 }
 
-/** The public routes (docs/api.md). Each one requires a valid JWT. */
+/**
+ * The public routes (docs/api.md), and the MCP endpoint (docs/agents.md: stateless Streamable
+ * HTTP, `GET` answered 405). Each one requires a valid JWT.
+ */
 export const RUN_ROUTES = [
   { method: apigw.HttpMethod.POST, path: '/runs' },
   { method: apigw.HttpMethod.GET, path: '/runs' },
   { method: apigw.HttpMethod.GET, path: '/runs/{runId}' },
   { method: apigw.HttpMethod.GET, path: '/runs/{runId}/subtasks' },
   { method: apigw.HttpMethod.POST, path: '/runs/{runId}/cancel' },
+  { method: apigw.HttpMethod.POST, path: MCP_PATH },
+  { method: apigw.HttpMethod.GET, path: MCP_PATH },
 ] as const;
 
 /*
@@ -64,7 +70,7 @@ const ACCESS_LOG_FIELDS = {
 } as const;
 
 /**
- * The HTTP API of tessera: five routes, all behind a JWT authorizer and integrated with one
+ * The HTTP API of tessera: five run routes and MCP, all behind a JWT authorizer and integrated with one
  * Lambda function (payload format 2.0), with stage throttling, JSON access logs, and CORS only
  * for the origins given.
  *
@@ -124,7 +130,7 @@ export class RunsApi extends Construct {
 const corsFor = (origins: readonly string[]): apigw.CorsPreflightOptions => ({
   allowOrigins: [...origins],
   allowMethods: [apigw.CorsHttpMethod.GET, apigw.CorsHttpMethod.POST],
-  allowHeaders: ['authorization', 'content-type', 'idempotency-key', 'if-none-match', 'prefer'],
+  allowHeaders: ['authorization', 'content-type', 'idempotency-key', 'if-none-match', 'prefer', 'mcp-protocol-version'],
   exposeHeaders: ['location', 'etag', 'preference-applied'],
   maxAge: Duration.hours(1),
 });

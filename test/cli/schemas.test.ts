@@ -61,7 +61,7 @@ describe('schemas/', () => {
     for (const [name, text] of rendered) expect(readFileSync(join(SCHEMAS_DIR, name), 'utf8'), name).toBe(text);
   });
 
-  it('describes the five routes with their auth, idempotency header and status codes', () => {
+  it('describes the five routes and /mcp with their auth, idempotency header and status codes', () => {
     const Operation = z.object({
       responses: z.record(z.string(), z.unknown()),
       parameters: z.array(z.object({ name: z.string(), in: z.string() })).optional(),
@@ -80,6 +80,8 @@ describe('schemas/', () => {
       ['GET /runs/{runId}', ['200', '304', '400', '401', '403', '404', '429', '500', '503']],
       ['GET /runs/{runId}/subtasks', ['200', '400', '401', '403', '404', '429', '500', '503']],
       ['POST /runs/{runId}/cancel', ['200', '400', '401', '403', '404', '409', '429', '500', '503']],
+      ['POST /mcp', ['200', '202', '400', '401', '403', '406', '415', '429', '500', '503']],
+      ['GET /mcp', ['401', '403', '405', '429', '500', '503']],
     ]);
     expect(doc.paths['/runs']?.post?.parameters).toContainEqual(expect.objectContaining({ name: 'Idempotency-Key', in: 'header' }));
     expect(doc.paths['/runs']?.get?.parameters?.map((p) => `${p.in} ${p.name}`)).toEqual(['query status', 'query limit', 'query cursor']);

@@ -58,7 +58,7 @@ describe('cdk-nag AwsSolutions', () => {
       CorsConfiguration: {
         AllowOrigins: ['https://app.example.com'],
         AllowMethods: ['GET', 'POST'],
-        AllowHeaders: ['authorization', 'content-type', 'idempotency-key', 'if-none-match', 'prefer'],
+        AllowHeaders: ['authorization', 'content-type', 'idempotency-key', 'if-none-match', 'prefer', 'mcp-protocol-version'],
         ExposeHeaders: ['location', 'etag', 'preference-applied'],
         MaxAge: 3600,
       },

@@ -209,7 +209,15 @@ describe('HTTP API', () => {
   test('every route uses the JWT authorizer', () => {
     const authorizer = logicalIdAt(synth.template, 'AWS::ApiGatewayV2::Authorizer', '/HttpApi/Jwt/Resource');
     const routeKeys = RUN_ROUTES.map((route) => `${route.method} ${route.path}`);
-    expect(routeKeys).toEqual(['POST /runs', 'GET /runs', 'GET /runs/{runId}', 'GET /runs/{runId}/subtasks', 'POST /runs/{runId}/cancel']);
+    expect(routeKeys).toEqual([
+      'POST /runs',
+      'GET /runs',
+      'GET /runs/{runId}',
+      'GET /runs/{runId}/subtasks',
+      'POST /runs/{runId}/cancel',
+      'POST /mcp',
+      'GET /mcp',
+    ]);
     for (const routeKey of routeKeys) {
       synth.template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
         RouteKey: routeKey,
