@@ -175,9 +175,9 @@ describe('app context', () => {
     });
   });
 
-  test('the round-path keys reach the fan-out as numbers (the emulator lane sets all three)', () => {
-    const { props } = stackPropsFromContext(contextOf({ 'tessera:batchSubtasks': '5', 'tessera:inlineSubtasks': '10', 'tessera:batchConcurrency': '4' }));
-    expect(props.fanOut).toMatchObject({ batchSubtasks: 5, inlineSubtasks: 10, batchConcurrency: 4 });
+  test('the batch keys reach the fan-out as numbers (the emulator lane sets both)', () => {
+    const { props } = stackPropsFromContext(contextOf({ 'tessera:batchSubtasks': '5', 'tessera:batchConcurrency': '4' }));
+    expect(props.fanOut).toMatchObject({ batchSubtasks: 5, batchConcurrency: 4 });
   });
 
   test('an explicit deletionProtection=true wins over destroy', () => {
