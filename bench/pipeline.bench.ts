@@ -20,6 +20,7 @@ import { pathToFileURL } from 'node:url';
 import { createTesseraClient } from '../lib/client';
 import { subtaskIteration } from './deadline-figures';
 import { batchStateMachineDefinition, stateMachineDefinition } from '../lib/infra/synthesized';
+import { STATE_NAMES } from '../lib/infra/run-state-machine';
 import { measureRun, PER_1000, SETTLE_MS, startStack, SUBTASKS, TENANT, type Measurement } from './pipeline/setup';
 import { finalSizes, dynamoRows, splitSqs, memoryByRole, type Usage, enteredStates, subtaskItemUnits, costOf, total, type Sizes } from './pipeline/model';
 import {
@@ -83,7 +84,8 @@ export async function run(): Promise<void> {
     printDynamo(rows);
     printSqs(sqs);
     printLambda(m.invocations, memory);
-    printTransitions(m.transitions, [asl, batchAsl], iteration, entered);
+    const batchIteration = asl.States[STATE_NAMES.awaitBatches]?.ItemProcessor;
+    printTransitions(m.transitions, [asl, ...(batchIteration ? [batchIteration] : []), batchAsl], iteration, entered);
     printPrices();
     const usage = usageOf(m, sizes);
     printComparison({ usage, memory, entered, iteration, units: subtaskItemUnits(sizes, m.runId) });

@@ -5,7 +5,15 @@
  */
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { callbackSubtaskCost, callbackTimeoutCost, deadlineFigures, figuresTable, batchOverheadEvents, historyOf, subtaskIteration } from '../bench/deadline-figures';
+import {
+  callbackSubtaskCost,
+  callbackTimeoutCost,
+  deadlineFigures,
+  figuresTable,
+  batchOverheadEvents,
+  historyOf,
+  subtaskIteration,
+} from '../bench/deadline-figures';
 import { TesseraStack } from '../lib/infra/stack';
 import { batchStateMachineDefinition, stateMachineDefinition } from '../lib/infra/synthesized';
 import { workerModuleFromPackageJson } from '../lib/workers/worker-module';

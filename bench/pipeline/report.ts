@@ -118,7 +118,9 @@ export const printTransitions = (
   const callback = callbackSubtaskCost(iteration);
   console.log('\nStep Functions (Standard workflow: billed per state transition, i.e. per state entered)');
   console.log(`  ${transitions} per run = ${fixed(transitions / SUBTASKS)} per subtask`);
-  console.log(`  outside the iterations (the run's execution, then each batch's): ${transitions - iterations} (${perState(machines.flatMap((m) => Object.keys(m.States)))})`);
+  console.log(
+    `  outside the iterations (the run's execution, then each batch's): ${transitions - iterations} (${perState(machines.flatMap((m) => Object.keys(m.States)))})`,
+  );
   console.log(`  in the ${SUBTASKS} iterations: ${iterations} (${perState(inside)})`);
   console.log(`  ${SUBTASKS - waited} iterations found their no-op subtask already finished at Arm: Arm → IsSubtaskOpen → SubtaskDone (3);`);
   console.log(`  ${waited} waited for the worker: ${callback.path.join(' → ')} (${callback.transitions}; Await ends the iteration itself).`);

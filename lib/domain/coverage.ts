@@ -79,7 +79,6 @@ export const resolveGaps = (reconciliation: Reconciliation): ResolvedGap[] => {
   });
 };
 
-
 const sortedUnique = (values: Iterable<string>): string[] => [...new Set(values)].sort();
 
 /** Question ids of lines of work that did not end ok, plus declared questions nobody was given. */
@@ -224,11 +223,7 @@ const gapFacts = (g: ResolvedGap): StatementFacts['gaps'][number] => {
  * // 'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-06-28 to
  * //  2025-06-30) re-checked against the transaction feed: zero transactions.'
  */
-export const buildCoverage = (
-  manifest: Manifest,
-  outcomes: readonly Outcome[],
-  reconciliation: Reconciliation = reconcile(manifest, outcomes),
-): Coverage => {
+export const buildCoverage = (manifest: Manifest, outcomes: readonly Outcome[], reconciliation: Reconciliation = reconcile(manifest, outcomes)): Coverage => {
   const { problems, chains } = reconciliation;
   const resolved = resolveGaps(reconciliation);
   const missingQuestions = missingQuestionsOf(manifest, reconciliation);

@@ -213,8 +213,7 @@ const commit = async (ctx: LedgerContext, input: ParsedInput, size: number): Pro
       { operation: 'appendRound', tenantId: input.tenantId, runId: input.runId },
       runKey(input.tenantId, input.runId),
       {
-        update:
-          'SET #round = :round, #roundSizes = list_append(#roundSizes, :size), #updatedAt = :nowIso',
+        update: 'SET #round = :round, #roundSizes = list_append(#roundSizes, :size), #updatedAt = :nowIso',
         condition: 'attribute_exists(#pk) AND #status = :running AND #round = :previous',
       },
       {

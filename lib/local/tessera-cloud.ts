@@ -46,10 +46,7 @@ export interface TesseraCloudOptions {
  * (lib/local/template-cache.ts) when nothing synthesis reads has changed, else synthesized now
  * (the only time aws-cdk-lib is imported) and cached.
  */
-const prepare = async (
-  workers: string,
-  batchSubtasks?: number,
-): Promise<{ registry: WorkerRegistry; template: unknown }> => {
+const prepare = async (workers: string, batchSubtasks?: number): Promise<{ registry: WorkerRegistry; template: unknown }> => {
   const registry = await tracePhase('workers.load-registry', () => loadWorkerRegistry(workers));
   const path = resolveWorkerModule(workers);
   // Already imported by loadWorkerRegistry: this only finds which export holds the registry.

@@ -66,7 +66,11 @@ describe('the history of the one round path, counted on the synthesized state ma
     const unrolled = hedgedIterationUnrolled(subtaskIteration(batchAsl));
     const after = (name: string) => `${name} (after hedge)`;
     // The path the figure counts, walked state by state: AwaitHedge times out into Hedge, the second Await fails.
-    const timingOutTo = (name: string, target: string) => ({ ...unrolled.States[name]!, Next: target });
+    // A wait that ends the iteration on success hands over to its catcher's target when it times out or fails.
+    const timingOutTo = (name: string, target: string) => {
+      const { End: _ends, ...state } = unrolled.States[name]!;
+      return { ...state, Next: target };
+    };
     const worst = walkPath(
       {
         ...unrolled,

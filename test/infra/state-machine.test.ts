@@ -78,7 +78,16 @@ describe('run flow', () => {
   });
 
   test('one round path: Dispatch → AwaitBatches → Reconcile → NextRound?, with no per-subtask state in the run’s machine', () => {
-    expect(Object.keys(asl.States).sort()).toEqual(['AwaitBatches', 'Dispatch', 'Finalize', 'FinalizeFailed', 'NextRound?', 'Reconcile', 'RunEnded', 'RunFailed']);
+    expect(Object.keys(asl.States).sort()).toEqual([
+      'AwaitBatches',
+      'Dispatch',
+      'Finalize',
+      'FinalizeFailed',
+      'NextRound?',
+      'Reconcile',
+      'RunEnded',
+      'RunFailed',
+    ]);
     expect(Object.keys(state('AwaitBatches').ItemProcessor?.States ?? {})).toEqual(['StartBatch']);
   });
 
