@@ -1,4 +1,3 @@
-import type { BatchHistory, RunHistory } from '../lib/domain/history';
 import type { AslState, AslStateMachine } from '../lib/infra/asl';
 import { InfraError } from '../lib/infra/errors';
 import { STATE_NAMES } from '../lib/infra/run-state-machine';
@@ -144,10 +143,10 @@ export const walkPath = (machine: AslStateMachine, decide: ChoiceDecider): PathC
   return { transitions: path.length, historyEvents, lambdaInvocations, path };
 };
 
-/** The subtask iteration (the Map's item processor) of the run state machine. */
-export const subtaskIteration = (machine: AslStateMachine): AslStateMachine => {
-  const processor = machine.States[STATE_NAMES.awaitSubtasks]?.ItemProcessor;
-  if (!processor) throw new InfraError(`${STATE_NAMES.awaitSubtasks} has no ItemProcessor`);
+/** The subtask iteration: the item processor of the batch machine's AwaitBatchSubtasks Map. */
+export const subtaskIteration = (batch: AslStateMachine): AslStateMachine => {
+  const processor = batch.States[STATE_NAMES.awaitBatchSubtasks]?.ItemProcessor;
+  if (!processor) throw new InfraError(`${STATE_NAMES.awaitBatchSubtasks} has no ItemProcessor`);
   return processor;
 };
 
@@ -187,7 +186,9 @@ const timingOut = (iteration: AslStateMachine, taskName: string): AslStateMachin
   const task = iteration.States[taskName];
   const timeoutTarget = task?.Catch?.find((c) => c.ErrorEquals.includes('States.Timeout'))?.Next;
   if (!task || !timeoutTarget) throw new InfraError(`${taskName} has no States.Timeout catcher`);
-  return { ...iteration, States: { ...iteration.States, [taskName]: { ...task, Next: timeoutTarget } } };
+  // A task that ends the iteration on success (`End`) hands over to its catcher when it times out.
+  const { End: _ends, ...rest } = task;
+  return { ...iteration, States: { ...iteration.States, [taskName]: { ...rest, Next: timeoutTarget } } };
 };
 
 /** Poll path of one subtask that finishes `durationSeconds` after dispatch, checked every `pollSeconds`. */
@@ -198,12 +199,8 @@ export const pollSubtaskCost = (iteration: AslStateMachine, durationSeconds: num
     return prior * pollSeconds >= durationSeconds ? STATE_NAMES.subtaskDone : STATE_NAMES.await;
   });
 
-/** Events of one single-round run outside its subtask iterations (execution, Dispatch, Map, Reconcile, end). */
-export const runOverheadEvents = (machine: AslStateMachine): number =>
-  HISTORY_EVENTS.execution +
-  walkPath(machine, (choice) =>
-    choice === STATE_NAMES.nextRound ? STATE_NAMES.runEnded : choice === STATE_NAMES.isBatched ? STATE_NAMES.awaitSubtasks : fail(choice),
-  ).historyEvents;
+/** Events of one batch's child execution outside its subtask iterations (the execution, LoadBatch, the Map state). */
+export const batchOverheadEvents = (batch: AslStateMachine): number => HISTORY_EVENTS.execution + walkPath(batch, fail).historyEvents;
 
 /** Every state a state can hand over to: `Next`, each Choice branch and `Default`, each Catch target. */
 const successors = (state: AslState): string[] => [
@@ -219,7 +216,7 @@ const successors = (state: AslState): string[] => [
  * task records its failure in place of TaskSucceeded, so its events are the same.
  *
  * @example
- * worstPathEvents(subtaskIteration(asl)) // Arm → IsSubtaskOpen → Await → WaitForDeadline → Seal → SubtaskSealed
+ * worstPathEvents(subtaskIteration(batchAsl)) // Arm → IsSubtaskOpen → Await → WaitForDeadline → Seal
  */
 export const worstPathEvents = (machine: AslStateMachine, from: string = machine.StartAt): number => {
   const worst = (name: string, seen: ReadonlySet<string>): number => {
@@ -272,62 +269,50 @@ export const hedgedIterationUnrolled = (iteration: AslStateMachine): AslStateMac
   };
 };
 
+/** A run's history arithmetic, counted on the synthesized definitions (docs/deadlines.md, "One round path"). */
+export interface CountedHistory {
+  /** In the run's execution, once: its start and end (2), plus the costliest ending, Finalize then RunFailed (6). */
+  readonly perRun: number;
+  /** In the run's execution, per round: Dispatch, the AwaitBatches Map state, Reconcile, NextRound?. */
+  readonly perRound: number;
+  /** In the run's execution, per batch: StartBatch (a `.sync` Task) and its Map iteration. */
+  readonly perBatch: number;
+  /** In a batch's child execution, once: its start and end, LoadBatch, the AwaitBatchSubtasks Map state. */
+  readonly perChild: number;
+  /** In the child, per subtask whose outcome releases Await. */
+  readonly finishedSubtask: number;
+  /** In the child, per subtask that reaches its deadline. */
+  readonly timedOutSubtask: number;
+  /** In the child, per subtask on its costliest path (Await fails, WaitForDeadline, Seal). */
+  readonly worstSubtask: number;
+  /** In the child, per hedged subtask on its costliest path (the iteration unrolled once after Hedge). */
+  readonly worstHedgedSubtask: number;
+}
+
 /**
- * The run's history arithmetic counted on the synthesized definition: what `RUN_HISTORY`
- * (lib/domain/history.ts) must equal.
+ * The history arithmetic of the run's machine `run` and the batch's child machine `batch`.
  *
  * @example
- * runHistoryOf(asl).worstSubtask // 24
+ * historyOf(runAsl, batchAsl) // { perRun: 8, perRound: 16, perBatch: 8, perChild: 11, …, worstHedgedSubtask: 40 }
  */
-export const runHistoryOf = (machine: AslStateMachine, roundPath: 'inline' | 'batched' = 'inline'): RunHistory => {
-  const iteration = subtaskIteration(machine);
-  const mapOfRound = roundPath === 'inline' ? STATE_NAMES.awaitSubtasks : STATE_NAMES.awaitBatches;
+export const historyOf = (run: AslStateMachine, batch: AslStateMachine): CountedHistory => {
+  const iteration = subtaskIteration(batch);
+  const processor = run.States[STATE_NAMES.awaitBatches]?.ItemProcessor;
+  if (!processor) throw new InfraError(`${STATE_NAMES.awaitBatches} has no ItemProcessor`);
   const rounds = (n: number) =>
-    walkPath(machine, (choice, prior) =>
-      choice === STATE_NAMES.isBatched
-        ? mapOfRound
-        : choice !== STATE_NAMES.nextRound
-          ? fail(choice)
-          : prior + 1 < n
-            ? STATE_NAMES.dispatch
-            : STATE_NAMES.runEnded,
-    );
-  const oneRound = rounds(1).historyEvents;
-  const perRound = rounds(2).historyEvents - oneRound;
-  // After NextRound?: RunEnded or RunFailed; after any caught failure: Finalize, then RunFailed or FinalizeFailed.
-  const endings = [STATE_NAMES.runEnded, STATE_NAMES.runFailed, STATE_NAMES.finalize].map((name) => worstPathEvents(machine, name));
+    walkPath(run, (choice, prior) => (choice !== STATE_NAMES.nextRound ? fail(choice) : prior + 1 < n ? STATE_NAMES.dispatch : STATE_NAMES.runEnded));
+  // After NextRound?: RunEnded; after any caught failure: Finalize, then RunFailed or FinalizeFailed.
+  const endings = [STATE_NAMES.runEnded, STATE_NAMES.runFailed, STATE_NAMES.finalize].map((name) => worstPathEvents(run, name));
   return {
-    limit: HISTORY_EVENT_LIMIT,
     perRun: HISTORY_EVENTS.execution + Math.max(...endings),
-    perRound,
+    perRound: rounds(2).historyEvents - rounds(1).historyEvents,
+    perBatch: worstPathEvents(processor) + HISTORY_EVENTS.mapIteration,
+    perChild: batchOverheadEvents(batch),
     finishedSubtask: callbackSubtaskCost(iteration).historyEvents + HISTORY_EVENTS.mapIteration,
     timedOutSubtask: callbackTimeoutCost(iteration).historyEvents + HISTORY_EVENTS.mapIteration,
     worstSubtask: worstPathEvents(unhedgedIteration(iteration)) + HISTORY_EVENTS.mapIteration,
     worstHedgedSubtask: worstPathEvents(hedgedIterationUnrolled(iteration)) + HISTORY_EVENTS.mapIteration,
   };
-};
-
-/**
- * The batched path's arithmetic counted on the synthesized definitions: what `BATCH_HISTORY`
- * (lib/domain/history.ts) must equal. `run` is the run's machine, `batch` the batch's child.
- *
- * @example
- * batchHistoryOf(runAsl, batchAsl) // { perBatch: 8, perChild: 13 }
- */
-export const batchHistoryOf = (run: AslStateMachine, batch: AslStateMachine): BatchHistory => {
-  const processor = run.States[STATE_NAMES.awaitBatches]?.ItemProcessor;
-  if (!processor) throw new InfraError(`${STATE_NAMES.awaitBatches} has no ItemProcessor`);
-  return {
-    perBatch: worstPathEvents(processor) + HISTORY_EVENTS.mapIteration,
-    perChild: HISTORY_EVENTS.execution + walkPath(batch, fail).historyEvents,
-  };
-};
-
-/** The per-subtask iteration of the batch machine's Map. */
-export const batchSubtaskIteration = (batch: AslStateMachine): AslStateMachine => {
-  const processor = batch.States[STATE_NAMES.awaitBatchSubtasks]?.ItemProcessor;
-  if (!processor) throw new InfraError(`${STATE_NAMES.awaitBatchSubtasks} has no ItemProcessor`);
-  return processor;
 };
 
 const fail = (choice: string): never => {
@@ -341,7 +326,7 @@ export interface DeadlineFigure {
   readonly transitions: number;
   readonly historyEvents: number;
   readonly lambdaInvocations: number;
-  /** Largest single-round run that fits the 25,000-event history. */
+  /** Largest batch whose child execution fits the 25,000-event history. */
   readonly maxSubtasksPerExecution: number;
   /** Step Functions transitions plus deadline-function invocations, per 1,000 subtasks. */
   readonly usdPer1000Subtasks: number;
@@ -369,11 +354,11 @@ const figure = (design: string, durationSeconds: number, cost: PathCost, overhea
  * The callback design against poll loops at each interval, for subtasks of each duration.
  *
  * @example
- * deadlineFigures(asl, [10, 60, 300], [1, 5]).find((f) => f.design === 'poll 5 s' && f.durationSeconds === 60)
+ * deadlineFigures(batchAsl, [10, 60, 300], [1, 5]).find((f) => f.design === 'poll 5 s' && f.durationSeconds === 60)
  */
-export const deadlineFigures = (machine: AslStateMachine, durationsSeconds: readonly number[], pollIntervalsSeconds: readonly number[]): DeadlineFigure[] => {
-  const iteration = subtaskIteration(machine);
-  const overhead = runOverheadEvents(machine);
+export const deadlineFigures = (batch: AslStateMachine, durationsSeconds: readonly number[], pollIntervalsSeconds: readonly number[]): DeadlineFigure[] => {
+  const iteration = subtaskIteration(batch);
+  const overhead = batchOverheadEvents(batch);
   return durationsSeconds.flatMap((duration) => [
     figure('callback', duration, callbackSubtaskCost(iteration), overhead, 0),
     ...pollIntervalsSeconds.map((k) => figure(`poll ${k} s`, duration, pollSubtaskCost(iteration, duration, k), overhead, k)),
@@ -384,7 +369,7 @@ export const deadlineFigures = (machine: AslStateMachine, durationsSeconds: read
  * Renders figures as a Markdown table.
  *
  * @example
- * console.log(figuresTable(deadlineFigures(asl, [60], [5])));
+ * console.log(figuresTable(deadlineFigures(batchAsl, [60], [5])));
  */
 export const figuresTable = (figures: readonly DeadlineFigure[]): string => {
   const header =

@@ -17,7 +17,6 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
     catalog: deployedCatalog(registry.catalog(), config.WORKER_KINDS, allowedModelIds(parseModelConfig(env))),
     maxDeadlineSeconds: config.MAX_DEADLINE_SECONDS,
     capacity: config.WORKER_CAPACITY,
-    paths: config.ROUND_PATHS,
     tenantClaim: config.TENANT_CLAIM,
     newRunId: () => crypto.randomUUID(),
     logger: createLogger('api', env),

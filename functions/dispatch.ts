@@ -16,13 +16,13 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, _
   return {
     ledger: ledgerFor(config.TABLE_NAME, { access: ledgerAccessFromEnv(env) }),
     queue: queueFor(config.QUEUE_URLS),
-    paths: config.ROUND_PATHS,
+    batchSubtasks: config.BATCH_SUBTASKS,
     now: Date.now,
     logger: createLogger('dispatch', env),
   };
 };
 
-/** Dispatch: the round as it was stored (round 1: the api's plan, appended), enqueued; returns the Map's items. */
+/** Dispatch: the round as it was stored (round 1: the api's plan, appended), written as batches and enqueued; returns the batches. */
 export const createHandler = (deps: DispatchDeps) => {
   const dispatch = dispatchRound(deps);
   return async (event: unknown) => {

@@ -14,7 +14,6 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
     now: Date.now,
     registry,
     sources: registry.sources(),
-    paths: config.ROUND_PATHS,
     logger: createLogger('reconcile', env),
     metrics: createMetrics(env),
   };

@@ -100,7 +100,12 @@ export const printLambda = (invocations: Record<Role, number>, memory: Record<Ro
   console.log('  durations are assumed (warm, arm64): locally every handler shares one process with the emulators, so measured times say nothing about AWS');
 };
 
-export const printTransitions = (transitions: number, asl: AslStateMachine, iteration: AslStateMachine, entered: ReadonlyMap<string, number>): void => {
+export const printTransitions = (
+  transitions: number,
+  machines: readonly AslStateMachine[],
+  iteration: AslStateMachine,
+  entered: ReadonlyMap<string, number>,
+): void => {
   const inside = Object.keys(iteration.States);
   // In the order the execution first entered them.
   const perState = (states: readonly string[]) =>
@@ -113,10 +118,12 @@ export const printTransitions = (transitions: number, asl: AslStateMachine, iter
   const callback = callbackSubtaskCost(iteration);
   console.log('\nStep Functions (Standard workflow: billed per state transition, i.e. per state entered)');
   console.log(`  ${transitions} per run = ${fixed(transitions / SUBTASKS)} per subtask`);
-  console.log(`  outside the Map: ${transitions - iterations} (${perState(Object.keys(asl.States))})`);
+  console.log(
+    `  outside the iterations (the run's execution, then each batch's): ${transitions - iterations} (${perState(machines.flatMap((m) => Object.keys(m.States)))})`,
+  );
   console.log(`  in the ${SUBTASKS} iterations: ${iterations} (${perState(inside)})`);
   console.log(`  ${SUBTASKS - waited} iterations found their no-op subtask already finished at Arm: Arm → IsSubtaskOpen → SubtaskDone (3);`);
-  console.log(`  ${waited} waited for the worker: ${callback.path.join(' → ')} (${callback.transitions}).`);
+  console.log(`  ${waited} waited for the worker: ${callback.path.join(' → ')} (${callback.transitions}; Await ends the iteration itself).`);
 };
 
 export const printPrices = (): void => {
@@ -174,7 +181,7 @@ export const printComparison = (c: Comparison): void => {
   console.log(`\nOrchestration cost per 1,000 subtasks (USD; ${PER_1000} runs like the measured one), and the poll-loop baseline`);
   table(COST_HEADER, comparisonRows(c), [0, 1]);
   console.log('  callback: the Map waits on a task token (what tessera builds); poll k s: Wait k s → Arm → IsSubtaskOpen until done (docs/deadlines.md).');
-  console.log('  Longer subtasks: every iteration waits (Arm → IsSubtaskOpen → Await → SubtaskDone, or k-s checks), the rest as measured;');
+  console.log('  Longer subtasks: every iteration waits (Arm → IsSubtaskOpen → Await, or k-s checks), the rest as measured;');
   console.log("  the worker's own run time is the product's cost, not orchestration, so both designs keep the no-op worker's calls.");
 };
 
@@ -195,7 +202,7 @@ export const printSummary = (m: Measurement, rows: readonly DynamoRow[], sqs: Sq
       ),
       row('SQS requests', billedRequests(sqs), `besides ${sqs.emptyPolls} empty polls, excluded`),
       row('Lambda invocations', invocations, ROLES.map((role) => `${role} ${m.invocations[role]}`).join(', ')),
-      row('State transitions', m.transitions, "Standard workflow, from the execution's event log"),
+      row('State transitions', m.transitions, "Standard workflow, from the event logs of the run's execution and its children"),
     ],
     [0, 3],
   );

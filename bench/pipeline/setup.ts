@@ -102,11 +102,16 @@ export const startStack = async (): Promise<Stack> => {
 export interface Measurement {
   readonly runId: string;
   readonly seconds: number;
+  /** State transitions of the run's execution and its batches' child executions. */
   readonly transitions: number;
+  /** Of them, the child executions'. */
+  readonly childTransitions: number;
+  /** The child executions (one per batch). */
+  readonly children: number;
   readonly invocations: Record<Role, number>;
   readonly dynamodb: readonly Exchange[];
   readonly sqs: Record<string, OperationCount>;
-  /** The execution's event log. */
+  /** The event logs of the run's execution and of its children, one after the other. */
   readonly events: readonly unknown[];
 }
 
@@ -141,14 +146,19 @@ export const measureRun = async (stack: Stack, client: TesseraClient, label: str
   const ended = await stack.cloud.executions.settled(execution.executionArn);
   const seconds = (performance.now() - started) / 1000;
   await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+  // Each batch of a round runs in a child execution named `<runId>-<round>-<batch>`: it is billed like the run's own.
+  const children = stack.cloud.executions.executions().filter((record) => record.name.startsWith(`${runId}-`));
+  const childTransitions = children.reduce((sum, child) => sum + child.transitions, 0);
   const measurement: Measurement = {
     runId,
     seconds,
-    transitions: ended.transitions,
+    transitions: ended.transitions + childTransitions,
+    childTransitions,
+    children: children.length,
     invocations: invocationsSince(stack, lambdaBefore),
     dynamodb: stack.dynamodb.exchanges(),
     sqs: stack.sqs.counts(),
-    events: ended.events,
+    events: [...ended.events, ...children.flatMap((child) => child.events)],
   };
   const run = await client.getRun(runId);
   const ok = run.subtasks.filter((subtask) => subtask.state === 'ok').length;

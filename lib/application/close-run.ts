@@ -1,7 +1,7 @@
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import type { Answer, Coverage, RunStatus } from '../contract';
-import { buildCoverage, currentRound, decideStatus, planFollowUps, reconcile, synthesisInputs, withRecheckInputs, type Reconciliation } from '../domain';
+import { buildCoverage, currentRound, decideStatus, planNextRound, reconcile, synthesisInputs, withRecheckInputs, type Reconciliation } from '../domain';
 
 type StatusDecision = ReturnType<typeof decideStatus>;
 import { METRIC_DIMENSIONS, METRICS } from '../observability/metrics';
@@ -149,24 +149,20 @@ export const reconcileRun =
     // A subtask won by its subdivide pieces is judged by the pieces' observations.
     const reconciliation = reconcile(manifest, read.outcomes, read.pieces);
     let runStatus = read.run.status;
-    let cutNow: readonly string[] = [];
     if (task.mode === 'reconcile' && runStatus === 'running') {
       // The next round is planned here, once, and stored as planned: Dispatch sends exactly it.
-      const next = planFollowUps(manifest, read.outcomes, reconciliation, undefined, deps.paths);
-      if (next.subtasks.length > 0) {
+      const next = planNextRound(manifest, read.outcomes, reconciliation);
+      if (next.length > 0) {
         const at = read.uncommittedDispatchedAt ?? new Date(deps.now()).toISOString();
         // A re-check by an alternate kind that takes another input gets it mapped here, as planned.
-        const subtasks = withRecheckInputs(next.subtasks, manifest, deps.registry.catalog());
-        const input = { ...ref, round: round + 1, subtasks, dispatchedAt: at, notFollowedUp: next.notFollowedUp };
+        const subtasks = withRecheckInputs(next, manifest, deps.registry.catalog());
+        const input = { ...ref, round: round + 1, subtasks, dispatchedAt: at };
         if (await appendUnlessCancelled(deps.ledger, input)) return { next: 'dispatch', ...ref, round: round + 1 };
         // Cancelled meanwhile: the run closes as a cancelled run, with what it has.
         runStatus = 'cancelled';
-      } else {
-        // The run closes here: what this boundary's plan cut is decided now, and said in the answer.
-        cutNow = next.notFollowedUp;
       }
     }
-    const coverage = buildCoverage(manifest, read.outcomes, reconciliation, { notFollowedUp: [...read.notFollowedUp, ...cutNow] });
+    const coverage = buildCoverage(manifest, read.outcomes, reconciliation);
     const decision = decideStatus(manifest, coverage, reconciliation);
     const status = finalStatus(runStatus, task, decision);
     const error = closingError(task, status, decision);

@@ -5,7 +5,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { SourceLabel } from '../contract';
-import type { RoundPaths, WorkerCatalog } from '../domain';
+import type { WorkerCatalog } from '../domain';
 import type { Ledger } from '../ledger';
 import type { RunExecutions } from '../orchestration/run-execution';
 import type { Redelivery } from '../queue/redelivery';
@@ -22,8 +22,6 @@ export interface ApiDeps {
   readonly maxDeadlineSeconds: number;
   /** Subtasks each kind runs at once (`maxConcurrency × batchSize`); capacity warnings need it. */
   readonly capacity?: Readonly<Record<string, number>> | undefined;
-  /** How the deployment runs rounds (inline, or in batches of child executions); every round inline without it. */
-  readonly paths?: RoundPaths | undefined;
   /** The JWT claim that holds the caller's tenant. */
   readonly tenantClaim: string;
   readonly newRunId: () => string;
@@ -36,8 +34,8 @@ export interface ApiDeps {
 export interface DispatchDeps {
   readonly ledger: Ledger;
   readonly queue: SubtaskQueue;
-  /** How the deployment runs rounds (inline, or in batches of child executions); every round inline without it. */
-  readonly paths?: RoundPaths | undefined;
+  /** Subtasks per batch: each round is written as batches of this many, each run by a child execution. */
+  readonly batchSubtasks: number;
   readonly now: () => number;
   readonly logger: Logger;
 }
@@ -73,8 +71,6 @@ export interface ReconcileDeps {
   readonly now: () => number;
   readonly registry: WorkerRegistry;
   readonly sources: Record<string, SourceLabel>;
-  /** How the deployment runs rounds (inline, or in batches of child executions); every round inline without it. */
-  readonly paths?: RoundPaths | undefined;
   readonly logger: Logger;
   readonly metrics: Metrics;
 }

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { DispatchedSubtask } from '../contract';
-import { roundModes, roundSizes, type RoundMode } from '../domain/history';
 import type { RunRecord } from '../ledger';
 import { PlanRejected } from '../runtime/errors';
 import { startInvocation } from '../runtime/lambda';
@@ -11,21 +10,18 @@ import { appendUnlessCancelled, dispatchedAt } from './rounds';
 export const RoundRef = z.object({ runId: z.string().min(1), tenantId: z.string().min(1), round: z.int().min(1) });
 export type RoundRef = z.infer<typeof RoundRef>;
 
-/** One batch of a batched round, as the AwaitBatches Map iterates over it: a few dozen bytes. */
+/** One batch of a round, as the AwaitBatches Map iterates over it: a few dozen bytes. */
 export interface BatchDescriptor {
   readonly round: number;
   readonly batch: number;
 }
 
 /**
- * What the run's execution does with the round (the IsBatched? Choice reads `path`): on the inline
- * path, the AwaitSubtasks Map's items, one per subtask with its absolute deadline; on the batched
- * path, the AwaitBatches Map's batch descriptors, each run by a child execution that reads its
- * subtasks from the ledger.
+ * What the run's execution does with the round: the AwaitBatches Map's batch descriptors, each
+ * run by a child execution that reads its subtasks (and their absolute deadlines) from the ledger.
+ * Every round runs so, so the run's own state and history grow by batches, never by subtasks.
  */
 export interface DispatchedRound extends RoundRef {
-  readonly path: RoundMode;
-  readonly items: { runId: string; tenantId: string; subtaskId: string; deadline: string | undefined }[];
   readonly batches: BatchDescriptor[];
 }
 
@@ -59,12 +55,12 @@ const writeBatches = async (deps: DispatchDeps, input: RoundRef, subtasks: reado
 };
 
 /**
- * Dispatch a round: read it as it was stored (round 1: append the api's plan) → enqueue its
- * subtasks. Returns the items the Map awaits, each with its absolute deadline. A cancelled run
- * gets no new round.
+ * Dispatch a round: read it as it was stored (round 1: append the api's plan) → write it as
+ * batches of `deps.batchSubtasks` → enqueue its subtasks. Returns the batches the run's Map
+ * starts, one child execution each. A cancelled run gets no new round.
  *
  * @example
- * const { items } = await dispatchRound(deps)({ runId, tenantId, round: 1 });
+ * const { batches } = await dispatchRound(deps)({ runId, tenantId, round: 1 }); // [{ round: 1, batch: 0 }, …]
  */
 export const dispatchRound =
   (deps: DispatchDeps) =>
@@ -72,21 +68,16 @@ export const dispatchRound =
     startInvocation(deps.logger, { runId: input.runId, tenantId: input.tenantId, round: input.round });
     const record = await deps.ledger.getRun(input.tenantId, input.runId);
     if (!record) throw new PlanRejected(input.runId, ['the run does not exist']);
-    const nothing: DispatchedRound = { ...input, path: 'inline', items: [], batches: [] };
+    const nothing: DispatchedRound = { ...input, batches: [] };
     if (record.run.status !== 'running') return nothing;
     // A run cancelled between the read above and round 1's write gets no round either.
     const subtasks = await storedRound(deps, input, record);
     if (!subtasks) return nothing;
-    const earlier = record.subtasks.filter((item) => item.assignment.round < input.round).map((item) => item.assignment);
-    const { modes } = roundModes(roundSizes([...earlier, ...subtasks]), record.meta.request.policy.maxRounds, deps.paths);
-    const path = modes[input.round - 1] ?? 'inline';
     // The batches are written before anything is enqueued or returned, so a child never looks for one that is not there.
-    const batches = path === 'batched' && deps.paths ? await writeBatches(deps, input, subtasks, deps.paths.batchSubtasks) : [];
+    const batches = await writeBatches(deps, input, subtasks, deps.batchSubtasks);
     await deps.queue.enqueue(
       subtasks.map((s) => ({ worker: s.worker, message: { v: 1 as const, tenantId: input.tenantId, runId: input.runId, subtaskId: s.id } })),
     );
-    deps.logger.info('round dispatched', { subtasks: subtasks.length, path, batches: batches.length });
-    if (path === 'batched') return { ...input, path, items: [], batches };
-    const items = subtasks.map((s) => ({ runId: input.runId, tenantId: input.tenantId, subtaskId: s.id, deadline: s.deadline }));
-    return { ...input, path, items, batches: [] };
+    deps.logger.info('round dispatched', { subtasks: subtasks.length, batches: batches.length });
+    return { ...input, batches };
   };

@@ -1,8 +1,8 @@
 import { validateRunRequest, type ValidationResult } from '../domain';
 import type { ApiDeps } from './deps';
 
-/** What a request is planned against: the deployment's catalog, horizon, capacity and round paths. */
-export type PlanDeps = Pick<ApiDeps, 'catalog' | 'maxDeadlineSeconds' | 'capacity' | 'paths'>;
+/** What a request is planned against: the deployment's catalog, horizon and capacity. */
+export type PlanDeps = Pick<ApiDeps, 'catalog' | 'maxDeadlineSeconds' | 'capacity'>;
 
 /**
  * Validate and plan a run request as `POST /runs` does, writing nothing: `startRun` refuses with
@@ -18,5 +18,4 @@ export const planRequest =
     validateRunRequest(body, deps.catalog, {
       maxDeadlineSeconds: deps.maxDeadlineSeconds,
       ...(deps.capacity ? { capacity: deps.capacity } : {}),
-      ...(deps.paths ? { paths: deps.paths } : {}),
     });

@@ -37,7 +37,7 @@ const parseJson = (text: string): { ok: true; value: unknown } | { ok: false } =
  * const result = await startRun(deps)({ tenantId: 'acme', body: '{"universe":…}', idempotencyKey: 'k-1' });
  */
 export const startRun =
-  (deps: Pick<ApiDeps, 'ledger' | 'executions' | 'catalog' | 'maxDeadlineSeconds' | 'capacity' | 'paths' | 'newRunId' | 'logger'>) =>
+  (deps: Pick<ApiDeps, 'ledger' | 'executions' | 'catalog' | 'maxDeadlineSeconds' | 'capacity' | 'newRunId' | 'logger'>) =>
   async (input: StartRunInput): Promise<StartRunResult> => {
     const body = parseJson(input.body);
     if (!body.ok) return { started: false, code: 'InvalidJson', message: 'the request body is not valid JSON' };

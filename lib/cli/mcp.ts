@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { planRequest } from '../application/plan-request';
 import { createTesseraClient } from '../client';
-import { DEFAULT_MAX_DEADLINE_SECONDS, DEFAULT_ROUND_PATHS, withModels } from '../domain';
+import { DEFAULT_MAX_DEADLINE_SECONDS, withModels } from '../domain';
 import { createTesseraMcpServer } from '../mcp/server';
 import { kindCapacity } from '../runtime/capacity';
 import { UsageError } from './errors';
@@ -65,7 +65,7 @@ export const createMcpCommand = (options: McpCommandOptions = {}): Command => ({
     const loaded = (await cliRegistry(values.workers)).catalog();
     const catalog = options.models ? withModels(loaded, options.models) : loaded;
     const capacity = Object.fromEntries(catalog.kinds().map((kind) => [kind, kindCapacity()]));
-    const plan = planRequest({ catalog, maxDeadlineSeconds: DEFAULT_MAX_DEADLINE_SECONDS, capacity, paths: DEFAULT_ROUND_PATHS });
+    const plan = planRequest({ catalog, maxDeadlineSeconds: DEFAULT_MAX_DEADLINE_SECONDS, capacity });
     const server = createTesseraMcpServer({ client: createTesseraClient(target), plan });
     const closed = new Promise<void>((resolve) => {
       server.server.onclose = resolve;

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_DEADLINE_SECONDS, DEFAULT_ROUND_PATHS, validateRunRequest, withModels, type WorkerCatalog } from '../domain';
+import { DEFAULT_MAX_DEADLINE_SECONDS, validateRunRequest, withModels, type WorkerCatalog } from '../domain';
 import { UsageError } from './errors';
 import { kindCapacity } from '../runtime/capacity';
 import { formatPlan, formatProblems, formatWarnings } from './output';
@@ -53,8 +53,7 @@ export const createPlanCommand = (options: PlanCommandOptions = {}): Command => 
     const loaded = options.catalog ?? (await cliRegistry(parsed.values.get('workers'))).catalog();
     const catalog = options.models ? withModels(loaded, options.models) : loaded;
     const capacity = options.capacity ?? Object.fromEntries(catalog.kinds().map((kind) => [kind, kindCapacity()]));
-    // Like capacity, the round paths are the construct's defaults: `tessera plan` knows no deployment.
-    const result = validateRunRequest(body, catalog, { maxDeadlineSeconds, capacity, paths: DEFAULT_ROUND_PATHS });
+    const result = validateRunRequest(body, catalog, { maxDeadlineSeconds, capacity });
     if (parsed.flags.has('json')) {
       io.out(JSON.stringify(result.ok ? { ok: true, subtasks: result.subtasks, warnings: result.warnings } : result, null, 2));
     } else {

@@ -120,13 +120,17 @@ export const CoverageGap = z
     /** Records the re-check found in the gap. */
     records: z.int().min(0).optional().describe('Records the re-check found in the gap (0 when it found none).'),
     /**
-     * Present when the policy allowed a retry or re-check of this gap but none was dispatched:
-     * `history_bound`, the follow-up did not fit the history of the run's execution (docs/deadlines.md).
+     * Kept for compatibility, never set: every round runs as batches of child executions, so no
+     * follow-up the policy allows is cut for the run's execution history (docs/deadlines.md,
+     * "One round path"). Clients may still read `history_bound` from earlier answers.
      */
     notFollowedUp: z
       .enum(['history_bound'])
       .optional()
-      .describe("history_bound: the policy allowed a retry or re-check, but it did not fit the run's execution history."),
+      .describe(
+        "Unused: no longer set. history_bound once meant the policy allowed a retry or re-check that did not fit the run's execution history; " +
+          'every round now runs as batches of child executions, so nothing is cut.',
+      ),
   })
   .describe('A part of the universe without ok data; the ok observations and the gaps together cover the universe.');
 export type CoverageGap = z.infer<typeof CoverageGap>;

@@ -13,7 +13,6 @@ import {
 } from '../contract';
 import { algebraFor, hasRegion, regionOf } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
-import { followUpsLeft, type FollowUpsLeft } from './follow-up';
 import { recheckId, reportedState, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 import { renderStatement, type StatementFacts, type UncoveredWork } from './statement';
@@ -69,20 +68,16 @@ const resolution = (gap: ObservedGap, chain: AttemptChain | undefined): Pick<Cov
  * @example
  * resolveGaps(reconcile(manifest, outcomes))[0].coverage.status // 'confirmed_empty'
  */
-export const resolveGaps = (reconciliation: Reconciliation, left: FollowUpsLeft = NOTHING_LEFT): ResolvedGap[] => {
+export const resolveGaps = (reconciliation: Reconciliation): ResolvedGap[] => {
   const rechecks = new Map(reconciliation.chains.rechecks.map((chain) => [chain.origin.id, chain]));
   return reconciliation.observedGaps.map((gap) => {
     const id = recheckId(gap.subtaskId, gap.number);
     const recheck = rechecks.get(id);
     const status = resolution(gap, recheck);
-    const bound = recheck ? left.retries.has(recheck.latest.id) && !RESOLVED.has(status.status) : left.rechecks.has(id);
-    const coverage: CoverageGap = { ...gap.region, kind: 'observed', subtaskId: gap.subtaskId, ...status, ...(bound ? BOUND : {}) };
+    const coverage: CoverageGap = { ...gap.region, kind: 'observed', subtaskId: gap.subtaskId, ...status };
     return recheck ? { gap, coverage, recheck } : { gap, coverage };
   });
 };
-
-const NOTHING_LEFT: FollowUpsLeft = { retries: new Set(), rechecks: new Set() };
-const BOUND = { notFollowedUp: 'history_bound' } as const;
 
 const sortedUnique = (values: Iterable<string>): string[] => [...new Set(values)].sort();
 
@@ -165,7 +160,7 @@ const assignmentGapsOf = (problems: readonly Problem[]): CoverageGap[] =>
  * unreadGapsOf(manifest, reconciliation)
  * // [{ ids: ['crm-acme'], kind: 'unread', subtaskId: 'C.r2', reason: 'timed_out', status: 'unchecked' }]
  */
-export const unreadGapsOf = (manifest: Manifest, reconciliation: Reconciliation, left: FollowUpsLeft = NOTHING_LEFT): CoverageGap[] => {
+export const unreadGapsOf = (manifest: Manifest, reconciliation: Reconciliation): CoverageGap[] => {
   const algebra = algebraFor(manifest.universe.dimension);
   const unread = reconciliation.chains.partitions.filter((c) => c.state !== 'ok');
   if (unread.length === 0) return [];
@@ -180,14 +175,12 @@ export const unreadGapsOf = (manifest: Manifest, reconciliation: Reconciliation,
   };
   return unread.flatMap((chain) => {
     const reason = UnreadReason.parse(reportedState(chain));
-    const bound = left.retries.has(chain.latest.id) ? BOUND : {};
     return insideUniverse(chain.origin.assigned).map((scope): CoverageGap => ({
       ...scope,
       kind: 'unread',
       subtaskId: chain.latest.id,
       reason,
       status: 'unchecked',
-      ...bound,
     }));
   });
 };
@@ -216,15 +209,6 @@ const gapFacts = (g: ResolvedGap): StatementFacts['gaps'][number] => {
   return { ...g.coverage, sameSource: g.recheck.origin.worker === g.gap.worker, readNothing: g.recheck.state === 'ok' };
 };
 
-export interface CoverageOptions {
-  /**
-   * Follow-ups the run's plans cut for the history bound, as each plan decided them (the ids the
-   * ledger kept with each round, and the closing boundary's own): their gaps say
-   * `notFollowedUp: 'history_bound'` unless a later round dispatched them (see `followUpsLeft`).
-   */
-  readonly notFollowedUp?: readonly string[];
-}
-
 /**
  * The coverage of an answer, computed only from the manifest and the outcomes (never from
  * model text). `gaps` lists every region of the universe without `ok` data: unassigned
@@ -232,28 +216,21 @@ export interface CoverageOptions {
  * its re-check found). `complete` is true exactly when no gap is left unsettled, nothing is
  * degraded and no question is unanswered: the plan tiles, every line of work ended ok, every
  * observed gap was re-checked and confirmed empty or found data, and no worker reported data
- * it was not given. A gap the policy would have followed up, but whose retry or re-check did
- * not fit the run's history bound, says so (`notFollowedUp: 'history_bound'`).
+ * it was not given.
  *
  * @example
  * buildCoverage(taxManifest, outcomes).statement
  * // 'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-06-28 to
  * //  2025-06-30) re-checked against the transaction feed: zero transactions.'
  */
-export const buildCoverage = (
-  manifest: Manifest,
-  outcomes: readonly Outcome[],
-  reconciliation: Reconciliation = reconcile(manifest, outcomes),
-  options: CoverageOptions = {},
-): Coverage => {
+export const buildCoverage = (manifest: Manifest, outcomes: readonly Outcome[], reconciliation: Reconciliation = reconcile(manifest, outcomes)): Coverage => {
   const { problems, chains } = reconciliation;
-  const left = options.notFollowedUp === undefined ? NOTHING_LEFT : followUpsLeft(manifest, options.notFollowedUp);
-  const resolved = resolveGaps(reconciliation, left);
+  const resolved = resolveGaps(reconciliation);
   const missingQuestions = missingQuestionsOf(manifest, reconciliation);
   const degradedReason = degradedReasonsOf(reconciliation, resolved);
   const overlaps = overlapsOf(problems);
   const assignmentGaps = assignmentGapsOf(problems);
-  const unreadGaps = unreadGapsOf(manifest, reconciliation, left);
+  const unreadGaps = unreadGapsOf(manifest, reconciliation);
   const facts: StatementFacts = {
     universe: manifest.universe,
     partitions: chains.partitions.length,

@@ -1,6 +1,5 @@
 import { Policy, type DispatchedSubtask, type Manifest, type Outcome } from '../contract';
 import type { WorkerCatalog } from './catalog';
-import { RUN_HISTORY, nextRoundRoom, roundSizes, type RoundPaths, type RunHistory } from './history';
 import { HEDGE_SUFFIX, recheckId, retryId, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 
@@ -65,7 +64,7 @@ const recheckOf = (gap: ObservedGap, subtask: DispatchedSubtask, manifest: Manif
   lineage: { kind: 'recheck', of: gap.subtaskId, gap: gap.region },
 });
 
-/** Every follow-up the policy asks for in round `round`, before the history bound is applied. */
+/** Every follow-up the policy asks for in round `round`. */
 const wantedFollowUps = (manifest: Manifest, policy: Policy, reconciliation: Reconciliation, round: number): DispatchedSubtask[] => {
   const { partitions, rechecks } = reconciliation.chains;
   const retries = [...partitions, ...rechecks].flatMap((chain) => retryOf(chain, policy, round) ?? []);
@@ -81,25 +80,6 @@ const wantedFollowUps = (manifest: Manifest, policy: Policy, reconciliation: Rec
   return [...retries, ...newRechecks];
 };
 
-/** The first `room` follow-ups, required work first, kept in the order they were planned. */
-const withinRoom = (wanted: DispatchedSubtask[], room: number): DispatchedSubtask[] => {
-  if (wanted.length <= room) return wanted;
-  const chosen = new Set([...wanted.filter((s) => s.required), ...wanted.filter((s) => !s.required)].slice(0, room));
-  return wanted.filter((s) => chosen.has(s));
-};
-
-/** The next round as it is decided: what is dispatched, and what the plan cut. */
-export interface PlannedRound {
-  /** The next round's subtasks, in the order they are dispatched; none when the run closes. */
-  readonly subtasks: DispatchedSubtask[];
-  /**
-   * Follow-ups the policy allowed that the history bound kept out of this round (their ids, as
-   * they would have been dispatched: `C.r2`, `B.g1`). The ledger keeps them with the round, and
-   * the answer reads them back ({@link followUpsLeft}): nobody plans the round again.
-   */
-  readonly notFollowedUp: string[];
-}
-
 /**
  * The next round, decided once. After round `maxRounds` nothing more is dispatched, so
  * follow-ups can never loop. Otherwise: a retry of every line of work whose latest attempt
@@ -109,49 +89,25 @@ export interface PlannedRound {
  * declare one, else by the same kind, which can find data but never confirm the gap empty
  * (a gap a `subdivide` hedge's winning piece left is re-checked as `<piece>.g<n>`, so pass the
  * `reconciliation` made with the pieces). Re-checks are not themselves re-checked; their retries
- * follow the same rules.
- *
- * The round is capped by the run's history bound: with every round's overhead and every
- * subtask dispatched so far counted at its costliest path (`history`), only as many follow-ups
- * are dispatched as still fit the execution's history, required ones first. Those left out are
- * returned as `notFollowedUp`, and the coverage reports their gaps as
- * `notFollowedUp: 'history_bound'`.
+ * follow the same rules. Every round runs as batches of child executions, so no round is too
+ * large for the run's execution and nothing the policy allows is cut.
  *
  * @example
- * planFollowUps(taxManifest, outcomes).subtasks
+ * planNextRound(taxManifest, outcomes)
  * // [{ id: 'B.g1', worker: 'transaction-feed', round: 2,
  * //    assigned: { from: '2025-06-28', toExclusive: '2025-07-01' },
  * //    lineage: { kind: 'recheck', of: 'B', gap: { … } }, … }]
- */
-export const planFollowUps = (
-  manifest: Manifest,
-  outcomes: readonly Outcome[],
-  reconciliation: Reconciliation = reconcile(manifest, outcomes),
-  history: RunHistory = RUN_HISTORY,
-  paths?: RoundPaths,
-): PlannedRound => {
-  const policy = policyOf(manifest);
-  const finished = currentRound(manifest);
-  if (finished >= policy.maxRounds) return { subtasks: [], notFollowedUp: [] };
-  const wanted = wantedFollowUps(manifest, policy, reconciliation, finished + 1);
-  const kept = withinRoom(wanted, nextRoundRoom(roundSizes(manifest.subtasks), policy.maxRounds, paths, history));
-  const dispatched = new Set(kept);
-  return { subtasks: kept, notFollowedUp: wanted.filter((s) => !dispatched.has(s)).map((s) => s.id) };
-};
-
-/**
- * The next round's subtasks ({@link planFollowUps} without what it cut).
- *
- * @example
- * planNextRound(taxManifest, outcomes).map((s) => s.id) // ['B.g1']
  */
 export const planNextRound = (
   manifest: Manifest,
   outcomes: readonly Outcome[],
   reconciliation: Reconciliation = reconcile(manifest, outcomes),
-  history: RunHistory = RUN_HISTORY,
-  paths?: RoundPaths,
-): DispatchedSubtask[] => planFollowUps(manifest, outcomes, reconciliation, history, paths).subtasks;
+): DispatchedSubtask[] => {
+  const policy = policyOf(manifest);
+  const finished = currentRound(manifest);
+  if (finished >= policy.maxRounds) return [];
+  return wantedFollowUps(manifest, policy, reconciliation, finished + 1);
+};
 
 /**
  * The planned round with each new re-check's `input` made the input of the kind that runs it: a
@@ -174,42 +130,4 @@ export const withRecheckInputs = (subtasks: readonly DispatchedSubtask[], manife
     const map = primary === undefined || primary.worker === subtask.worker ? undefined : catalog.get(primary.worker)?.recheckInput;
     return map === undefined ? subtask : { ...subtask, input: map(primary?.input) };
   });
-};
-
-/** Follow-ups the policy allowed that the history bound kept from being dispatched. */
-export interface FollowUpsLeft {
-  /** The latest attempts of lines of work that were not retried. */
-  readonly retries: ReadonlySet<string>;
-  /** The ids the re-checks of never re-checked observed gaps would have had (`B.g1`). */
-  readonly rechecks: ReadonlySet<string>;
-}
-
-const RETRY_ID = /^(.+)\.r(\d+)$/;
-
-/**
- * What the plans of a run cut and no later round dispatched, from the ids they cut
- * ({@link PlannedRound.notFollowedUp}, as the ledger kept them round by round, and the closing
- * boundary's own). A cut retry names the attempt whose outcome stands (`C` for `C.r2`, `C.r2`
- * for `C.r3`); a cut re-check names itself. A follow-up a later round did dispatch, or one whose
- * attempt the manifest lacks, is not reported.
- *
- * @example
- * followUpsLeft(manifest, ['C.r2', 'B.g1']) // { retries: Set {'C'}, rechecks: Set {'B.g1'} }
- */
-export const followUpsLeft = (manifest: Manifest, cut: readonly string[]): FollowUpsLeft => {
-  const dispatched = new Set(manifest.subtasks.map((s) => s.id));
-  const retries = new Set<string>();
-  const rechecks = new Set<string>();
-  for (const id of cut) {
-    if (dispatched.has(id)) continue;
-    const retry = RETRY_ID.exec(id);
-    if (retry === null) {
-      rechecks.add(id);
-      continue;
-    }
-    const [, origin = '', attempt = '0'] = retry;
-    const previous = Number(attempt) === 2 ? origin : retryId(origin, Number(attempt) - 1);
-    if (dispatched.has(previous)) retries.add(previous);
-  }
-  return { retries, rechecks };
 };

@@ -20,7 +20,6 @@ export * from './allowance';
 export * from './hedge';
 export * from './planner';
 export * from './reconcile';
-export * from './history';
 export * from './capacity';
 export * from './follow-up';
 export * from './coverage';

@@ -17,18 +17,6 @@ import { boundaryProblems, splitByCalendar, splitAtBoundaries } from './calendar
 import { capacityWarnings } from './capacity';
 import type { WorkerCatalog } from './catalog';
 import { ScopeError, SplitError } from './errors';
-import {
-  BATCH_HISTORY,
-  RUN_HISTORY,
-  firstRoundCapacity,
-  firstRoundFits,
-  roundEvents,
-  roundModes,
-  worstCaseEvents,
-  type BatchHistory,
-  type RoundPaths,
-  type RunHistory,
-} from './history';
 import { chunkBySize, chunkEvenly, indexIds } from './ids';
 import { hedgeProblem } from './hedge';
 import { RESERVED_ID_SUFFIX } from './lineage';
@@ -41,26 +29,14 @@ export const DEFAULT_MAX_DEADLINE_SECONDS = 900;
 
 /**
  * The most subtasks one plan may dispatch in its first round (the contract's `MAX_RUN_SUBTASKS`).
- * The history bound of the run's execution is checked as well: on the inline path alone
- * ({@link firstRoundCapacity} without paths: 1,037 to 1,040 by `maxRounds`, at most 594 all
- * hedged), and with batched rounds ({@link firstRoundCapacity} with the deployment's paths:
- * 1,559,500 in batches of 500 with maxRounds 2), so with batching this cap is the lower one.
+ * It is the only size rule: every round runs as batches of child executions, so the run's own
+ * execution history grows by batches, and its bound is the construct's (docs/deadlines.md).
  */
 export const MAX_SUBTASKS = MAX_RUN_SUBTASKS;
 
 export interface PlanOptions {
   /** Longest `deadlineSeconds` a subtask may ask for. */
   readonly maxDeadlineSeconds: number;
-  /** The history arithmetic of the execution that runs the plan; the callback design's by default. */
-  readonly history?: RunHistory;
-  /**
-   * How the deployment runs rounds (inline up to a size, else in batches of child executions;
-   * `DEFAULT_ROUND_PATHS`). Without it every round is inline and one execution's history holds
-   * the whole run.
-   */
-  readonly paths?: RoundPaths;
-  /** The batched path's history arithmetic; `BATCH_HISTORY` by default. */
-  readonly batchHistory?: BatchHistory;
   /**
    * Subtasks each worker kind runs at once (the deployment's `maxConcurrency × batchSize`), by
    * kind. With it, a kind that declares `typicalSeconds` is warned about when its subtasks cannot
@@ -252,50 +228,6 @@ const idProblems = (subtasks: readonly SubtaskSpec[]): RequestProblem[] => {
   });
 };
 
-/**
- * A first round larger than the run's execution can hold across every round the policy allows,
- * each subtask counted at its costliest path (lib/domain/history.ts): inline, one execution's
- * history; with `paths`, the batches of the run's execution.
- */
-const historyProblems = (request: RunRequest, drafts: readonly Draft[], options: PlanOptions): RequestProblem[] => {
-  const history = options.history ?? RUN_HISTORY;
-  const batch = options.batchHistory ?? BATCH_HISTORY;
-  const { maxRounds } = request.policy;
-  const hedged = drafts.filter((d) => d.delegation.hedge !== undefined).length;
-  const path = request.split ? 'split' : 'subtasks';
-  if (options.paths) {
-    const size = { subtasks: drafts.length, hedged };
-    const [mode] = roundModes([size], maxRounds, options.paths, history, batch).modes;
-    if (history.perRun + maxRounds * history.perRound + roundEvents(size, mode!, options.paths, history, batch) <= history.limit) return [];
-    const bound = firstRoundCapacity(maxRounds, options.paths, history, batch);
-    return [
-      {
-        code: 'plan_too_large',
-        path,
-        message:
-          `the plan makes ${drafts.length} subtasks; one run's execution history (${history.limit.toLocaleString('en-US')} events) holds ` +
-          `at most ${bound} subtasks in batches of ${options.paths.batchSubtasks} with maxRounds ${maxRounds}, counting ${batch.perBatch} events per batch and ${history.perRound} per round`,
-      },
-    ];
-  }
-  if (firstRoundFits(maxRounds, drafts.length, hedged, history)) return [];
-  const bound = firstRoundCapacity(maxRounds, undefined, history);
-  const hedges =
-    hedged === 0
-      ? ''
-      : `; ${hedged} of them declare a hedge, counted at ${history.worstHedgedSubtask} events each, so this plan needs ` +
-        `${worstCaseEvents(maxRounds, drafts.length, history, hedged).toLocaleString('en-US')} events`;
-  return [
-    {
-      code: 'plan_too_large',
-      path,
-      message:
-        `the plan makes ${drafts.length} subtasks; one run's execution history (${history.limit.toLocaleString('en-US')} events) holds ` +
-        `at most ${bound} subtasks with maxRounds ${maxRounds}, counting ${history.worstSubtask} events per subtask and ${history.perRound} per round${hedges}`,
-    },
-  ];
-};
-
 /** Every delegation's `questionIds` with the field path of the list. */
 const questionLists = (request: RunRequest): { readonly path: string; readonly ids: readonly string[] }[] => [
   ...(request.split ? [{ path: 'split.questionIds', ids: request.split.questionIds }] : []),
@@ -391,9 +323,7 @@ const dispatched = (draft: Draft): DispatchedSubtask => {
  * invalid worker input, a deadline outside `1..maxDeadlineSeconds`, a subtask allowance
  * larger than the run's budget, a `model` the catalog does not allow, a declared question
  * nobody was given, a question id declared or named twice, a `questionIds` entry the declared
- * questions do not include, or more than {@link MAX_SUBTASKS} subtasks or than one execution's history
- * holds across the rounds the policy allows, hedged subtasks counted at their costlier path
- * ({@link firstRoundFits}). Nothing is dispatched here.
+ * questions do not include, or more than {@link MAX_SUBTASKS} subtasks. Nothing is dispatched here.
  *
  * @example
  * const plan = planRun(request, catalog, { maxDeadlineSeconds: 900 });
@@ -413,7 +343,6 @@ export const planRun = (request: RunRequest, catalog: WorkerCatalog, options: Pl
     ...(drafts.length > 0 ? tilingProblems(universe, drafts) : []),
     ...questionProblems(request, drafts),
     ...hedgeProblems(drafts),
-    ...historyProblems(request, drafts, options),
   ];
   if (problems.length > 0) return { ok: false, problems };
   const demands = drafts.map((d) => ({

@@ -1,7 +1,6 @@
 import type { CoverageGap, CoverageOverlap, Scope, SourceLabel, Universe } from '../contract';
 import { describeScope, regionOf } from './dimensions';
 import { filePath } from './paths';
-import { RUN_HISTORY } from './history';
 import { capitalise, countOf, listWords, numberWord, plural } from './words';
 
 /** A line of work that did not end `ok`, as the statement names it. */
@@ -91,16 +90,10 @@ const gapPhrase = (facts: StatementFacts, gap: StatementFacts['gaps'][number]): 
   return `re-check ${against} ${statePhrase(gap.recheckState ?? 'failed')}`;
 };
 
-/** Why a gap the policy would have followed up was not: only the history bound leaves one so. */
-const notFollowedUpPhrase = (gap: StatementFacts['gaps'][number]): string => {
-  if (gap.notFollowedUp === undefined) return '';
-  return gap.kind === 'observed' && gap.status === 'unchecked' ? " (no room left in the run's history)" : "; not retried: no room left in the run's history";
-};
-
 const gapsSentence = (facts: StatementFacts): string | undefined => {
   const each = facts.gaps.map((gap) => ({
     where: describeScope(facts.universe.dimension, regionOf(gap)),
-    what: `${gapPhrase(facts, gap)}${notFollowedUpPhrase(gap)}`,
+    what: gapPhrase(facts, gap),
   }));
   const [only] = each;
   if (!only) return undefined;
@@ -122,14 +115,6 @@ const uncoveredSentence = (facts: StatementFacts): string | undefined => {
   if (facts.uncovered.length === 0) return undefined;
   const each = facts.uncovered.map((w) => `${w.subtaskId} (${labelOf(facts, w.worker)}${w.required ? ', required' : ''}) ${statePhrase(w.state)}`);
   return `Not covered: ${some(each, '; ')}.`;
-};
-
-/** How many follow-ups the history bound kept back, and which bound that is. */
-const historyBoundSentence = (facts: StatementFacts): string | undefined => {
-  const n = facts.gaps.filter((g) => g.notFollowedUp === 'history_bound').length;
-  if (n === 0) return undefined;
-  const what = n === 1 ? 'One retry or re-check the policy allowed was' : `${capitalise(numberWord(n))} retries and re-checks the policy allowed were`;
-  return `${what} not dispatched: the run's execution history (at most ${RUN_HISTORY.limit.toLocaleString('en-US')} events across all rounds) had no room left.`;
 };
 
 const OBSERVATION_PHRASES: Readonly<Record<string, string>> = {
@@ -173,7 +158,6 @@ export const renderStatement = (facts: StatementFacts): string => {
   const rest = [
     piecesSentence(facts),
     gapsSentence(facts),
-    historyBoundSentence(facts),
     uncoveredSentence(facts),
     observationSentence(facts),
     questionsSentence(facts),

@@ -18,11 +18,9 @@ export const CONTEXT_KEYS = {
   bedrockModelId: 'tessera:bedrockModelId',
   faultInjection: 'tessera:faultInjection',
   emulator: 'tessera:emulator',
-  /** `TesseraFanOut`'s `batchSubtasks`: subtasks per batch of a batched round. */
+  /** `TesseraFanOut`'s `batchSubtasks`: subtasks per batch of a round. */
   batchSubtasks: 'tessera:batchSubtasks',
-  /** `TesseraFanOut`'s `inlineSubtasks`: the largest round on the run's own inline Map. */
-  inlineSubtasks: 'tessera:inlineSubtasks',
-  /** `TesseraFanOut`'s `batchConcurrency`: batches of a batched round run at once. */
+  /** `TesseraFanOut`'s `batchConcurrency`: batches of a round run at once. */
   batchConcurrency: 'tessera:batchConcurrency',
 } as const;
 
@@ -51,7 +49,6 @@ export const AppContext = z.object({
   faultInjection: booleanText.default(false),
   emulator: booleanText.default(false),
   batchSubtasks: z.coerce.number().int().optional(),
-  inlineSubtasks: z.coerce.number().int().optional(),
   batchConcurrency: z.coerce.number().int().optional(),
 });
 export type AppContext = z.infer<typeof AppContext>;
@@ -96,7 +93,6 @@ export const stackPropsFromContext = (node: Node): { stackName: string; faultInj
         corsAllowedOrigins: ctx.corsOrigins,
         model: ctx.model === 'bedrock' && ctx.bedrockModelId ? { provider: 'bedrock', modelId: ctx.bedrockModelId } : { provider: 'offline' },
         ...(ctx.batchSubtasks === undefined ? {} : { batchSubtasks: ctx.batchSubtasks }),
-        ...(ctx.inlineSubtasks === undefined ? {} : { inlineSubtasks: ctx.inlineSubtasks }),
         ...(ctx.batchConcurrency === undefined ? {} : { batchConcurrency: ctx.batchConcurrency }),
       },
     },

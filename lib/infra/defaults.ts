@@ -2,8 +2,7 @@ import { Duration } from 'aws-cdk-lib';
 import { Policy } from '../contract';
 import { InfraError } from './errors';
 import { WORKER_BATCH_SIZE } from '../runtime/capacity';
-import { BATCH_SUBTASKS, INLINE_SUBTASKS } from '../domain/history';
-import { BATCH_MAP_CONCURRENCY } from './run-state-machine';
+import { BATCH_MAP_CONCURRENCY, BATCH_SUBTASKS } from './run-state-machine';
 
 /**
  * Settings of one worker kind, in the construct's `kinds` map keyed by kind name.
@@ -56,7 +55,6 @@ export const FAN_OUT_DEFAULTS = {
   mapMaxConcurrency: 40,
   batchConcurrency: BATCH_MAP_CONCURRENCY,
   batchSubtasks: BATCH_SUBTASKS,
-  inlineSubtasks: INLINE_SUBTASKS,
   throttle: { rateLimit: 20, burstLimit: 40 },
   tenantDailyAllowance: { modelCalls: 2000, costLimit: 200_000 },
   degradedRunRateThreshold: 0.05,

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { MAX_RUN_SUBTASKS, WorkerKind } from '../contract';
-import { BATCH_SUBTASKS, INLINE_SUBTASKS, batchBound } from '../domain/history';
+import { WorkerKind } from '../contract';
 import { DEFAULT_KIND_CONCURRENCY } from './defaults';
 import { InvalidConstructProps } from './errors';
+import { BATCH_SUBTASKS, MAX_BATCH_SUBTASKS } from './run-state-machine';
 
 /*
  * Numeric and naming limits of the fan-out's props, as one zod schema: props are a boundary like
@@ -45,9 +45,8 @@ export const FanOutSettings = z.object({
   batchSubtasks: z
     .int()
     .min(1)
-    .max(batchBound(), `must fit one child execution's history with every subtask hedged (at most ${batchBound()})`)
+    .max(MAX_BATCH_SUBTASKS, `must fit one child execution's history with every subtask hedged (at most ${MAX_BATCH_SUBTASKS})`)
     .default(BATCH_SUBTASKS),
-  inlineSubtasks: z.int().min(0).max(MAX_RUN_SUBTASKS).default(INLINE_SUBTASKS),
   tenantDailyAllowance: z.object({ modelCalls: z.int().min(1), costLimit: z.int().min(1) }),
   degradedRunRateThreshold: z.number().gt(0).lte(1),
   serviceName: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/),

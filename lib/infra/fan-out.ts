@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Annotations, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -70,23 +70,25 @@ export interface TesseraFanOutProps {
   readonly workerBatchingWindow?: Duration;
   /** Latest deadline a subtask may ask for, from dispatch. @default Duration.minutes(15) */
   readonly maxDeadline?: Duration;
-  /** Subtasks waited on at once by the inline Map (1–40). @default 40 */
+  /** Subtasks waited on at once by each batch's Map (1–40). @default 40 */
   readonly mapMaxConcurrency?: number;
   /**
-   * Batches of a batched round whose child executions run at once (1–40), each waiting on up to
+   * Batches of a round whose child executions run at once (1–40), each waiting on up to
    * `mapMaxConcurrency` of its subtasks; lower it to bound the Lambda invocations a large round
    * makes at once. @default 40 (`BATCH_MAP_CONCURRENCY`)
    */
   readonly batchConcurrency?: number;
   /**
-   * Subtasks per batch of a batched round, each batch run by a child execution of its own
-   * (docs/deadlines.md, "Runs past one execution's history"); at most 594, so a child's history
-   * holds its batch with every subtask hedged. @default 500 (`BATCH_SUBTASKS`)
+   * Subtasks per batch, each batch of a round run by a child execution of its own
+   * (docs/deadlines.md, "One round path"); at most 624 (`MAX_BATCH_SUBTASKS`), so a child's
+   * history holds its batch with every subtask hedged. @default 500 (`BATCH_SUBTASKS`)
    */
   readonly batchSubtasks?: number;
   /**
-   * The largest round that runs on the run's own inline Map (when its worst case also fits the
-   * run's history); a larger round is batched. @default 1000 (`INLINE_SUBTASKS`)
+   * Ignored, kept so that apps which set it still compile: it was the largest round run on the
+   * run's own inline Map, and every round now runs as batches (docs/deadlines.md, "One round
+   * path"). Setting it adds a synth warning.
+   * @deprecated every round runs as batches; use `batchSubtasks`.
    */
   readonly inlineSubtasks?: number;
   /** Per-tenant daily model allowance. @default { modelCalls: 2000, costLimit: 200000 } */
@@ -165,6 +167,12 @@ export class TesseraFanOut extends Construct {
 
   constructor(scope: Construct, id: string, props: TesseraFanOutProps) {
     super(scope, id);
+    if (props.inlineSubtasks !== undefined) {
+      Annotations.of(this).addWarningV2(
+        'tessera:inlineSubtasksIgnored',
+        'inlineSubtasks is ignored: every round runs as batches of child executions; size them with batchSubtasks (docs/deadlines.md, "One round path")',
+      );
+    }
     const workers = readWorkers(this.node.path, props);
     this.workerModule = workers.path;
     this.settings = parseFanOutSettings(this.node.path, settingsInput(this.node.path, props, workers.summary.kinds));
@@ -275,8 +283,6 @@ export class TesseraFanOut extends Construct {
       });
     };
     const maxDeadline = { [ENV.maxDeadlineSeconds]: String(settings.maxDeadlineSeconds) };
-    // Planning round 1 (api), later rounds (reconcile) and dispatch's batches must agree on how rounds run.
-    const roundPaths = { [ENV.roundPaths]: JSON.stringify({ batchSubtasks: settings.batchSubtasks, inlineSubtasks: settings.inlineSubtasks }) };
     const functions: FanOutFunctions = {
       api: make('ApiFunction', 'api', true, {
         description: 'validates, authorizes and starts runs; reads and cancels them',
@@ -288,7 +294,6 @@ export class TesseraFanOut extends Construct {
           // The same model variables as the workers, so planning refuses a model they would refuse.
           ...modelEnv,
           ...maxDeadline,
-          ...roundPaths,
           [ENV.tenantClaim]: settings.auth.tenantClaim,
           [ENV.workerKinds]: JSON.stringify(Object.keys(settings.kinds)),
           [ENV.workerCapacity]: JSON.stringify(Object.fromEntries(Object.entries(settings.kinds).map(([kind, k]) => [kind, kindCapacity(k.maxConcurrency)]))),
@@ -301,7 +306,7 @@ export class TesseraFanOut extends Construct {
         // round under throttling retries; a round of tens of subtasks takes well under a second.
         timeout: Duration.minutes(5),
         memorySize: 1024,
-        environment: { ...maxDeadline, ...roundPaths },
+        environment: { ...maxDeadline, [ENV.batchSubtasks]: String(settings.batchSubtasks) },
       }),
       deadline: make('DeadlineFunction', 'deadline', false, {
         description: 'arms, awaits, hedges and seals each subtask against its absolute deadline',
@@ -324,7 +329,6 @@ export class TesseraFanOut extends Construct {
         // It reads every subtask of the run (up to 10,000 in up to 20 write shards) and proves the tiling.
         timeout: Duration.minutes(5),
         memorySize: 1024,
-        environment: roundPaths,
       }),
     };
     // Only the worker calls a model; the api reads the model variables to plan, never to invoke.
@@ -492,7 +496,6 @@ const settingsInput = (constructPath: string, props: TesseraFanOutProps, registe
   mapMaxConcurrency: props.mapMaxConcurrency ?? FAN_OUT_DEFAULTS.mapMaxConcurrency,
   batchConcurrency: props.batchConcurrency ?? FAN_OUT_DEFAULTS.batchConcurrency,
   batchSubtasks: props.batchSubtasks ?? FAN_OUT_DEFAULTS.batchSubtasks,
-  inlineSubtasks: props.inlineSubtasks ?? FAN_OUT_DEFAULTS.inlineSubtasks,
   tenantDailyAllowance: props.tenantDailyAllowance ?? FAN_OUT_DEFAULTS.tenantDailyAllowance,
   degradedRunRateThreshold: props.degradedRunRateThreshold ?? FAN_OUT_DEFAULTS.degradedRunRateThreshold,
   serviceName: props.serviceName ?? FAN_OUT_DEFAULTS.serviceName,

@@ -18,7 +18,6 @@ import { RUN_EXECUTION_ERRORS } from '../orchestration/execution-events';
  */
 export const STATE_NAMES = {
   dispatch: 'Dispatch',
-  awaitSubtasks: 'AwaitSubtasks',
   arm: 'Arm',
   isSubtaskOpen: 'IsSubtaskOpen',
   subtaskDone: 'SubtaskDone',
@@ -27,26 +26,40 @@ export const STATE_NAMES = {
   hedge: 'Hedge',
   waitForDeadline: 'WaitForDeadline',
   seal: 'Seal',
-  subtaskSealed: 'SubtaskSealed',
   reconcile: 'Reconcile',
   nextRound: 'NextRound?',
   runEnded: 'RunEnded',
   runFailed: 'RunFailed',
   finalize: 'Finalize',
   finalizeFailed: 'FinalizeFailed',
-  /** The Choice after Dispatch: the round's inline Map or its batches. */
-  isBatched: 'IsBatched?',
-  /** The run's Map over a batched round's batch descriptors. */
+  /** The run's Map over a round's batch descriptors. */
   awaitBatches: 'AwaitBatches',
   /** One batch: start its child execution and wait for it (`states:startExecution.sync:2`). */
   startBatch: 'StartBatch',
   /** The child's first state: its batch's subtasks from the ledger. */
   loadBatch: 'LoadBatch',
-  /** The child's Map over its batch's subtasks: today's per-subtask iteration. */
+  /** The child's Map over its batch's subtasks, the per-subtask iteration; its output is the batch number only. */
   awaitBatchSubtasks: 'AwaitBatchSubtasks',
-  /** The child's end: its output is the batch number only. */
-  batchDone: 'BatchDone',
 } as const;
+
+/**
+ * History events of one batch's child execution, counted on the definition this module builds
+ * (test/infra/history-bound.test.ts walks the synthesized one and checks each figure): once per
+ * child (its start and end 2, LoadBatch 5, the AwaitBatchSubtasks Map state 4), and per subtask
+ * on the costliest path a hedged subtask can take (Arm, IsSubtaskOpen, AwaitHedge, Hedge, Arm,
+ * IsSubtaskOpen, Await fails, WaitForDeadline, Seal, and its Map iteration).
+ */
+export const BATCH_EXECUTION_HISTORY = { limit: 25_000, perChild: 11, worstHedgedSubtask: 40 } as const;
+
+/** Subtasks per batch, by default (`TesseraFanOut`'s `batchSubtasks`): 20 child executions for the largest round of 10,000. */
+export const BATCH_SUBTASKS = 500;
+
+/**
+ * The most subtasks one batch may hold so that its child execution fits Step Functions' history
+ * limit even if every subtask declares a hedge and takes its costliest path: ⌊(25,000 − 11) / 40⌋.
+ * The construct refuses a larger `batchSubtasks` at synth; it is the one history bound there is.
+ */
+export const MAX_BATCH_SUBTASKS = Math.floor((BATCH_EXECUTION_HISTORY.limit - BATCH_EXECUTION_HISTORY.perChild) / BATCH_EXECUTION_HISTORY.worstHedgedSubtask);
 
 /** Errors a task retries; defined beside the errors themselves (see `transient-errors.ts`). */
 export { TRANSIENT_ERRORS } from './transient-errors';
@@ -78,7 +91,7 @@ export interface RunStateMachineProps {
    */
   readonly batchTimeout?: Duration;
   /**
-   * Batches of a batched round whose child executions run at once (1–40): each waits on up to
+   * Batches of a round whose child executions run at once (1–40): each waits on up to
    * `mapMaxConcurrency` subtasks. @default 40 (`BATCH_MAP_CONCURRENCY`)
    */
   readonly batchConcurrency?: number;
@@ -155,18 +168,18 @@ const subtaskKey = (base: string) => ({
 });
 
 /**
- * One subtask, against its absolute deadline: the iteration of the run's inline Map and of each
- * batch's child Map, built by this one function so the two cannot drift. Arm reads the ledger and answers from the same
+ * One subtask, against its absolute deadline: the iteration of each batch's child Map. Arm reads the ledger and answers from the same
  * instant whenever the iteration starts: already terminal, already expired, or the seconds
  * left. Await registers a task token and waits at most those seconds for the worker's answer.
  * A subtask with a hedge pending waits in AwaitHedge until the hedge is due, is hedged, and
  * goes back to Arm (docs/hedging.md).
  */
 const subtaskIteration = (scope: Construct, deadline: lambda.IFunction): sfn.IChainable => {
-  const seal = invoke(scope, STATE_NAMES.seal, deadline, sfn.TaskInput.fromObject({ action: 'seal', ...subtaskKey('$.Payload') }), RETRY_PROFILES.subtask).next(
-    new sfn.Succeed(scope, STATE_NAMES.subtaskSealed),
-  );
+  // Seal and the two waits end the iteration themselves: a Succeed after them would be one more
+  // billed transition per subtask that carries nothing (the Map discards every iteration's output).
+  const seal = invoke(scope, STATE_NAMES.seal, deadline, sfn.TaskInput.fromObject({ action: 'seal', ...subtaskKey('$.Payload') }), RETRY_PROFILES.subtask);
 
+  // Only a subtask Arm found already terminal ends here: a Choice branch needs a state to go to.
   const subtaskDone = new sfn.Succeed(scope, STATE_NAMES.subtaskDone);
   const waitForDeadline = new sfn.Wait(scope, STATE_NAMES.waitForDeadline, {
     time: sfn.WaitTime.timestampPath('$.Payload.deadline'),
@@ -200,8 +213,7 @@ const subtaskIteration = (scope: Construct, deadline: lambda.IFunction): sfn.ICh
     // Catch keeps `$.Payload` (resultPath below it), so Seal still knows which subtask.
     .addCatch(seal, { errors: [sfn.Errors.TIMEOUT], resultPath: '$.awaitError' })
     // Any other failure must not seal early: wait out the original instant, then seal.
-    .addCatch(waitForDeadline, { errors: [sfn.Errors.ALL], resultPath: '$.awaitError' })
-    .next(subtaskDone);
+    .addCatch(waitForDeadline, { errors: [sfn.Errors.ALL], resultPath: '$.awaitError' });
 
   const arm = invoke(
     scope,
@@ -231,8 +243,7 @@ const subtaskIteration = (scope: Construct, deadline: lambda.IFunction): sfn.ICh
   // at min(hedge, deadline); its timeout is the hedge coming due, never the deadline.
   const awaitHedge = callbackWait(STATE_NAMES.awaitHedge, 'hedgeSeconds')
     .addCatch(hedge, { errors: [sfn.Errors.TIMEOUT], resultPath: '$.awaitError' })
-    .addCatch(waitForDeadline, { errors: [sfn.Errors.ALL], resultPath: '$.awaitError' })
-    .next(subtaskDone);
+    .addCatch(waitForDeadline, { errors: [sfn.Errors.ALL], resultPath: '$.awaitError' });
 
   const hedgeSeconds = '$.Payload.hedgeSeconds';
   return arm.next(
@@ -248,8 +259,8 @@ const subtaskIteration = (scope: Construct, deadline: lambda.IFunction): sfn.ICh
 };
 
 /**
- * The Standard state machine of one run: Dispatch a round, wait for each subtask until its
- * absolute deadline (callback pattern), Reconcile, loop for follow-up rounds, and on any failure
+ * The Standard state machine of one run: Dispatch a round, wait for its batches, each a child
+ * execution that waits for each subtask until its absolute deadline (callback pattern), Reconcile, loop for follow-up rounds, and on any failure
  * Finalize the run as failed with its coverage. Task payloads are fixed shapes that the handlers
  * parse with zod; see docs/architecture.md.
  *
@@ -263,10 +274,9 @@ const subtaskIteration = (scope: Construct, deadline: lambda.IFunction): sfn.ICh
 export class RunStateMachine extends Construct {
   readonly stateMachine: sfn.StateMachine;
   /**
-   * The state machine of one batch of a batched round (docs/deadlines.md, "Runs past one
-   * execution's history"): LoadBatch reads the batch's subtasks from the ledger, then the same
-   * per-subtask iteration as the run's inline Map waits for each until its absolute deadline.
-   * The run's StartBatch starts one execution per batch and waits for it.
+   * The state machine of one batch of a round (docs/deadlines.md, "One round path"): LoadBatch
+   * reads the batch's subtasks from the ledger, then the per-subtask iteration waits for each
+   * until its absolute deadline. The run's StartBatch starts one execution per batch and waits for it.
    */
   readonly batchStateMachine: sfn.StateMachine;
   readonly logGroup: logs.LogGroup;
@@ -330,14 +340,6 @@ export class RunStateMachine extends Construct {
       ...runTaskTimeout(props.dispatch),
     }).addCatch(finalize, catchToFinalize);
 
-    const awaitSubtasks = new sfn.Map(this, STATE_NAMES.awaitSubtasks, {
-      itemsPath: '$.items',
-      maxConcurrency: props.mapMaxConcurrency,
-      resultPath: sfn.JsonPath.DISCARD,
-    })
-      .itemProcessor(subtaskIteration(this, props.deadline))
-      .addCatch(finalize, catchToFinalize);
-
     const reconcile = this.invoke(
       STATE_NAMES.reconcile,
       props.reconcile,
@@ -359,8 +361,8 @@ export class RunStateMachine extends Construct {
       .when(sfn.Condition.stringEquals('$.next', 'dispatch'), dispatch)
       .otherwise(new sfn.Succeed(this, STATE_NAMES.runEnded));
 
-    // A batched round: one iteration per batch descriptor, each starting the batch's child
-    // execution and waiting for it. Only the child's status comes back, so the run's state stays
+    // Every round runs the same way: one iteration per batch descriptor, each starting the batch's
+    // child execution and waiting for it, so the run's own history grows by batches, never by subtasks. Only the child's status comes back, so the run's state stays
     // a few dozen bytes per batch; a child that fails, times out or is aborted fails StartBatch,
     // and the Catch closes the run through Finalize with its coverage.
     const startBatch = new tasks.StepFunctionsStartExecution(this, STATE_NAMES.startBatch, {
@@ -395,18 +397,12 @@ export class RunStateMachine extends Construct {
       .itemProcessor(startBatch)
       .addCatch(finalize, catchToFinalize);
 
-    awaitSubtasks.next(reconcile);
-    awaitBatches.next(reconcile);
-    reconcile.next(nextRound);
-    const isBatched = new sfn.Choice(this, STATE_NAMES.isBatched)
-      .when(sfn.Condition.and(sfn.Condition.isPresent('$.path'), sfn.Condition.stringEquals('$.path', 'batched')), awaitBatches)
-      .otherwise(awaitSubtasks);
-    return dispatch.next(isBatched);
+    return dispatch.next(awaitBatches).next(reconcile).next(nextRound);
   }
 
-  /** One batch: LoadBatch, then today's per-subtask iteration over its subtasks, then BatchDone. */
+  /** One batch: LoadBatch, then the per-subtask iteration over its subtasks; the child answers its batch number. */
   private batchDefinition(props: RunStateMachineProps): sfn.IChainable {
-    // Its own scope: the iteration's states have the same names as in the run's machine.
+    // Its own scope: the child's states are apart from the run's in the construct tree.
     const scope = new Construct(this, 'Batch');
     const loadBatch = invoke(
       scope,
@@ -422,12 +418,14 @@ export class RunStateMachine extends Construct {
       RETRY_PROFILES.run,
       { resultSelector: { 'items.$': '$.Payload.items' }, resultPath: '$.loaded' },
     );
+    // The Map's OutputPath answers the batch number, with no Succeed state after it to pay for.
     const awaitBatchSubtasks = new sfn.Map(scope, STATE_NAMES.awaitBatchSubtasks, {
       itemsPath: '$.loaded.items',
       maxConcurrency: props.mapMaxConcurrency,
       resultPath: sfn.JsonPath.DISCARD,
+      outputPath: '$.batch',
     }).itemProcessor(subtaskIteration(scope, props.deadline));
-    return loadBatch.next(awaitBatchSubtasks).next(new sfn.Succeed(scope, STATE_NAMES.batchDone, { outputPath: '$.batch' }));
+    return loadBatch.next(awaitBatchSubtasks);
   }
 
   /** The one way a run ends after a failure: recorded failed, with coverage, then RunFailed. */

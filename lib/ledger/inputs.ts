@@ -46,12 +46,6 @@ export const AppendRoundInput = z.object({
    * entered time) so a retried dispatch computes the same deadlines; defaults to now.
    */
   dispatchedAt: Instant.optional(),
-  /**
-   * Follow-ups the plan of this round cut for the history bound (the ids they would have had).
-   * Kept on the run when the round is committed, so the answer reads them instead of planning
-   * the round again.
-   */
-  notFollowedUp: z.array(SubtaskId).max(MAX_RUN_SUBTASKS).default([]),
 });
 export type AppendRoundInput = z.input<typeof AppendRoundInput>;
 

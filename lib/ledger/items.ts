@@ -51,8 +51,6 @@ export const RunItem = z.object({
   round: count,
   /** `roundSizes[r - 1]` is the number of subtasks committed in round r. */
   roundSizes: z.array(count),
-  /** Follow-ups the committed rounds' plans cut for the history bound (`appendRound`'s `notFollowedUp`). */
-  notFollowedUp: z.array(z.string()).optional(),
   cancelledAt: z.string().optional(),
   finishedAt: z.string().optional(),
   answer: Answer.optional(),

@@ -213,9 +213,7 @@ const commit = async (ctx: LedgerContext, input: ParsedInput, size: number): Pro
       { operation: 'appendRound', tenantId: input.tenantId, runId: input.runId },
       runKey(input.tenantId, input.runId),
       {
-        update:
-          'SET #round = :round, #roundSizes = list_append(#roundSizes, :size), #updatedAt = :nowIso' +
-          (input.notFollowedUp.length > 0 ? ', #notFollowedUp = list_append(if_not_exists(#notFollowedUp, :none), :cut)' : ''),
+        update: 'SET #round = :round, #roundSizes = list_append(#roundSizes, :size), #updatedAt = :nowIso',
         condition: 'attribute_exists(#pk) AND #status = :running AND #round = :previous',
       },
       {
@@ -224,7 +222,6 @@ const commit = async (ctx: LedgerContext, input: ParsedInput, size: number): Pro
         ':nowIso': iso(ctx.now()),
         ':running': 'running',
         ':previous': input.round - 1,
-        ...(input.notFollowedUp.length > 0 ? { ':none': [], ':cut': input.notFollowedUp } : {}),
       },
     );
     return true;

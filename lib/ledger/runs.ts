@@ -258,8 +258,6 @@ export interface ManifestRead {
    * of it: a retried append must fix the same absolute deadlines.
    */
   readonly uncommittedDispatchedAt: string | undefined;
-  /** Follow-ups the committed rounds' plans cut for the history bound (their ids), in the order cut. */
-  readonly notFollowedUp: readonly string[];
   /**
    * By hedged subtask id, the outcomes of the pieces that won its `subdivide` race
    * (`hedgeWinner.by === 'pieces'`): reconcile judges such a subtask by them (docs/hedging.md).
@@ -323,7 +321,6 @@ export const readManifest = async (ctx: LedgerContext, tenantId: string, runId: 
     unfinished: record.subtasks.filter((item) => !isTerminal(item.state)).map((item) => item.subtaskId),
     uncommitted: record.uncommitted.map((item) => item.subtaskId),
     uncommittedDispatchedAt: record.uncommitted.find((item) => item.round === record.run.round + 1)?.dispatchedAt,
-    notFollowedUp: record.run.notFollowedUp ?? [],
     pieces: winningPieces(record.subtasks, record.copies ?? []),
   };
 };

@@ -6,12 +6,6 @@ import { LOCAL_AUTH } from './local-auth';
 
 const STACK = 'TesseraLocal';
 
-/** The fan-out's round settings a local cloud may be given (a test deployment with small batches). */
-export interface LocalRoundPaths {
-  readonly batchSubtasks?: number;
-  readonly inlineSubtasks?: number;
-}
-
 /**
  * Synthesizes the `TesseraFanOut` construct exactly as a deployment would (cdk.json's context),
  * with the local JWT issuer and the given worker module, and without esbuild bundling: the local
@@ -22,7 +16,7 @@ export interface LocalRoundPaths {
  * @example
  * const template = synthesizeLocalTemplate('examples/app/workers.ts');
  */
-export const synthesizeLocalTemplate = (workers: string, region = 'us-east-1', roundPaths: LocalRoundPaths = {}): unknown => {
+export const synthesizeLocalTemplate = (workers: string, region = 'us-east-1', batchSubtasks?: number): unknown => {
   const app = new App({
     context: { ...cdkJsonContext(), 'aws:cdk:bundling-stacks': [] },
     // The template is never deployed from here; CloudFormation validation would only cost time.
@@ -34,7 +28,7 @@ export const synthesizeLocalTemplate = (workers: string, region = 'us-east-1', r
     removalPolicy: RemovalPolicy.DESTROY,
     deletionProtection: false,
     workers: { entry: workers },
-    ...roundPaths,
+    ...(batchSubtasks === undefined ? {} : { batchSubtasks }),
   });
   // The same names as TesseraStack's outputs, so the end-to-end suite reads either alike.
   new CfnOutput(stack, STACK_OUTPUTS.deadLetterQueueUrl, { value: fanOut.deadLetterQueue.queueUrl });

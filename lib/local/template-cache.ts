@@ -25,8 +25,8 @@ export interface TemplateInputs {
   readonly packageRoot: string;
   readonly workers: WorkerModuleInputs;
   readonly region: string;
-  /** The fan-out's round settings, when the cloud was given any (`TesseraCloudOptions.roundPaths`). */
-  readonly roundPaths?: { readonly batchSubtasks?: number; readonly inlineSubtasks?: number };
+  /** The fan-out's batch size, when the cloud was given one (`TesseraCloudOptions.batchSubtasks`). */
+  readonly batchSubtasks?: number;
   /** Packages whose code runs during synthesis, by name: their installed versions. */
   readonly packageVersions: Readonly<Record<string, string>>;
   /** Environment variables the CDK reads (`CDK_*`), by name. */
@@ -81,7 +81,7 @@ export const templateCacheKey = (inputs: TemplateInputs): string => {
   field('cdk.json', cdkJson);
   field('workers', JSON.stringify(inputs.workers));
   field('region', inputs.region);
-  if (inputs.roundPaths !== undefined) field('round paths', JSON.stringify(inputs.roundPaths));
+  if (inputs.batchSubtasks !== undefined) field('batch subtasks', String(inputs.batchSubtasks));
   field('packages', JSON.stringify(Object.entries(inputs.packageVersions).sort()));
   field('cdk environment', JSON.stringify(Object.entries(inputs.cdkEnvironment).sort()));
   return hash.digest('hex');

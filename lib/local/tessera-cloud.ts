@@ -35,10 +35,10 @@ export interface TesseraCloudOptions {
    */
   readonly dynamodb?: Promise<LaunchingDynamoDbLocal>;
   /**
-   * The fan-out's `batchSubtasks` and `inlineSubtasks`, as a deployment sets them: a test cloud
-   * with small batches runs the batched path with a few dozen subtasks. @default - the construct's defaults
+   * The fan-out's `batchSubtasks`, as a deployment sets it: a test cloud with small batches runs
+   * a round of a few dozen subtasks across several child executions. @default - the construct's default
    */
-  readonly roundPaths?: { readonly batchSubtasks?: number; readonly inlineSubtasks?: number };
+  readonly batchSubtasks?: number;
 }
 
 /**
@@ -46,10 +46,7 @@ export interface TesseraCloudOptions {
  * (lib/local/template-cache.ts) when nothing synthesis reads has changed, else synthesized now
  * (the only time aws-cdk-lib is imported) and cached.
  */
-const prepare = async (
-  workers: string,
-  roundPaths: NonNullable<TesseraCloudOptions['roundPaths']> = {},
-): Promise<{ registry: WorkerRegistry; template: unknown }> => {
+const prepare = async (workers: string, batchSubtasks?: number): Promise<{ registry: WorkerRegistry; template: unknown }> => {
   const registry = await tracePhase('workers.load-registry', () => loadWorkerRegistry(workers));
   const path = resolveWorkerModule(workers);
   // Already imported by loadWorkerRegistry: this only finds which export holds the registry.
@@ -59,7 +56,7 @@ const prepare = async (
       packageRoot: PACKAGE_ROOT,
       workers: { path, exportName, kinds: registry.kinds() },
       region: REGION,
-      ...(Object.keys(roundPaths).length > 0 ? { roundPaths } : {}),
+      ...(batchSubtasks === undefined ? {} : { batchSubtasks }),
       packageVersions: packageVersions(PACKAGE_ROOT, SYNTH_PACKAGES),
       cdkEnvironment: cdkEnvironment(process.env),
     }),
@@ -70,7 +67,7 @@ const prepare = async (
     key,
     synthesize: async () => {
       const { synthesizeLocalTemplate } = await tracePhase('cdk.import', () => import('./local-template'));
-      return tracePhase('cdk.synth', () => synthesizeLocalTemplate(path, REGION, roundPaths));
+      return tracePhase('cdk.synth', () => synthesizeLocalTemplate(path, REGION, batchSubtasks));
     },
   });
   recordPhase(source === 'cache' ? 'template.from-cache' : 'template.synthesized-and-cached', started);
@@ -103,7 +100,7 @@ export const startTesseraCloud = async (options: TesseraCloudOptions): Promise<L
   // Awaited below; until then a failed start must not surface as an unhandled rejection.
   emulators.catch(() => undefined);
   try {
-    const { registry, template } = await prepare(options.workers, options.roundPaths);
+    const { registry, template } = await prepare(options.workers, options.batchSubtasks);
     return await startLocalCloud({
       template,
       repoRoot: PACKAGE_ROOT,

@@ -28,13 +28,8 @@ export const ENV = {
   workerCapacity: 'WORKER_CAPACITY',
   /** JSON object: worker kind → queue URL (dispatch; deadline, which enqueues hedge copies). */
   queueUrls: 'QUEUE_URLS',
-  /**
-   * JSON object `{ batchSubtasks, inlineSubtasks }`: how the deployment runs a round, inline up to
-   * `inlineSubtasks` subtasks, else in batches of `batchSubtasks` child executions (api, which
-   * plans round 1; dispatch, which writes batches; reconcile, which plans the later rounds). Absent: every
-   * round inline, as one execution's history allows.
-   */
-  roundPaths: 'ROUND_PATHS',
+  /** Subtasks per batch: dispatch writes each round as batches of this many, one child execution each (dispatch). */
+  batchSubtasks: 'BATCH_SUBTASKS',
   /** The claim lease in seconds, equal to the worker's timeout (worker). */
   leaseSeconds: 'LEASE_SECONDS',
   /** The queues' redrive count (worker). */
@@ -66,7 +61,6 @@ export const POWERTOOLS_ENV = {
 const table = { [ENV.tableName]: z.string().min(1) };
 const maxDeadline = { [ENV.maxDeadlineSeconds]: intVariable(900) };
 const queueUrls = { [ENV.queueUrls]: jsonVariable(z.record(z.string(), z.string().min(1))) };
-const roundPaths = { [ENV.roundPaths]: jsonVariable(z.object({ batchSubtasks: z.int().min(1), inlineSubtasks: z.int().min(0) })).optional() };
 
 /**
  * Each function's own variables, parsed once per cold start with `parseConfig`. The model
@@ -86,9 +80,8 @@ export const FUNCTION_CONFIG = {
     [ENV.workerKinds]: jsonVariable(z.array(z.string())),
     /** Subtasks each kind runs at once; the planner warns when a kind cannot meet its deadlines. */
     [ENV.workerCapacity]: jsonVariable(z.record(z.string(), z.int().min(1))).optional(),
-    ...roundPaths,
   }),
-  dispatch: z.object({ ...table, ...maxDeadline, ...queueUrls, ...roundPaths }),
+  dispatch: z.object({ ...table, ...maxDeadline, ...queueUrls, [ENV.batchSubtasks]: intVariable() }),
   /** The kind queues too: its Hedge step enqueues a hedged subtask's copies (docs/hedging.md). */
   deadline: z.object({ ...table, ...queueUrls }),
   worker: z.object({
@@ -98,7 +91,7 @@ export const FUNCTION_CONFIG = {
     [ENV.tenantDailyModelCalls]: intVariable(),
     [ENV.tenantDailyCostLimit]: intVariable(),
   }),
-  reconcile: z.object({ ...table, ...roundPaths }),
+  reconcile: z.object({ ...table }),
 } as const;
 
 /** The functions of a deployment, by the module name under functions/. */

@@ -27,7 +27,7 @@ import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { CONTEXT_KEYS } from '../../lib/infra/app-context';
 import { STACK_OUTPUTS } from '../../lib/infra/stack-outputs';
-import { E2E_ROUND_PATHS } from '../../test/e2e/round-paths';
+import { E2E_BATCH_SUBTASKS } from '../../test/e2e/batch-size';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const ACCOUNT = '000000000000';
@@ -263,11 +263,9 @@ const main = async (): Promise<number> => {
     `${CONTEXT_KEYS.faultInjection}=true`,
     '-c',
     `${CONTEXT_KEYS.removalPolicy}=destroy`,
-    // The suite's batched-run tests need small batches (test/e2e/round-paths.ts).
+    // The suite's large-run tests need small batches (test/e2e/batch-size.ts).
     '-c',
-    `${CONTEXT_KEYS.batchSubtasks}=${E2E_ROUND_PATHS.batchSubtasks}`,
-    '-c',
-    `${CONTEXT_KEYS.inlineSubtasks}=${E2E_ROUND_PATHS.inlineSubtasks}`,
+    `${CONTEXT_KEYS.batchSubtasks}=${E2E_BATCH_SUBTASKS}`,
     '-c',
     `${CONTEXT_KEYS.batchConcurrency}=${BATCH_CONCURRENCY}`,
   ];

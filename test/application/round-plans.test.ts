@@ -10,7 +10,7 @@ import { REPOSITORY as root, specifiersOf } from '../support/imports';
  * it able to plan, a second plan could differ from the one that decided.
  */
 
-/** The planner's modules: round 1 (`planRun`, `validateRunRequest`) and follow-ups (`planFollowUps`). */
+/** The planner's modules: round 1 (`planRun`, `validateRunRequest`) and follow-ups (`planNextRound`). */
 const PLANNERS = ['lib/domain/planner.ts', 'lib/domain/follow-up.ts'];
 
 /** `import type` and `export type` are erased: they put nothing in the running module graph. */

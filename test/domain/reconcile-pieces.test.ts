@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { DispatchedSubtask } from '../../lib/contract';
-import { RUN_HISTORY, buildCoverage, planFollowUps, planNextRound, reconcile, resolveGaps, synthesisInputs } from '../../lib/domain';
+import { buildCoverage, planNextRound, reconcile, resolveGaps, synthesisInputs } from '../../lib/domain';
 import { manifestOf, okIds, outcome, withRound } from './fixtures';
 
 /**
@@ -88,22 +88,5 @@ describe('reconcile, a subtask won by its pieces', () => {
     expect(coverage.statement).toBe(
       'Coverage: four ids, one partition, no overlaps, no gaps. Covered by hedge pieces: CRM by CRM.h1 (ids acc-1 and acc-2) and CRM.h2 (ids acc-3 and acc-4).',
     );
-  });
-});
-
-describe('the history bound, for a subtask won by its pieces', () => {
-  // Room for no follow-up after round 1: 8 + 2 × 16 + 42 (CRM is hedged) = 82 events, 18 left < 24.
-  const NO_ROOM = { ...RUN_HISTORY, limit: 100 };
-  const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2']), okIds('CRM.h2', ['acc-3'])]]]);
-
-  it('a piece’s gap whose re-check did not fit says so: the plan that cut it judged CRM by its pieces', () => {
-    const reconciliation = reconcile(manifest, [wonByPieces], pieces);
-    expect(planNextRound(manifest, [wonByPieces], reconciliation, NO_ROOM)).toEqual([]);
-    expect(planNextRound(manifest, [wonByPieces], reconciliation).map((s) => s.id)).toEqual(['CRM.h2.g1']);
-
-    const cut = planFollowUps(manifest, [wonByPieces], reconciliation, NO_ROOM).notFollowedUp;
-    expect(cut).toEqual(['CRM.h2.g1']);
-    const coverage = buildCoverage(manifest, [wonByPieces], reconciliation, { notFollowedUp: cut });
-    expect(coverage.gaps).toEqual([expect.objectContaining({ ids: ['acc-4'], kind: 'observed', subtaskId: 'CRM.h2', notFollowedUp: 'history_bound' })]);
   });
 });

@@ -1,7 +1,7 @@
 import type { TestProject } from 'vitest/node';
 import { z } from 'zod';
 import { STACK_OUTPUTS } from '../../lib/infra/stack-outputs';
-import { E2E_ROUND_PATHS } from './round-paths';
+import { E2E_BATCH_SUBTASKS } from './batch-size';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -52,7 +52,7 @@ export default async function setup(project: TestProject) {
   // as `tessera serve` prints them: a test that fails because of one says so.
   const cloud = await startTesseraCloud({
     workers: exampleWorkerModule({ faultInjection: true }),
-    roundPaths: E2E_ROUND_PATHS,
+    batchSubtasks: E2E_BATCH_SUBTASKS,
     functionLogLevel: 'ERROR',
     log: (entry) => {
       if (entry.level === 'error') console.error(`[local cloud: ${entry.component}] ${entry.message}`);

@@ -1,15 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { RunRequestInput } from '../../lib/contract';
-import { E2E_ROUND_PATHS } from './round-paths';
+import { E2E_BATCH_SUBTASKS } from './batch-size';
 import { runToEnd, subtask } from './target';
 
 /*
- * Runs past one execution's history (docs/deadlines.md): the suite's deployment runs a round of
- * more than `inlineSubtasks` (10) subtasks in batches of `batchSubtasks` (5), each batch a child
- * execution started by the run's StartBatch. The runs below have 23 subtasks, so their first
- * round is five batches (5, 5, 5, 5, 3); the second run's 12 retries are a batched round too
- * (5, 5, 2). Neither result depends on the path; the path is what the run exercises, and a broken
- * batched path fails the run.
+ * One round path (docs/deadlines.md): the suite's deployment runs every round in batches of
+ * `batchSubtasks` (5), each batch a child execution started by the run's StartBatch. The runs
+ * below have 23 subtasks, so their first round is five batches (5, 5, 5, 5, 3); the second run's
+ * 12 retries are three (5, 5, 2). Neither result depends on the batching; the batches are what
+ * the run exercises, and a broken batch path fails the run.
  */
 
 const COUNT = 23;
@@ -30,10 +29,10 @@ const request = (goal: string, crashing: number): RunRequestInput => ({
   budget: { modelCalls: COUNT * 2, costLimit: 1 },
 });
 
-describe('a run larger than one round inline: batches of child executions', () => {
-  it('the suite runs rounds of more than 10 subtasks in batches of 5', () => {
-    // What the runs below rely on: 23 and 12 both exceed the inline bound, and both need several batches.
-    expect(E2E_ROUND_PATHS).toEqual({ batchSubtasks: 5, inlineSubtasks: 10 });
+describe('a run of several batches per round: child executions', () => {
+  it('the suite runs rounds in batches of 5', () => {
+    // What the runs below rely on: 23 and 12 both need several batches.
+    expect(E2E_BATCH_SUBTASKS).toBe(5);
   });
 
   it('23 subtasks in five batches all finish: the run succeeds with complete coverage', async () => {

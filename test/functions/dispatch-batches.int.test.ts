@@ -3,16 +3,15 @@ import { BatchNotFound } from '../../lib/ledger/errors';
 import { acceptedForDispatch, pipeline } from './support';
 
 /**
- * Dispatch and LoadBatch on a batched round, over the real planner, ledger and queues: a
- * deployment that runs at most one subtask inline and batches of one makes the half-year request
- * (A with a 60 s deadline, B with 90 s) a round of two batches.
+ * Dispatch and LoadBatch on a round, over the real planner, ledger and queues: a deployment with
+ * batches of one makes the half-year request (A with a 60 s deadline, B with 90 s) a round of two batches.
  */
-const p = pipeline('fn-batches', { paths: { batchSubtasks: 1, inlineSubtasks: 1 } });
+const p = pipeline('fn-batches', { batchSubtasks: 1 });
 
 /** Accepted at T0, dispatched 2.5 s later. */
 const acceptedRun = () => acceptedForDispatch(p.get());
 
-describe('dispatch, a batched round', () => {
+describe('dispatch writes every round as batches', () => {
   it('writes each batch’s subtasks with their absolute deadlines and returns only the batch descriptors', async () => {
     const { tenantId, runId } = await acceptedRun();
 
@@ -22,8 +21,6 @@ describe('dispatch, a batched round', () => {
       runId,
       tenantId,
       round: 1,
-      path: 'batched',
-      items: [],
       batches: [
         { round: 1, batch: 0 },
         { round: 1, batch: 1 },

@@ -26,6 +26,8 @@ describe('dispatch, round 1', () => {
       runId,
       tenantId,
       round: 1,
+      // Two subtasks make one batch of the default 500; its LoadBatch answers the items.
+      batches: [{ round: 1, batch: 0 }],
       items: [
         { runId, tenantId, subtaskId: 'A', deadline: '2040-06-01T12:01:02.500Z' },
         { runId, tenantId, subtaskId: 'B', deadline: '2040-06-01T12:01:32.500Z' },
@@ -69,7 +71,7 @@ describe('dispatch, round 1', () => {
     const cancel = await callApi(p.get(), { routeKey: 'POST /runs/{runId}/cancel', tenant: tenantId, runId });
     expect(cancel.statusCode).toBe(200);
 
-    expect(await dispatchRound(p.get(), tenantId, runId)).toEqual({ runId, tenantId, round: 1, items: [] });
+    expect(await dispatchRound(p.get(), tenantId, runId)).toEqual({ runId, tenantId, round: 1, batches: [], items: [] });
     expect((await p.get().ledger.getRun(tenantId, runId))?.subtasks).toEqual([]);
     expect(await sortedSubtaskIds(runId)).toEqual([]);
   });

@@ -1,18 +1,9 @@
 import { beforeAll, describe, expect, test } from 'vitest';
-import { BATCH_HISTORY, BATCH_SUBTASKS, RUN_HISTORY, batchBound, firstRoundBound } from '../../lib/domain/history';
 import type { AslStateMachine } from '../../lib/infra/asl';
-import {
-  batchHistoryOf,
-  batchSubtaskIteration,
-  hedgedIterationUnrolled,
-  runHistoryOf,
-  subtaskIteration,
-  unhedgedIteration,
-  walkPath,
-  worstPathEvents,
-} from '../../bench/deadline-figures';
+import { hedgedIterationUnrolled, historyOf, subtaskIteration, unhedgedIteration, walkPath, worstPathEvents } from '../../bench/deadline-figures';
 import { batchStateMachineDefinition } from '../../lib/infra/synthesized';
-import { STATE_NAMES } from '../../lib/infra/run-state-machine';
+import { BATCH_EXECUTION_HISTORY, BATCH_SUBTASKS, MAX_BATCH_SUBTASKS, STATE_NAMES } from '../../lib/infra/run-state-machine';
+import { MAX_ROUNDS } from '../../lib/infra/defaults';
 import { synthTesseraStack } from './synth';
 
 let asl: AslStateMachine;
@@ -24,28 +15,46 @@ beforeAll(() => {
   batchAsl = batchStateMachineDefinition(synth.template.toJSON());
 });
 
-describe('the history arithmetic the planner reads equals the synthesized state machine', () => {
-  test('RUN_HISTORY (lib/domain, CDK-free) is what walking the synthesized ASL counts', () => {
-    expect(runHistoryOf(asl)).toEqual(RUN_HISTORY);
-  });
-
+describe('the history of the one round path, counted on the synthesized state machines', () => {
   test('each figure, counted by hand from the states it passes', () => {
-    // Task 5 events, callback Task 6, Choice/Wait/Succeed 2, Fail 1, Map state 4, Map iteration 2, execution 2.
-    expect(runHistoryOf(asl)).toEqual({
-      limit: 25_000,
+    // Task 5 events, callback or .sync Task 6, Choice/Wait/Succeed 2, Fail 1, Map state 4, Map iteration 2, execution 2.
+    expect(historyOf(asl, batchAsl)).toEqual({
       perRun: 2 + (5 + 1), // execution start and end; Finalize then RunFailed
-      perRound: 5 + 2 + 4 + 5 + 2, // Dispatch, IsBatched?, AwaitSubtasks, Reconcile, NextRound?
-      finishedSubtask: 5 + 2 + 6 + 2 + 2, // Arm, IsSubtaskOpen, Await, SubtaskDone, iteration
-      timedOutSubtask: 5 + 2 + 6 + 5 + 2 + 2, // … Await times out, Seal, SubtaskSealed, iteration
-      worstSubtask: 5 + 2 + 6 + 2 + 5 + 2 + 2, // … Await fails, WaitForDeadline, Seal, SubtaskSealed, iteration
-      // Arm, IsSubtaskOpen, AwaitHedge (hedge due), Hedge; then Arm, IsSubtaskOpen, Await fails,
-      // WaitForDeadline, Seal, SubtaskSealed; iteration.
-      worstHedgedSubtask: 5 + 2 + 6 + 5 + (5 + 2 + 6 + 2 + 5 + 2) + 2,
+      perRound: 5 + 4 + 5 + 2, // Dispatch, AwaitBatches (Map state), Reconcile, NextRound?
+      perBatch: 6 + 2, // StartBatch (a .sync Task records TaskSubmitted too), its Map iteration
+      perChild: 2 + 5 + 4, // the child's start and end, LoadBatch, AwaitBatchSubtasks (Map state, which answers the batch number)
+      finishedSubtask: 5 + 2 + 6 + 2, // Arm, IsSubtaskOpen, Await (ends the iteration), iteration
+      timedOutSubtask: 5 + 2 + 6 + 5 + 2, // … Await times out, Seal (ends the iteration), iteration
+      worstSubtask: 5 + 2 + 6 + 2 + 5 + 2, // … Await fails, WaitForDeadline, Seal, iteration
+      // Arm, IsSubtaskOpen, AwaitHedge (hedge due), Hedge; then Arm, IsSubtaskOpen, Await fails, WaitForDeadline, Seal; iteration.
+      worstHedgedSubtask: 5 + 2 + 6 + 5 + (5 + 2 + 6 + 2 + 5) + 2,
     });
   });
 
+  test('the construct’s batch bound is what the synthesized child counts', () => {
+    const counted = historyOf(asl, batchAsl);
+    expect(BATCH_EXECUTION_HISTORY).toEqual({ limit: 25_000, perChild: counted.perChild, worstHedgedSubtask: counted.worstHedgedSubtask });
+    expect(MAX_BATCH_SUBTASKS).toBe(624); // ⌊(25,000 − 11) / 40⌋
+    expect(BATCH_SUBTASKS * counted.worstHedgedSubtask + counted.perChild).toBe(20_011);
+  });
+
+  test('the one bound there is, checked at synth: a batch larger than a child’s history holds is refused', () => {
+    expect(() => synthTesseraStack({ fanOut: { batchSubtasks: 625 } })).toThrow(
+      "batchSubtasks: must fit one child execution's history with every subtask hedged (at most 624)",
+    );
+  });
+
+  test('the run’s own history is bounded by batches: the largest round of 10,000 over the most rounds stays far below the limit', () => {
+    const { perRun, perRound, perBatch } = historyOf(asl, batchAsl);
+    const batches = Math.ceil(10_000 / BATCH_SUBTASKS); // 20
+    expect(MAX_ROUNDS).toBe(5);
+    expect(perRun + MAX_ROUNDS * (perRound + batches * perBatch)).toBe(888); // 8 + 5 × (16 + 160)
+    // The construct limit docs/deadlines.md states: the batches a run's execution holds over 5 rounds.
+    expect(Math.floor((25_000 - perRun - MAX_ROUNDS * perRound) / perBatch)).toBe(3_114);
+  });
+
   test('the costliest subtask path is the one through WaitForDeadline', () => {
-    const iteration = unhedgedIteration(subtaskIteration(asl));
+    const iteration = unhedgedIteration(subtaskIteration(batchAsl));
     const withoutWait = {
       ...iteration,
       States: { ...iteration.States, Await: { ...iteration.States.Await!, Catch: iteration.States.Await!.Catch?.filter((c) => c.Next !== 'WaitForDeadline') } },
@@ -54,10 +63,14 @@ describe('the history arithmetic the planner reads equals the synthesized state 
   });
 
   test('a hedged subtask’s costliest path passes Hedge once, then waits out its deadline without the hedge branches', () => {
-    const unrolled = hedgedIterationUnrolled(subtaskIteration(asl));
+    const unrolled = hedgedIterationUnrolled(subtaskIteration(batchAsl));
     const after = (name: string) => `${name} (after hedge)`;
     // The path the figure counts, walked state by state: AwaitHedge times out into Hedge, the second Await fails.
-    const timingOutTo = (name: string, target: string) => ({ ...unrolled.States[name]!, Next: target });
+    // A wait that ends the iteration on success hands over to its catcher's target when it times out or fails.
+    const timingOutTo = (name: string, target: string) => {
+      const { End: _ends, ...state } = unrolled.States[name]!;
+      return { ...state, Next: target };
+    };
     const worst = walkPath(
       {
         ...unrolled,
@@ -79,42 +92,16 @@ describe('the history arithmetic the planner reads equals the synthesized state 
       after(STATE_NAMES.await),
       after(STATE_NAMES.waitForDeadline),
       after(STATE_NAMES.seal),
-      after(STATE_NAMES.subtaskSealed),
     ]);
     expect(worst.historyEvents).toBe(worstPathEvents(unrolled));
-    expect(worst.historyEvents + 2).toBe(RUN_HISTORY.worstHedgedSubtask);
+    expect(worst.historyEvents + 2).toBe(BATCH_EXECUTION_HISTORY.worstHedgedSubtask);
     // The second pass never offers the hedge again.
     expect(JSON.stringify(unrolled.States[after(STATE_NAMES.isSubtaskOpen)])).not.toContain(STATE_NAMES.awaitHedge);
   });
 
-  test('a first round of 1,039 subtasks fits with maxRounds 2, since every round’s overhead is reserved', () => {
-    expect(firstRoundBound(2, runHistoryOf(asl))).toBe(1039); // ⌊(25,000 − 8 − 36) / 24⌋
-  });
-});
-
-describe('the batched path’s arithmetic equals the synthesized state machines', () => {
-  test('BATCH_HISTORY (lib/domain, CDK-free) is what walking the run’s and the batch’s ASL counts', () => {
-    expect(batchHistoryOf(asl, batchAsl)).toEqual(BATCH_HISTORY);
-  });
-
-  test('each figure, counted by hand from the states it passes', () => {
-    expect(batchHistoryOf(asl, batchAsl)).toEqual({
-      perBatch: 6 + 2, // StartBatch (a .sync Task records TaskSubmitted too), its Map iteration
-      perChild: 2 + 5 + 4 + 2, // the child's start and end, LoadBatch, AwaitBatchSubtasks (Map state), BatchDone
-    });
-  });
-
-  test('a batched round costs the run the same overhead as an inline one: only the Map differs', () => {
-    expect(runHistoryOf(asl, 'batched')).toEqual(RUN_HISTORY);
-  });
-
-  test('the batch’s per-subtask iteration is the run’s own, state for state', () => {
-    expect(batchSubtaskIteration(batchAsl)).toEqual(subtaskIteration(asl));
-  });
-
-  test('a batch of the default size fits a child’s history with every subtask hedged on its costliest path', () => {
-    expect(batchBound(runHistoryOf(asl), batchHistoryOf(asl, batchAsl))).toBe(594); // ⌊(25,000 − 13) / 42⌋
-    expect(BATCH_SUBTASKS * RUN_HISTORY.worstHedgedSubtask + BATCH_HISTORY.perChild).toBe(21_013);
-    expect(BATCH_SUBTASKS).toBeLessThanOrEqual(594);
+  test('the run’s machine has no per-subtask state: its only Map iterates over batches', () => {
+    const maps = Object.entries(asl.States).filter(([, state]) => state.Type === 'Map');
+    expect(maps.map(([name]) => name)).toEqual([STATE_NAMES.awaitBatches]);
+    expect(Object.keys(maps[0]![1].ItemProcessor!.States)).toEqual([STATE_NAMES.startBatch]);
   });
 });

@@ -8,6 +8,7 @@ import { parseFanOutSettings, type FanOutSettingsInput } from '../../lib/infra/f
 import { SubtaskQueues } from '../../lib/infra/subtask-queues';
 import { TesseraFanOut } from '../../lib/infra/fan-out';
 import { exampleWorkerModule } from '../../examples/app/cdk';
+import { unbundledApp } from './synth';
 
 const valid: FanOutSettingsInput = {
   auth: { issuer: 'https://issuer.example.com', audiences: ['client-1'], tenantClaim: 'custom:tenant' },
@@ -175,9 +176,9 @@ describe('app context', () => {
     });
   });
 
-  test('the round-path keys reach the fan-out as numbers (the emulator lane sets all three)', () => {
-    const { props } = stackPropsFromContext(contextOf({ 'tessera:batchSubtasks': '5', 'tessera:inlineSubtasks': '10', 'tessera:batchConcurrency': '4' }));
-    expect(props.fanOut).toMatchObject({ batchSubtasks: 5, inlineSubtasks: 10, batchConcurrency: 4 });
+  test('the batch keys reach the fan-out as numbers (the emulator lane sets both)', () => {
+    const { props } = stackPropsFromContext(contextOf({ 'tessera:batchSubtasks': '5', 'tessera:batchConcurrency': '4' }));
+    expect(props.fanOut).toMatchObject({ batchSubtasks: 5, batchConcurrency: 4 });
   });
 
   test('an explicit deletionProtection=true wins over destroy', () => {
@@ -188,5 +189,17 @@ describe('app context', () => {
   test('bedrock without a model id, or a bad value, fails naming the context key', () => {
     expect(() => stackPropsFromContext(contextOf({ 'tessera:model': 'bedrock' }))).toThrow(/tessera:bedrockModelId: is required/);
     expect(() => stackPropsFromContext(contextOf({ 'tessera:removalPolicy': 'snapshot' }))).toThrow(/tessera:removalPolicy/);
+  });
+});
+
+describe('a deprecated prop', () => {
+  test('inlineSubtasks still compiles, changes nothing and says so in a synth warning', () => {
+    const fanOut = new TesseraFanOut(new Stack(unbundledApp(), 'Deprecated'), 'FanOut', {
+      auth: { issuer: 'https://issuer.example.com', audiences: ['a'] },
+      workers: { entry: exampleWorkerModule({ faultInjection: false }) },
+      inlineSubtasks: 1000,
+    });
+    const warnings = fanOut.node.metadata.filter((entry) => entry.type === 'aws:cdk:warning').map((entry) => String(entry.data));
+    expect(warnings).toEqual([expect.stringMatching(/^inlineSubtasks is ignored: every round runs as batches/)]);
   });
 });

@@ -5,9 +5,10 @@ import {
   callbackSubtaskCost,
   callbackTimeoutCost,
   deadlineFigures,
+  batchOverheadEvents,
   pollSubtaskCost,
-  runOverheadEvents,
 } from '../../bench/deadline-figures';
+import { batchStateMachineDefinition } from '../../lib/infra/synthesized';
 import { TRANSIENT_ERRORS } from '../../lib/infra/transient-errors';
 import { START_EXECUTION_REFUSED_ERRORS } from '../../lib/orchestration/errors';
 import { WriteConflict } from '../../lib/ledger/errors';
@@ -18,21 +19,24 @@ const INVOKE = 'arn:${AWS::Partition}:states:::lambda:invoke';
 
 let synth: Synthesized;
 let asl: AslStateMachine;
+/** The batch's child machine: LoadBatch, then the per-subtask iteration over its subtasks. */
+let batchAsl: AslStateMachine;
 const fn = (name: string) => `\${${logicalIdAt(synth.template, 'AWS::Lambda::Function', `/${name}/Function/Resource`)}.Arn}`;
 const state = (name: string): AslState => {
-  const found = findState(asl, name);
+  const found = findState(asl, name) ?? findState(batchAsl, name);
   if (!found) throw new Error(`no state ${name}`);
   return found;
 };
 const iteration = (): AslStateMachine => {
-  const processor = asl.States.AwaitSubtasks?.ItemProcessor;
-  if (!processor) throw new Error('AwaitSubtasks has no ItemProcessor');
+  const processor = batchAsl.States.AwaitBatchSubtasks?.ItemProcessor;
+  if (!processor) throw new Error('AwaitBatchSubtasks has no ItemProcessor');
   return processor;
 };
 
 beforeAll(() => {
   synth = synthTesseraStack();
   asl = synth.asl;
+  batchAsl = batchStateMachineDefinition(synth.template.toJSON());
 });
 
 describe('state machine resource', () => {
@@ -69,24 +73,22 @@ describe('run flow', () => {
       Resource: INVOKE,
       Parameters: { FunctionName: fn('DispatchFunction'), 'Payload.$': '$' },
       OutputPath: '$.Payload',
-      Next: 'IsBatched?',
+      Next: 'AwaitBatches',
     });
   });
 
-  test('IsBatched? sends a batched round to AwaitBatches and every other round to today’s AwaitSubtasks', () => {
-    expect(state('IsBatched?')).toEqual({
-      Type: 'Choice',
-      Choices: [
-        {
-          And: [
-            { Variable: '$.path', IsPresent: true },
-            { Variable: '$.path', StringEquals: 'batched' },
-          ],
-          Next: 'AwaitBatches',
-        },
-      ],
-      Default: 'AwaitSubtasks',
-    });
+  test('one round path: Dispatch → AwaitBatches → Reconcile → NextRound?, with no per-subtask state in the run’s machine', () => {
+    expect(Object.keys(asl.States).sort()).toEqual([
+      'AwaitBatches',
+      'Dispatch',
+      'Finalize',
+      'FinalizeFailed',
+      'NextRound?',
+      'Reconcile',
+      'RunEnded',
+      'RunFailed',
+    ]);
+    expect(Object.keys(state('AwaitBatches').ItemProcessor?.States ?? {})).toEqual(['StartBatch']);
   });
 
   test('AwaitBatches maps $.batches 40 at a time; StartBatch starts the batch machine with .sync:2, its batch only, and keeps its status only', () => {
@@ -129,11 +131,30 @@ describe('run flow', () => {
     const fewer = synthTesseraStack({ fanOut: { batchConcurrency: 4 } });
     expect(findState(fewer.asl, 'AwaitBatches')).toMatchObject({ Type: 'Map', MaxConcurrency: 4 });
     // The subtasks inside each batch are unaffected.
-    expect(findState(fewer.asl, 'AwaitSubtasks')).toMatchObject({ MaxConcurrency: 40 });
+    expect(findState(batchStateMachineDefinition(fewer.template.toJSON()), 'AwaitBatchSubtasks')).toMatchObject({ MaxConcurrency: 40 });
   });
 
-  test('AwaitSubtasks maps $.items, 40 at a time, and discards its results', () => {
-    expect(state('AwaitSubtasks')).toMatchObject({ Type: 'Map', ItemsPath: '$.items', MaxConcurrency: 40, ResultPath: null, Next: 'Reconcile' });
+  test('a batch’s child: LoadBatch reads its subtasks, AwaitBatchSubtasks maps them 40 at a time and answers the batch number, ending the child', () => {
+    expect(batchAsl.StartAt).toBe('LoadBatch');
+    expect(Object.keys(batchAsl.States)).toEqual(['LoadBatch', 'AwaitBatchSubtasks']);
+    expect(state('LoadBatch')).toMatchObject({
+      Resource: INVOKE,
+      Parameters: {
+        FunctionName: fn('DeadlineFunction'),
+        Payload: { action: 'batch', 'runId.$': '$.runId', 'tenantId.$': '$.tenantId', 'round.$': '$.round', 'batch.$': '$.batch' },
+      },
+      ResultSelector: { 'items.$': '$.Payload.items' },
+      ResultPath: '$.loaded',
+      Next: 'AwaitBatchSubtasks',
+    });
+    expect(state('AwaitBatchSubtasks')).toMatchObject({
+      Type: 'Map',
+      ItemsPath: '$.loaded.items',
+      MaxConcurrency: 40,
+      ResultPath: null,
+      OutputPath: '$.batch',
+      End: true,
+    });
     expect(iteration().StartAt).toBe('Arm');
   });
 
@@ -215,7 +236,7 @@ describe('deadline path', () => {
         },
       },
       ResultPath: '$.callback',
-      Next: 'SubtaskDone',
+      End: true,
     });
     expect(state('Await').TimeoutSeconds).toBeUndefined();
   });
@@ -240,7 +261,7 @@ describe('hedge path', () => {
         },
       },
       ResultPath: '$.callback',
-      Next: 'SubtaskDone',
+      End: true,
     });
     expect(state('AwaitHedge').TimeoutSeconds).toBeUndefined();
   });
@@ -292,7 +313,7 @@ describe('seal path', () => {
     expect(state('WaitForDeadline')).toEqual({ Type: 'Wait', TimestampPath: '$.Payload.deadline', Next: 'Seal' });
   });
 
-  test('Seal names the subtask from $.Payload and ends the iteration', () => {
+  test('Seal names the subtask from $.Payload and ends the iteration itself, with no Succeed state after it', () => {
     expect(state('Seal')).toMatchObject({
       Type: 'Task',
       Resource: INVOKE,
@@ -300,21 +321,22 @@ describe('seal path', () => {
         FunctionName: fn('DeadlineFunction'),
         Payload: { action: 'seal', 'runId.$': '$.Payload.runId', 'tenantId.$': '$.Payload.tenantId', 'subtaskId.$': '$.Payload.subtaskId' },
       },
-      Next: 'SubtaskSealed',
+      End: true,
     });
-    expect(state('SubtaskSealed').Type).toBe('Succeed');
+    expect(findState(batchAsl, 'SubtaskSealed')).toBeUndefined();
   });
 });
 
 describe('failure handling', () => {
-  const allTasks = (): [string, AslState][] => [...Object.entries(asl.States), ...Object.entries(iteration().States)].filter(([, s]) => s.Type === 'Task');
+  const allTasks = (): [string, AslState][] =>
+    [...Object.entries(asl.States), ...Object.entries(batchAsl.States), ...Object.entries(iteration().States)].filter(([, s]) => s.Type === 'Task');
 
   test('every Task retries exactly the transient errors, with jittered backoff', () => {
     expect(
       allTasks()
         .map(([name]) => name)
         .sort(),
-    ).toEqual(['Arm', 'Await', 'AwaitHedge', 'Dispatch', 'Finalize', 'Hedge', 'Reconcile', 'Seal']);
+    ).toEqual(['Arm', 'Await', 'AwaitHedge', 'Dispatch', 'Finalize', 'Hedge', 'LoadBatch', 'Reconcile', 'Seal']);
     for (const [, task] of allTasks()) {
       expect(task.Retry).toHaveLength(1);
       expect(task.Retry?.[0]).toMatchObject({ ErrorEquals: [...TRANSIENT_ERRORS], BackoffRate: 2, JitterStrategy: 'FULL' });
@@ -347,13 +369,13 @@ describe('failure handling', () => {
     for (const name of ['Arm', 'Await', 'AwaitHedge', 'Hedge', 'Seal']) {
       expect(state(name).Retry?.[0]).toMatchObject({ IntervalSeconds: 1, MaxAttempts: 2, MaxDelaySeconds: 2 });
     }
-    for (const name of ['Dispatch', 'Reconcile', 'Finalize']) {
+    for (const name of ['Dispatch', 'Reconcile', 'Finalize', 'LoadBatch']) {
       expect(state(name).Retry?.[0]).toMatchObject({ IntervalSeconds: 2, MaxAttempts: 6, MaxDelaySeconds: 30 });
     }
   });
 
-  test('Dispatch, AwaitSubtasks and Reconcile catch everything into Finalize, keeping the run ids', () => {
-    for (const name of ['Dispatch', 'AwaitSubtasks', 'Reconcile']) {
+  test('Dispatch, AwaitBatches and Reconcile catch everything into Finalize, keeping the run ids', () => {
+    for (const name of ['Dispatch', 'AwaitBatches', 'Reconcile']) {
       expect(state(name).Catch).toEqual([{ ErrorEquals: ['States.ALL'], Next: 'Finalize', ResultPath: '$.error' }]);
     }
   });
@@ -372,7 +394,7 @@ describe('failure handling', () => {
   });
 
   test('no run can end silent or stuck: every state can reach an end, and every transition targets a real state', () => {
-    for (const machine of [asl, iteration()]) {
+    for (const machine of [asl, batchAsl, iteration()]) {
       const targets = (s: AslState): string[] => [
         ...(s.Next ? [s.Next] : []),
         ...(s.Default ? [s.Default] : []),
@@ -404,31 +426,31 @@ describe('failure handling', () => {
 });
 
 describe('deadline figures, counted on the synthesized definition', () => {
-  test('callback: a finished subtask costs 4 transitions and 15 events (+2 for the iteration), 2 invocations', () => {
+  test('callback: a finished subtask costs 3 transitions and 13 events (+2 for the iteration), 2 invocations', () => {
     const cost = callbackSubtaskCost(iteration());
     expect(cost).toEqual({
-      path: ['Arm', 'IsSubtaskOpen', 'Await', 'SubtaskDone'],
-      transitions: 4,
-      historyEvents: 5 + 2 + 6 + 2,
+      path: ['Arm', 'IsSubtaskOpen', 'Await'],
+      transitions: 3,
+      historyEvents: 5 + 2 + 6,
       lambdaInvocations: 2,
     });
   });
 
-  test('callback: a timed-out subtask goes Await → Seal: 5 transitions, 20 events, 3 invocations', () => {
+  test('callback: a timed-out subtask goes Await → Seal: 4 transitions, 18 events, 3 invocations', () => {
     expect(callbackTimeoutCost(iteration())).toEqual({
-      path: ['Arm', 'IsSubtaskOpen', 'Await', 'Seal', 'SubtaskSealed'],
-      transitions: 5,
-      historyEvents: 5 + 2 + 6 + 5 + 2,
+      path: ['Arm', 'IsSubtaskOpen', 'Await', 'Seal'],
+      transitions: 4,
+      historyEvents: 5 + 2 + 6 + 5,
       lambdaInvocations: 3,
     });
   });
 
-  test('hedged: Arm → AwaitHedge times out → Hedge → Arm → Await: 8 transitions, 33 events (+2), 5 invocations', () => {
+  test('hedged: Arm → AwaitHedge times out → Hedge → Arm → Await: 7 transitions, 31 events (+2), 5 invocations', () => {
     expect(callbackHedgedCost(iteration())).toEqual({
-      path: ['Arm', 'IsSubtaskOpen', 'AwaitHedge', 'Hedge', 'Arm', 'IsSubtaskOpen', 'Await', 'SubtaskDone'],
-      transitions: 8,
-      // Arm 5, Choice 2, callback 6, Hedge 5, Arm 5, Choice 2, callback 6, Succeed 2
-      historyEvents: 5 + 2 + 6 + 5 + 5 + 2 + 6 + 2,
+      path: ['Arm', 'IsSubtaskOpen', 'AwaitHedge', 'Hedge', 'Arm', 'IsSubtaskOpen', 'Await'],
+      transitions: 7,
+      // Arm 5, Choice 2, callback 6, Hedge 5, Arm 5, Choice 2, callback 6
+      historyEvents: 5 + 2 + 6 + 5 + 5 + 2 + 6,
       lambdaInvocations: 5,
     });
   });
@@ -445,22 +467,22 @@ describe('deadline figures, counted on the synthesized definition', () => {
     expect([cost.transitions, cost.historyEvents, cost.lambdaInvocations]).toEqual([33, 99, 11]);
   });
 
-  test('one round outside its iterations: execution 2 + Dispatch 5 + IsBatched? 2 + Map 4 + Reconcile 5 + NextRound? 2 + RunEnded 2', () => {
-    expect(runOverheadEvents(asl)).toBe(22);
+  test('one batch’s child outside its iterations: execution 2 + LoadBatch 5 + Map 4', () => {
+    expect(batchOverheadEvents(batchAsl)).toBe(11);
   });
 
-  test('history limit: 1,469 callback subtasks per single-round execution against 209 polled every 5 s for 60 s', () => {
-    const figures = deadlineFigures(asl, [60], [5]);
-    // (25,000 − 22) / 17 and (25,000 − 22) / 119, rounded down
+  test('history limit: 1,665 callback subtasks per child execution against 209 polled every 5 s for 60 s', () => {
+    const figures = deadlineFigures(batchAsl, [60], [5]);
+    // (25,000 − 11) / 15 and (25,000 − 11) / 119, rounded down
     expect(figures.map((f) => [f.design, f.maxSubtasksPerExecution])).toEqual([
-      ['callback', 1469],
+      ['callback', 1665],
       ['poll 5 s', 209],
     ]);
   });
 
-  test('cost per 1,000 callback subtasks: 4,000 transitions ($0.10) plus 2,000 small invocations', () => {
-    const [callback] = deadlineFigures(asl, [60], []);
-    // 4 × $0.000025 + 2 × ($0.0000002 + 0.5 GB × 0.05 s × $0.0000133334), times 1,000
-    expect(callback?.usdPer1000Subtasks).toBeCloseTo(0.10107, 5);
+  test('cost per 1,000 callback subtasks: 3,000 transitions ($0.075) plus 2,000 small invocations', () => {
+    const [callback] = deadlineFigures(batchAsl, [60], []);
+    // 3 × $0.000025 + 2 × ($0.0000002 + 0.5 GB × 0.05 s × $0.0000133334), times 1,000
+    expect(callback?.usdPer1000Subtasks).toBeCloseTo(0.07607, 5);
   });
 });

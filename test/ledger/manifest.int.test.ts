@@ -182,16 +182,4 @@ describe('what a round was decided with', () => {
     expect(Item?.plan).toBeUndefined();
     expect(Item?.planParts).toMatchObject({ prefix: 'PART#META#plan#', count: 1 });
   });
-
-  it('keeps the follow-ups a round’s plan cut with the round, once, for the answer to read', async () => {
-    const { tenantId, runId } = await newRun();
-    const round1 = [dispatched('A', '2025-01-01', '2025-07-01'), dispatched('B', '2025-07-01', '2026-01-01')];
-    await suite.ledger.appendRound({ tenantId, runId, round: 1, subtasks: round1 });
-    const round2 = { tenantId, runId, round: 2, subtasks: [dispatched('A.r2', '2025-01-01', '2025-07-01', { round: 2 })], notFollowedUp: ['B.r2'] };
-    await suite.ledger.appendRound(round2);
-    // A retry of the same append finds the round committed and cuts nothing twice.
-    await suite.ledger.appendRound(round2);
-
-    expect((await suite.ledger.readManifest(tenantId, runId)).notFollowedUp).toEqual(['B.r2']);
-  });
 });

@@ -9,11 +9,11 @@ import { synthRunMachineStack } from './run-machine-stack';
 import { finishedExecution, outputOf, sfnClient } from './support';
 
 /**
- * A batched round, as synthesized, run by the local cloud: IsBatched? takes AwaitBatches, each
+ * A round, as synthesized, run by the local cloud: Dispatch answers its batches, each
  * StartBatch starts the batch machine's child execution in process and waits for it; a child that
  * fails fails StartBatch, and the run's Catch sends the run to Finalize, never leaving it running.
  */
-describe('run state machine: batched rounds run as child executions', () => {
+describe('run state machine: every round runs as child executions', () => {
   let cloud: LocalCloud;
   let sfn: SFNClient;
   const run = async (input: Record<string, unknown>, prefix: string) => {
@@ -49,7 +49,6 @@ describe('run state machine: batched rounds run as child executions', () => {
     expect(outputOf(described)).toMatchObject({ status: 'succeeded' });
     expect(entered(executionArn)).toEqual([
       STATE_NAMES.dispatch,
-      STATE_NAMES.isBatched,
       STATE_NAMES.awaitBatches,
       STATE_NAMES.startBatch,
       STATE_NAMES.startBatch,
@@ -65,7 +64,7 @@ describe('run state machine: batched rounds run as child executions', () => {
     const first = started.find((e) => e.name === `${runId}-1-0`)!;
     expect(JSON.parse(first.input)).toMatchObject({ runId, tenantId: 't1', round: 1, batch: 0 });
     expect(JSON.parse(first.output ?? 'null')).toBe(0);
-    expect(entered(first.executionArn)).toEqual([STATE_NAMES.loadBatch, STATE_NAMES.awaitBatchSubtasks, STATE_NAMES.batchDone]);
+    expect(entered(first.executionArn)).toEqual([STATE_NAMES.loadBatch, STATE_NAMES.awaitBatchSubtasks]);
   });
 
   it('a child that fails fails StartBatch: the Catch sends the run to Finalize, then RunFailed', async () => {
@@ -73,7 +72,7 @@ describe('run state machine: batched rounds run as child executions', () => {
     expect(described.status).toBe('FAILED');
     expect(described.error).toBe('RunFailed');
     const states = entered(executionArn);
-    expect(states.slice(0, 3)).toEqual([STATE_NAMES.dispatch, STATE_NAMES.isBatched, STATE_NAMES.awaitBatches]);
+    expect(states.slice(0, 2)).toEqual([STATE_NAMES.dispatch, STATE_NAMES.awaitBatches]);
     expect(states.slice(-2)).toEqual([STATE_NAMES.finalize, STATE_NAMES.runFailed]);
     expect(states).not.toContain(STATE_NAMES.reconcile);
     // Every child has ended: the failed one, and any sibling the failed Map stopped.

@@ -72,8 +72,7 @@ describe('run state machine: transient errors are retried, others are caught', (
     expect(outputOf(described)).toMatchObject({ status: 'failed' });
     expect(states(executionArn, 'StateEntered')).toEqual([
       STATE_NAMES.dispatch,
-      STATE_NAMES.isBatched,
-      STATE_NAMES.awaitSubtasks,
+      STATE_NAMES.awaitBatches,
       STATE_NAMES.reconcile,
       STATE_NAMES.nextRound,
       STATE_NAMES.runEnded,

@@ -5,7 +5,6 @@
  * double is `recordingExecutions`, standing in for Step Functions (the e2e suite runs the real
  * state machine): it records which executions were started and which task tokens answered.
  */
-import type { RoundPaths } from '../../../lib/domain';
 import { CreateQueueCommand, GetQueueAttributesCommand } from '@aws-sdk/client-sqs';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll } from 'vitest';
@@ -127,9 +126,9 @@ export interface Pipeline {
   readonly apiLogger: ReturnType<typeof quietLogger>;
 }
 
-/** How the pipeline's deployment runs rounds (`ROUND_PATHS`); every round inline without it. */
+/** How the pipeline's deployment is set: subtasks per batch (`BATCH_SUBTASKS`), 500 by default as the construct's. */
 export interface PipelineOptions {
-  readonly paths?: RoundPaths;
+  readonly batchSubtasks?: number;
 }
 
 const build = async (prefix: string, options: PipelineOptions, recorder: WireRecorder): Promise<Pipeline> => {
@@ -162,7 +161,6 @@ const build = async (prefix: string, options: PipelineOptions, recorder: WireRec
       executions,
       catalog,
       maxDeadlineSeconds: 900,
-      paths: options.paths,
       tenantClaim: 'custom:tenant',
       newRunId: () => {
         const runId = uniqueName('run');
@@ -174,7 +172,7 @@ const build = async (prefix: string, options: PipelineOptions, recorder: WireRec
     dispatch: createDispatchHandler({
       ledger: ledgerOf('dispatch'),
       queue: kindQueues,
-      paths: options.paths,
+      batchSubtasks: options.batchSubtasks ?? 500,
       now: clock.now,
       logger: quietLogger('dispatch'),
     }),
@@ -196,7 +194,6 @@ const build = async (prefix: string, options: PipelineOptions, recorder: WireRec
       now: clock.now,
       registry: referenceRegistry,
       sources: referenceRegistry.sources(),
-      paths: options.paths,
       logger: quietLogger('reconcile'),
       metrics: createMetrics({}),
     }),
@@ -228,12 +225,21 @@ export const pipeline = (prefix: string, options: PipelineOptions = {}): { get()
 // ---------------------------------------------------------------- Step Functions task outputs
 
 const Item = z.object({ runId: z.string(), tenantId: z.string(), subtaskId: z.string(), deadline: z.string() });
-const DispatchOutput = z.object({ runId: z.string(), tenantId: z.string(), round: z.int(), items: z.array(Item) });
-export type DispatchOutput = z.infer<typeof DispatchOutput>;
+const Batch = z.object({ round: z.int(), batch: z.int() });
+const DispatchOutput = z.object({ runId: z.string(), tenantId: z.string(), round: z.int(), batches: z.array(Batch) });
+const LoadedBatch = z.object({ items: z.array(Item) });
+/** Dispatch's output, and the items its batches' LoadBatch steps answered, in batch order. */
+export type DispatchOutput = z.infer<typeof DispatchOutput> & { readonly items: z.infer<typeof Item>[] };
 
-/** Runs the Dispatch task as the state machine would, and parses its output. */
-export const dispatchRound = async (p: Pipeline, tenantId: string, runId: string, round = 1): Promise<DispatchOutput> =>
-  DispatchOutput.parse(await p.dispatch({ runId, tenantId, round }));
+/**
+ * Runs the Dispatch task as the state machine would, then each batch's LoadBatch (the first state
+ * of its child execution), and answers the items the children's Maps iterate over.
+ */
+export const dispatchRound = async (p: Pipeline, tenantId: string, runId: string, round = 1): Promise<DispatchOutput> => {
+  const output = DispatchOutput.parse(await p.dispatch({ runId, tenantId, round }));
+  const loaded = await Promise.all(output.batches.map((b) => p.deadline({ action: 'batch', runId, tenantId, round: b.round, batch: b.batch })));
+  return { ...output, items: loaded.flatMap((batch) => LoadedBatch.parse(batch).items) };
+};
 
 // ---------------------------------------------------------------- the table itself
 
