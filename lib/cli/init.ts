@@ -3,6 +3,8 @@ import { cp, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { cdkJsonContext } from '../infra/cdk-context';
 import { InputFileError, UsageError } from './errors';
 import type { Command } from './router';
 import { COMMAND_HELP } from './help';
@@ -26,10 +28,38 @@ const packageRoot = (): string => {
   return found;
 };
 
-/** `^<version>` of this package: what a new project depends on. */
-const versionRange = async (root: string): Promise<string> => {
-  const manifest = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')) as { version: string };
-  return `^${manifest.version}`;
+/** What a new project takes from this package's package.json. */
+const PackageManifest = z.object({ version: z.string(), allowScripts: z.record(z.string(), z.boolean()).default({}) });
+
+const readManifest = async (root: string): Promise<z.infer<typeof PackageManifest>> =>
+  PackageManifest.parse(JSON.parse(await readFile(join(root, 'package.json'), 'utf8')));
+
+const ProjectManifest = z.looseObject({ name: z.string(), dependencies: z.record(z.string(), z.string()) });
+const ProjectCdkJson = z.looseObject({ context: z.record(z.string(), z.unknown()).default({}) });
+
+/**
+ * The new project's package.json: its name, this package's version, and this package's
+ * `allowScripts` (npm 11 asks for a decision on every dependency's install script, and the project
+ * installs the same ones: esbuild's, which CDK bundling does without).
+ */
+const projectManifest = (text: string, dir: string, own: z.infer<typeof PackageManifest>): unknown => {
+  const manifest = ProjectManifest.parse(JSON.parse(text));
+  return {
+    ...manifest,
+    name: projectName(dir),
+    dependencies: { ...manifest.dependencies, [PACKAGE_NAME]: `^${own.version}` },
+    allowScripts: { ...own.allowScripts, ...(manifest.allowScripts as Record<string, boolean> | undefined) },
+  };
+};
+
+/**
+ * The new project's cdk.json: the feature flags the local cloud synthesizes the construct with
+ * (this package's cdk.json, lib/infra/cdk-context.ts), so `cdk synth` and `tessera serve` build
+ * the same template, then the starter's own context (its issuer and audience).
+ */
+const projectCdkJson = (text: string, flags: Record<string, unknown>): unknown => {
+  const cdkJson = ProjectCdkJson.parse(JSON.parse(text));
+  return { ...cdkJson, context: { ...flags, ...cdkJson.context } };
 };
 
 /** An npm package name from a directory name: lower case, `-` for anything else. */
@@ -48,13 +78,16 @@ const projectName = (dir: string): string =>
 export interface InitOptions {
   /** The package root holding `package.json` and `examples/starter/`. @default this package's */
   readonly root?: string;
+  /** The context the new project's cdk.json starts from. @default - this package's cdk.json context (its feature flags) */
+  readonly featureFlags?: Readonly<Record<string, unknown>>;
 }
 
 /**
  * `tessera init DIR`: creates a new project in DIR (which must not exist, or be empty) from the
  * starter template shipped in the package: one worker kind (`todo-review`), its tests on
  * `@tessera-fanout/tessera/testing`, a CDK app and a run request. The project depends on this
- * package's version. Nothing is installed: the command prints the next steps.
+ * package's version, allows the install scripts this package allows, and its cdk.json carries the
+ * feature flags the local cloud synthesizes with. Nothing is installed: the command prints the next steps.
  *
  * @example
  * await createInitCommand().run(['my-project'], processIo()); // 0, with the next steps on stdout
@@ -76,11 +109,12 @@ export const createInitCommand = (options: InitOptions = {}): Command => ({
     const template = join(root, 'examples', 'starter');
     await mkdir(dir, { recursive: true });
     await cp(template, dir, { recursive: true, filter: (source) => !LEFT_OUT.has(basename(source)) });
+    const own = await readManifest(root);
     const manifestPath = join(dir, 'package.json');
-    const manifest = JSON.parse(await readFile(manifestPath, 'utf8')) as { name: string; dependencies: Record<string, string> };
-    manifest.name = projectName(dir);
-    manifest.dependencies[PACKAGE_NAME] = await versionRange(root);
-    await writeFile(manifestPath, `${JSON.stringify(manifest, null, 2)}\n`);
+    await writeFile(manifestPath, `${JSON.stringify(projectManifest(await readFile(manifestPath, 'utf8'), dir, own), null, 2)}\n`);
+    const cdkJsonPath = join(dir, 'cdk.json');
+    const flags = options.featureFlags ?? cdkJsonContext();
+    await writeFile(cdkJsonPath, `${JSON.stringify(projectCdkJson(await readFile(cdkJsonPath, 'utf8'), flags), null, 2)}\n`);
     await writeFile(join(dir, '.gitignore'), GITIGNORE);
 
     const shown = relative(process.cwd(), resolve(dir)) || '.';

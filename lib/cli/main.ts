@@ -1,6 +1,7 @@
 import { COMMAND_HELP } from './help';
 import { processIo, runCli, type CliIo, type Command, type CommandTable } from './router';
 import { recordPhase } from '../local/startup-trace';
+import { versionLine } from './version';
 
 /**
  * A command whose module is imported only when it runs: its help comes from COMMAND_HELP, so
@@ -51,5 +52,6 @@ export const commands: CommandTable = {
  *
  * @example
  * process.exitCode = await main(['plan', 'examples/tax.json']);
+ * await main(['--version']); // prints '@tessera-fanout/tessera 0.1.0'
  */
-export const main = (argv: readonly string[], io: CliIo = processIo()): Promise<number> => runCli(argv, commands, io);
+export const main = (argv: readonly string[], io: CliIo = processIo()): Promise<number> => runCli(argv, commands, io, { version: versionLine });

@@ -52,7 +52,14 @@ export const usage = (commands: CommandTable): string => {
   const names = Object.keys(commands);
   const width = Math.max(0, ...names.map((n) => n.length));
   const lines = names.map((name) => `  ${name.padEnd(width)}  ${commands[name]?.summary ?? ''}`);
-  return ['usage: tessera <command> [options]', '', 'commands:', ...lines, '', 'Run tessera <command> --help for its options.'].join('\n');
+  return [
+    'usage: tessera <command> [options]',
+    '',
+    'commands:',
+    ...lines,
+    '',
+    'Run tessera <command> --help for its options, exit statuses and environment; tessera --version prints the version.',
+  ].join('\n');
 };
 
 /** Parsed arguments of a command that takes one FILE and boolean flags. */
@@ -117,16 +124,24 @@ export const readJson = async (io: CliIo, file: string): Promise<unknown> => {
 };
 
 const HELP = new Set(['help', '--help', '-h']);
+const VERSION = new Set(['--version', '-v']);
+
+/** What the router knows beyond its commands. */
+export interface CliInfo {
+  /** The line `tessera --version` prints. @default - no `--version`: it is an unknown command */
+  readonly version?: () => string;
+}
 
 /**
  * A small command router: `tessera <command> …` runs the command from the table; no command
- * or `--help` prints the usage (exit 1 and 0), an unknown command prints it to stderr (exit
- * 1). `UsageError` and `InputFileError` end a command with exit 1 and their message.
+ * or `--help` prints the usage (exit 1 and 0), `--version` the version line (exit 0), an unknown
+ * command prints the usage to stderr (exit 1). `UsageError` and `InputFileError` end a command
+ * with exit 1 and their message.
  *
  * @example
  * process.exitCode = await runCli(process.argv.slice(2), { plan, reconcile }, processIo());
  */
-export const runCli = async (argv: readonly string[], commands: CommandTable, io: CliIo): Promise<number> => {
+export const runCli = async (argv: readonly string[], commands: CommandTable, io: CliIo, info: CliInfo = {}): Promise<number> => {
   const [name, ...args] = argv;
   if (name === undefined) {
     io.err(usage(commands));
@@ -134,6 +149,10 @@ export const runCli = async (argv: readonly string[], commands: CommandTable, io
   }
   if (HELP.has(name)) {
     io.out(usage(commands));
+    return 0;
+  }
+  if (info.version !== undefined && VERSION.has(name)) {
+    io.out(info.version());
     return 0;
   }
   const command = Object.hasOwn(commands, name) ? commands[name] : undefined;

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import { createTesseraClient, RunWaitTimeout, TesseraApiError, type TesseraClient } from '../client';
 import type { PlanWarning, RunResource, SubtaskView } from '../contract';
-import { UsageError } from './errors';
+import { API_OPTIONS, resolveApiTarget, type ApiFlags, type ApiTarget } from './api-target';
 import { tracePhase } from '../local/startup-trace';
-import { readLocalState } from './local-state';
 import { formatProblems, formatWarnings, printable } from './output';
 import { formatRun, progressLine, type RequestQuestion } from './run-output';
 import { fileArgs, readJson, type CliIo, type Command } from './router';
@@ -18,13 +17,8 @@ const USAGE = COMMAND_HELP.run.usage;
  */
 export const RUN_EXIT = { succeeded: 0, requestError: 1, notSucceeded: 2, incomplete: 3 } as const;
 
-/** Where runs go: a URL and a token, and what to stop afterwards (an in-process local cloud). */
-export interface RunTarget {
-  readonly apiUrl: string;
-  readonly token: string;
-  readonly description: string;
-  /** A local cloud, whose runs live in memory and end with it. */
-  readonly local: boolean;
+/** Where runs go (a URL and a token), and what to stop afterwards (an in-process local cloud). */
+export interface RunTarget extends ApiTarget {
   stop?(): Promise<void>;
 }
 
@@ -59,30 +53,35 @@ const waitFailure = (error: unknown): string | undefined => {
 };
 
 /**
- * What a person needs when waiting for an accepted run stopped: the run id, why, and what to do.
- * A local cloud keeps every run in memory (README, "The local cloud keeps no data"), so after it
- * stops or restarts the run is gone and its token is no longer valid.
+ * What a person needs when waiting for an accepted run stopped: the run id, why, and what to do
+ * (`tessera runs watch` follows it again, `tessera runs show` shows it as it is now, with the
+ * same `--api` for a deployed stack). A local cloud keeps every run in memory (README, "The local
+ * cloud keeps no data"), so after it stops or restarts the run is gone and its token is no longer
+ * valid.
  *
  * @example
  * lostRunMessage({ runId, apiUrl, local: true }, 'the API could not be reached (connect ECONNREFUSED 127.0.0.1:7700)')
  */
-export const lostRunMessage = (run: { runId: string; apiUrl: string; local: boolean }, why: string): string =>
-  [
+export const lostRunMessage = (run: { runId: string; apiUrl: string; local: boolean }, why: string): string => {
+  const api = run.local ? '' : ` --api ${run.apiUrl.replace(/\/$/, '')}`;
+  return [
     `tessera: stopped waiting for run ${run.runId}: ${why}.`,
-    `  The run was accepted; it may still be running. To look at it: GET ${run.apiUrl.replace(/\/$/, '')}/runs/${run.runId} with your token.`,
+    `  The run was accepted; it may still be running. To follow it: tessera runs watch ${run.runId}${api}`,
+    `  (as it is now: tessera runs show ${run.runId}${api}).`,
     ...(run.local
       ? [
           '  The local cloud keeps runs in memory: if it was stopped or restarted, this run is gone (and a new token is in .tessera/local.json); run the request again.',
         ]
       : []),
   ].join('\n');
+};
 
 /**
  * The run with every subtask: a large run's resource carries only the first page of them
  * (`subtasksPage`), so the rest are read page by page, and shown round by round (each round in id
  * order, the order pages come in).
  */
-const withEverySubtask = async (client: TesseraClient, run: RunResource): Promise<RunResource> => {
+export const withEverySubtask = async (client: TesseraClient, run: RunResource): Promise<RunResource> => {
   if (run.subtasksPage === undefined) return run;
   const subtasks: SubtaskView[] = run.subtasksPage.next === undefined ? [...run.subtasks] : [];
   if (run.subtasksPage.next !== undefined) for await (const subtask of client.allSubtasks(run.runId)) subtasks.push(subtask);
@@ -136,6 +135,24 @@ export const submitAndReport = async (io: CliIo, client: TesseraClient, body: un
   }
   io.err(printable(`run ${runId} accepted`));
   for (const line of formatWarnings(warnings)) io.err(printable(line));
+  return followAndReport(io, client, runId, { ...options, questions: questionsOf(body) });
+};
+
+/** How {@link followAndReport} reports: as {@link ReportOptions}, with the request's questions when known. */
+export interface FollowOptions extends Omit<ReportOptions, 'idempotencyKey'> {
+  /** The request's questions, to name each missing one by its text. @default - none: missing questions by id */
+  readonly questions?: readonly RequestQuestion[];
+}
+
+/**
+ * Follows an accepted run to its end with live progress on stderr, then prints it as
+ * {@link submitAndReport} does and resolves to the same exit code. `tessera run` calls it once it
+ * submitted a run; `tessera runs watch ID` calls it for a run submitted earlier.
+ *
+ * @example
+ * const code = await followAndReport(io, client, runId, { json: false, apiUrl, local: false });
+ */
+export const followAndReport = async (io: CliIo, client: TesseraClient, runId: string, options: FollowOptions): Promise<number> => {
   const progress = progressPrinter(io);
   let run: RunResource;
   try {
@@ -148,7 +165,7 @@ export const submitAndReport = async (io: CliIo, client: TesseraClient, body: un
     return RUN_EXIT.requestError;
   }
   progress.done();
-  io.out(options.json ? JSON.stringify(run, null, 2) : formatRun(await withEverySubtask(client, run), questionsOf(body)));
+  io.out(options.json ? JSON.stringify(run, null, 2) : formatRun(await withEverySubtask(client, run), options.questions ?? []));
   return exitOf(run, options.requireComplete ?? false);
 };
 
@@ -158,17 +175,10 @@ export const submitAndReport = async (io: CliIo, client: TesseraClient, body: un
  */
 export type StartLocal = (io: CliIo, options: { workers?: string }) => Promise<RunTarget>;
 
-const resolveTarget = async (values: ReadonlyMap<string, string>, io: CliIo, startLocal: StartLocal): Promise<RunTarget> => {
-  const api = values.get('api');
-  if (api !== undefined) {
-    const token = values.get('token') ?? process.env.TESSERA_TOKEN;
-    if (!token) throw new UsageError('run', '--api needs a token: pass --token JWT or set TESSERA_TOKEN', USAGE);
-    return { apiUrl: api, token, description: api, local: false };
-  }
-  const running = await readLocalState();
-  if (running) return { apiUrl: running.apiUrl, token: values.get('token') ?? running.token, description: `the local cloud at ${running.apiUrl}`, local: true };
-  const workers = values.get('workers');
-  return startLocal(io, workers === undefined ? {} : { workers });
+const resolveTarget = async (values: ApiFlags & { workers?: string | undefined }, io: CliIo, startLocal: StartLocal): Promise<RunTarget> => {
+  const target = await resolveApiTarget('run', USAGE, values, io);
+  if (target !== undefined) return target;
+  return startLocal(io, values.workers === undefined ? {} : { workers: values.workers });
 };
 
 /**
@@ -183,9 +193,9 @@ const resolveTarget = async (values: ReadonlyMap<string, string>, io: CliIo, sta
 export const createRunCommand = (options: { startLocal: StartLocal }): Command => ({
   ...COMMAND_HELP.run,
   run: async (args, io) => {
-    const parsed = fileArgs('run', USAGE, args, { flags: ['json', 'require-complete'], options: ['api', 'token', 'idempotency-key', 'workers'] });
+    const parsed = fileArgs('run', USAGE, args, { flags: ['json', 'require-complete'], options: [...Object.keys(API_OPTIONS), 'idempotency-key', 'workers'] });
     const body = await readJson(io, parsed.file);
-    const target = await resolveTarget(parsed.values, io, options.startLocal);
+    const target = await resolveTarget(Object.fromEntries(parsed.values), io, options.startLocal);
     try {
       const client = createTesseraClient({ apiUrl: target.apiUrl, token: target.token });
       const key = parsed.values.get('idempotency-key');

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
-import { existsSync } from 'node:fs';
-import { relative } from 'node:path';
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { projectDirectory } from '../local/local-cache';
 import { createTesseraClient } from '../client';
 import { loopbackOrigin } from '../local/loopback-dns';
 import { viewerUrl } from '../local/viewer-site';
@@ -49,14 +50,37 @@ const parseServeArgs = (args: readonly string[]) => {
  */
 export const LOCAL_DATA_NOTICE = 'Runs are kept in memory: stopping or restarting the local cloud forgets every run and issues a new token.';
 
+/** Where a project keeps its run requests: the starter's `requests/`, this repository's `examples/`. */
+const REQUEST_DIRECTORIES = ['requests', 'examples'] as const;
+
+/**
+ * The project's own run requests, to suggest in the banner: the `.json` files of its `requests/`,
+ * else of its `examples/` directory, sorted, relative to `cwd`.
+ *
+ * @example
+ * projectRequests('/home/me/my-project') // ['requests/todo-review-skip-vendor.json', 'requests/todo-review.json']
+ */
+export const projectRequests = (project: string = projectDirectory(), cwd: string = process.cwd()): string[] => {
+  for (const name of REQUEST_DIRECTORIES) {
+    const dir = join(project, name);
+    if (!existsSync(dir)) continue;
+    const files = readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isFile() && entry.name.endsWith('.json'));
+    if (files.length > 0) return files.map((entry) => relative(cwd, join(dir, entry.name))).sort();
+  }
+  return [];
+};
+
 /**
  * What `serve` prints once the cloud is up; with a token, first the viewer's address (the token
- * rides in the URL fragment, which the browser never sends to a server).
+ * rides in the URL fragment, which the browser never sends to a server). The commands it suggests
+ * run `requests`, the project's own (`projectRequests`), or a placeholder path when it has none.
  *
- * @example banner(apiUrl, { ...cloud.endpoints }, token)
+ * @example banner(apiUrl, { ...cloud.endpoints }, token, projectRequests())
  */
-export const banner = (apiUrl: string, endpoints: Record<string, string | undefined>, token?: string): string =>
-  [
+export const banner = (apiUrl: string, endpoints: Record<string, string | undefined>, token?: string, requests: readonly string[] = []): string => {
+  const request = requests[0] ?? 'path/to/request.json';
+  const folders = [...new Set(requests.map((file) => `${dirname(file)}/`))];
+  return [
     'tessera local cloud is running on 127.0.0.1 (Ctrl-C stops everything it started)',
     ...(token === undefined ? [] : [`  Viewer          ${viewerUrl(apiUrl, token)}`]),
     `  API             ${apiUrl}`,
@@ -68,12 +92,13 @@ export const banner = (apiUrl: string, endpoints: Record<string, string | undefi
     LOCAL_DATA_NOTICE,
     `A token for tenant "${DEMO_TENANT}" (valid 12 h) is in ${relative(process.cwd(), LOCAL_STATE_FILE) || LOCAL_STATE_FILE}.`,
     'Try, in another terminal:',
-    '  npx tessera run examples/scout.json',
+    `  npx tessera run ${request}`,
+    '  npx tessera runs                 # then tessera runs show|watch|cancel RUN_ID',
     `  TOKEN=$(node -p "require('./.tessera/local.json').token")`,
-    `  curl -s -X POST ${apiUrl}/runs -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' --data @examples/tax-2025.json`,
-    `  curl -s ${apiUrl}/runs/RUN_ID -H "authorization: Bearer $TOKEN"`,
-    ...(existsSync('examples') ? ['Example requests: examples/'] : []),
+    `  curl -s -X POST ${apiUrl}/runs -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' --data @${request}`,
+    ...(folders.length > 0 ? [`Requests: ${folders.join(', ')} (${requests.length} file${requests.length === 1 ? '' : 's'})`] : []),
   ].join('\n');
+};
 
 /**
  * `tessera serve` (`npm start`): the local cloud, until Ctrl-C. With `--run FILE` it first runs
@@ -108,7 +133,7 @@ export const serveCommand: Command = {
         resolve();
       });
     });
-    io.out(banner(apiUrl, { ...cloud.endpoints }, token));
+    io.out(banner(apiUrl, { ...cloud.endpoints }, token, projectRequests()));
     if (body !== undefined) {
       io.out(`\nRunning ${example}:`);
       await submitAndReport(io, createTesseraClient({ apiUrl, token }), body, { json: false, apiUrl, local: true });

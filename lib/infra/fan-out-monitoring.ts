@@ -6,6 +6,7 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { RunStatus } from '../contract';
 import { METRIC_DIMENSIONS, METRICS } from '../observability/metrics';
+import { runMetric } from './run-metrics';
 
 export interface FanOutMonitoringProps {
   /** The `service` dimension Powertools Metrics puts on every run metric. */
@@ -93,16 +94,9 @@ export class FanOutMonitoring extends Construct {
    * is the sum over the finished statuses; FILL and IF keep an idle hour at 0, not missing.
    */
   private degradedRateExpression(service: string): cloudwatch.MathExpression {
-    const runMetric = (metricName: string, extra: Record<string, string> = {}) =>
-      new cloudwatch.Metric({
-        namespace: METRICS.namespace,
-        metricName,
-        dimensionsMap: { service, ...extra },
-        statistic: cloudwatch.Stats.SUM,
-        period: RATE_PERIOD,
-      });
+    const hourly = { period: RATE_PERIOD };
     const finished = Object.fromEntries(
-      FINISHED_STATUSES.map((status) => [`f_${status}`, runMetric(METRICS.runsFinished, { [METRIC_DIMENSIONS.status]: status })]),
+      FINISHED_STATUSES.map((status) => [`f_${status}`, runMetric(service, METRICS.runsFinished, { [METRIC_DIMENSIONS.status]: status }, hourly)]),
     );
     const total = Object.keys(finished)
       .map((key) => `FILL(${key}, 0)`)
@@ -110,7 +104,7 @@ export class FanOutMonitoring extends Construct {
     return new cloudwatch.MathExpression({
       label: 'Degraded run rate',
       expression: `IF((${total}) > 0, FILL(degraded, 0) / (${total}), 0)`,
-      usingMetrics: { degraded: runMetric(METRICS.runsDegraded), ...finished },
+      usingMetrics: { degraded: runMetric(service, METRICS.runsDegraded, {}, hourly), ...finished },
       period: RATE_PERIOD,
     });
   }

@@ -1,14 +1,18 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Annotations, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { Annotations, ArnFormat, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
+import type { RunStatus, TerminalState } from '../contract';
 import { OUTCOME_ATTRIBUTES } from '../ledger/items';
+import { METRIC_DIMENSIONS, METRICS } from '../observability/metrics';
+import type { UnfinishedExecutionStatus } from '../orchestration/execution-events';
 import { LEDGER_ACTIONS, type LedgerFunction, type LedgerGrant, type TenantScopedFunction } from '../ledger/access';
 import { LEDGER_TABLE, RUN_LIST_INDEX } from '../ledger/table';
 import { ENV } from '../runtime/environment';
@@ -19,6 +23,7 @@ import { InvalidConstructProps } from './errors';
 import { FanOutMonitoring } from './fan-out-monitoring';
 import { parseFanOutSettings, type FanOutSettings } from './fan-out-settings';
 import { RunClosure } from './run-closure';
+import { runMetric, type RunMetricName } from './run-metrics';
 import { RunStateMachine } from './run-state-machine';
 import { RunsApi, type ApiThrottle, type JwtAuthConfig } from './runs-api';
 import { SubtaskQueues } from './subtask-queues';
@@ -127,6 +132,9 @@ export interface FanOutFunctions {
 /** Construct ids of the ledger-access roles, beside the functions' own (`ApiFunction`, …). */
 const LEDGER_ACCESS_IDS = { api: 'Api', dispatch: 'Dispatch', deadline: 'Deadline', worker: 'Worker' } as const satisfies Record<TenantScopedFunction, string>;
 
+/** What `grantReadLedger` allows: reads of items, queries and scans, never a write. */
+const LEDGER_READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:DescribeTable'] as const;
+
 /** Actions that answer a waiting task token. */
 const TASK_RESPONSE_ACTIONS = ['states:SendTaskSuccess', 'states:SendTaskFailure', 'states:SendTaskHeartbeat'];
 
@@ -233,6 +241,121 @@ export class TesseraFanOut extends Construct {
       functions: Object.fromEntries(Object.entries(this.functions).map(([name, fn]) => [name, fn.function])),
       degradedRunRateThreshold: this.settings.degradedRunRateThreshold,
       alarmActions: props.alarmActions ?? [],
+    });
+  }
+
+  /**
+   * Any run metric of this fan-out (namespace `Tessera`, its `service` dimension), the sum over 5
+   * minutes unless `props` say otherwise. The named `metric*()` methods below are this, with the
+   * metric's own dimension.
+   *
+   * @example
+   * fanOut.metric('RunsDegraded', { period: Duration.hours(1) }).createAlarm(this, 'Degraded', { threshold: 5, evaluationPeriods: 1 });
+   */
+  metric(metricName: RunMetricName, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return runMetric(this.settings.serviceName, metricName, {}, props);
+  }
+
+  /** Runs that ended with this status (`RunsFinished`, dimension `status`). */
+  metricRunsFinished(status: Exclude<RunStatus, 'running'>, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return runMetric(this.settings.serviceName, METRICS.runsFinished, { [METRIC_DIMENSIONS.status]: status }, props);
+  }
+
+  /** Runs that ended with `coverage.complete: false` (`RunsDegraded`). */
+  metricRunsDegraded(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(METRICS.runsDegraded, props);
+  }
+
+  /** Degraded runs by one reason, such as `timed_out` or `gap_unresolved` (`RunsDegradedByReason`, dimension `reason`). */
+  metricRunsDegradedByReason(reason: string, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return runMetric(this.settings.serviceName, METRICS.degradedByReason, { [METRIC_DIMENSIONS.reason]: reason }, props);
+  }
+
+  /** Subtasks of finished runs that ended in this state (`SubtasksByState`, dimension `state`). */
+  metricSubtasksByState(state: TerminalState, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return runMetric(this.settings.serviceName, METRICS.subtasksByState, { [METRIC_DIMENSIONS.state]: state }, props);
+  }
+
+  /** Observed gaps re-checked against another source (`GapsRechecked`). */
+  metricGapsRechecked(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(METRICS.gapsRechecked, props);
+  }
+
+  /**
+   * Runs still open when their execution ended with this status, closed from the execution's
+   * status change (`RunsClosedOnExecutionEnd`, dimension `executionStatus`).
+   */
+  metricRunsClosedOnExecutionEnd(executionStatus: UnfinishedExecutionStatus, props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return runMetric(this.settings.serviceName, METRICS.runsClosedOnExecutionEnd, { [METRIC_DIMENSIONS.executionStatus]: executionStatus }, props);
+  }
+
+  /** Worker results that arrived after their subtask was sealed or cancelled (`LateResults`). */
+  metricLateResults(props?: cloudwatch.MetricOptions): cloudwatch.Metric {
+    return this.metric(METRICS.lateResults, props);
+  }
+
+  /**
+   * Lets an operator (a role, a user, a support tool's function) read both state machines'
+   * executions and their histories: what a run stuck in `running` is waiting on. Grants no start,
+   * stop or task response.
+   *
+   * @example
+   * fanOut.grantReadExecutions(supportRole);
+   */
+  grantReadExecutions(grantee: iam.IGrantable): iam.Grant {
+    const machines = [this.stateMachine, this.batchStateMachine];
+    const stack = Stack.of(this);
+    // Executions are named by run id, so their ARNs are known only as a pattern under each machine.
+    const executions = machines.map((machine) =>
+      stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${machine.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+    );
+    const grant = iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['states:ListExecutions', 'states:DescribeStateMachine'],
+      resourceArns: machines.map((machine) => machine.stateMachineArn),
+    }).combine(iam.Grant.addToPrincipal({ grantee, actions: ['states:DescribeExecution', 'states:GetExecutionHistory'], resourceArns: executions }));
+    if (grantee instanceof Construct) {
+      NagSuppressions.addResourceSuppressions(
+        grantee,
+        [
+          {
+            id: 'AwsSolutions-IAM5',
+            reason: "Reading a run's execution needs its ARN, which ends in the run id: the grant covers this fan-out's executions only.",
+            appliesTo: [{ regex: '/^Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<.*StateMachine.*\\.Name>:\\*$/g' }],
+          },
+        ],
+        true,
+      );
+    }
+    return grant;
+  }
+
+  /**
+   * Lets an operator receive and delete the messages of both dead-letter queues: subtask messages a
+   * worker failed three times, and the status changes of executions whose run could not be closed.
+   *
+   * @example
+   * fanOut.grantConsumeDeadLetters(onCallRole);
+   */
+  grantConsumeDeadLetters(grantee: iam.IGrantable): iam.Grant {
+    return this.deadLetterQueue.grantConsumeMessages(grantee).combine(this.runClosure.deadLetterQueue.grantConsumeMessages(grantee));
+  }
+
+  /**
+   * Lets a reporting or export job read the run ledger: every tenant's runs, subtasks, outcomes
+   * and answers (the table and its run-list index), and nothing else. It crosses tenants: grant it
+   * to operators' tools, never to anything a tenant controls. Tenants read their own runs through
+   * the API with their JWT, which needs no IAM grant.
+   *
+   * @example
+   * fanOut.grantReadLedger(exportFunction);
+   */
+  grantReadLedger(grantee: iam.IGrantable): iam.Grant {
+    // The table and its one index by name: no `index/*` wildcard for cdk-nag to flag on the grantee.
+    return iam.Grant.addToPrincipal({
+      grantee,
+      actions: [...LEDGER_READ_ACTIONS],
+      resourceArns: [this.table.tableArn, `${this.table.tableArn}/index/${RUN_LIST_INDEX.indexName}`],
     });
   }
 

@@ -17,3 +17,7 @@ export type { FanOutSettings } from './fan-out-settings';
 export type { WorkerKindSettings } from './defaults';
 export type { TenantScopedFunction } from '../ledger/access';
 export { RunClosure, type RunClosureProps } from './run-closure';
+export type { RunMetricName } from './run-metrics';
+export { METRICS, METRIC_DIMENSIONS } from '../observability/metrics';
+export type { RunStatus, TerminalState } from '../contract';
+export { UNFINISHED_EXECUTION_STATUSES, type UnfinishedExecutionStatus } from '../orchestration/execution-events';

@@ -28,7 +28,7 @@ export const FUNCTION_RUNTIME = lambda.Runtime.NODEJS_24_X;
 
 /*
  * ESM output keeps top-level await and tree-shaking; the banner gives bundled CommonJS
- * dependencies (the X-Ray SDK under Powertools Tracer) the `require` they expect.
+ * dependencies (parts of the AWS SDK's and Powertools' dependency trees) the `require` they expect.
  */
 const ESM_REQUIRE_BANNER = "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);";
 

@@ -3,7 +3,6 @@ import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { STSClient } from '@aws-sdk/client-sts';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { Tracer } from '@aws-lambda-powertools/tracer';
 import { createLedger, type DailyAllowance, type Ledger } from '../ledger';
 import { createRunExecutions, type RunExecutions } from '../orchestration/run-execution';
 import { createRedelivery, type Redelivery } from '../queue/redelivery';
@@ -12,14 +11,13 @@ import { tenantCredentials, tenantScopedClient, type LedgerAccess } from './ledg
 
 export { ledgerAccessFromEnv } from './ledger-credentials';
 
-/**
+/*
  * The AWS clients of one function, created once per cold start. Region, credentials and
  * endpoints come from the Lambda environment (`AWS_REGION`, `AWS_ENDPOINT_URL_*`), which is also
- * how the local cloud points them at its emulators.
+ * how the local cloud points them at its emulators. They are plain SDK clients: tracing is
+ * Lambda's and Step Functions' active tracing alone, with no X-Ray SDK in the bundle
+ * (docs/deploy.md, "Tracing").
  */
-const tracer = new Tracer();
-
-const traced = <C>(client: C): C => tracer.captureAWSv3Client(client);
 
 const TRANSLATE = { marshallOptions: { removeUndefinedValues: true } } as const;
 
@@ -29,9 +27,9 @@ const TRANSLATE = { marshallOptions: { removeUndefinedValues: true } } as const;
  * `local` access or none (reconcile), the function's own credentials.
  */
 const ledgerClient = (access: LedgerAccess | undefined): DynamoDBDocumentClient => {
-  if (access?.mode !== 'tenant-role') return DynamoDBDocumentClient.from(traced(new DynamoDBClient({})), TRANSLATE);
-  const credentials = tenantCredentials({ sts: traced(new STSClient({})), roleArn: access.roleArn });
-  return tenantScopedClient({ credentials, newClient: (provider) => traced(new DynamoDBClient({ credentials: provider })), translateConfig: TRANSLATE });
+  if (access?.mode !== 'tenant-role') return DynamoDBDocumentClient.from(new DynamoDBClient({}), TRANSLATE);
+  const credentials = tenantCredentials({ sts: new STSClient({}), roleArn: access.roleArn });
+  return tenantScopedClient({ credentials, newClient: (provider) => new DynamoDBClient({ credentials: provider }), translateConfig: TRANSLATE });
 };
 
 /** How a function's ledger reaches its table; see `ledgerFor`. */
@@ -50,10 +48,10 @@ export const ledgerFor = (tableName: string, options: LedgerClientOptions = {}):
   });
 
 /** The subtask queues, one per worker kind. */
-export const queueFor = (queueUrls: Readonly<Record<string, string>>): SubtaskQueue => createSubtaskQueue({ client: traced(new SQSClient({})), queueUrls });
+export const queueFor = (queueUrls: Readonly<Record<string, string>>): SubtaskQueue => createSubtaskQueue({ client: new SQSClient({}), queueUrls });
 
 /** Run executions on the function's state machine (`stateMachineArn` only matters for `start`). */
-export const executionsFor = (stateMachineArn = ''): RunExecutions => createRunExecutions({ client: traced(new SFNClient({})), stateMachineArn });
+export const executionsFor = (stateMachineArn = ''): RunExecutions => createRunExecutions({ client: new SFNClient({}), stateMachineArn });
 
 /** Early redelivery of failed subtask messages (the worker's consume grant covers it). */
-export const redeliveryFor = (): Redelivery => createRedelivery({ client: traced(new SQSClient({})) });
+export const redeliveryFor = (): Redelivery => createRedelivery({ client: new SQSClient({}) });

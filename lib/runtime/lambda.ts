@@ -1,12 +1,26 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { Context } from 'aws-lambda';
 import { METRICS } from '../observability/metrics';
 import { POWERTOOLS_ENV } from './environment';
 
 /**
+ * Every logger `createLogger` made in this process: each invocation's Lambda context is added to
+ * them all (`addContext`), so every log line of every component carries the request id, the
+ * function's name, version and memory, and whether the invocation was a cold start, without a
+ * handler passing its context around.
+ */
+const invocationLoggers = new Set<Logger>();
+
+/** The Lambda context, as far as Powertools' `addContext` reads it; anything else (a test's call) adds nothing. */
+const isLambdaContext = (context: unknown): context is Context =>
+  typeof context === 'object' && context !== null && typeof (context as { awsRequestId?: unknown }).awsRequestId === 'string';
+
+/**
  * Builds a handler on its first invocation and reuses it afterwards, so configuration is parsed
  * and clients are created once per cold start, while tests can import the module without an
- * environment.
+ * environment. Before each invocation it adds the invocation's Lambda context to every logger
+ * (see {@link invocationLoggers}): the one place every handler passes through.
  *
  * @example
  * export const handler = onColdStart(() => createHandler(depsFromEnv(process.env)));
@@ -15,6 +29,7 @@ export const onColdStart = <E, R>(build: () => (event: E, context?: unknown) => 
   let built: ((event: E, context?: unknown) => Promise<R>) | undefined;
   return (event: E, context?: unknown): Promise<R> => {
     built ??= build();
+    if (isLambdaContext(context)) for (const logger of invocationLoggers) logger.addContext(context);
     return built(event, context);
   };
 };
@@ -22,14 +37,18 @@ export const onColdStart = <E, R>(build: () => (event: E, context?: unknown) => 
 /**
  * A structured JSON logger. Log keys are identifiers only (tenant, run, subtask); requests,
  * findings, tokens and model text are never logged. The level comes from the function's
- * `POWERTOOLS_LOG_LEVEL`, else from the process's (which is how the local cloud quiets it).
+ * `POWERTOOLS_LOG_LEVEL`, else from the process's (which is how the local cloud quiets it). Each
+ * line also carries the Lambda context of the invocation it belongs to (`onColdStart`).
  */
-export const createLogger = (component: string, env: Readonly<Record<string, string | undefined>> = {}): Logger =>
-  new Logger({
+export const createLogger = (component: string, env: Readonly<Record<string, string | undefined>> = {}): Logger => {
+  const logger = new Logger({
     serviceName: env[POWERTOOLS_ENV.serviceName] ?? 'tessera',
     persistentKeys: { component },
     ...(env[POWERTOOLS_ENV.logLevel] ? { logLevel: env[POWERTOOLS_ENV.logLevel] as 'INFO' } : {}),
   });
+  invocationLoggers.add(logger);
+  return logger;
+};
 
 /**
  * Starts one invocation's log lines: a warm instance keeps its logger between invocations, so the

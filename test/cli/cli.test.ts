@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { Coverage } from '../../lib/contract';
+import { commands as mainCommands } from '../../lib/cli/main';
 import { createPlanCommand } from '../../lib/cli/plan';
 import { reconcileCommand } from '../../lib/cli/reconcile';
 import { runCli, type CliIo } from '../../lib/cli/router';
@@ -239,8 +240,37 @@ describe('the command router', () => {
     expect(await cli(['reconcile', '--help'])).toEqual({
       code: 0,
       err: '',
-      out: 'usage: tessera reconcile FILE [--json]\n\nprint the coverage of a run from its manifest and outcomes (an offline audit)',
+      out: [
+        'usage: tessera reconcile FILE [--json]',
+        '',
+        'print the coverage of a run from its manifest and outcomes (an offline audit)',
+        '',
+        'FILE holds { universe, subtasks, outcomes, sources?, policy?, questions? }; - reads standard input.',
+        '',
+        'options:',
+        '  --json  print JSON instead of text',
+        '',
+        'exit status:',
+        '  0  the coverage was printed, whatever it says',
+        '  1  FILE cannot be read or is not a reconcile input (every issue is printed with its path)',
+      ].join('\n'),
     });
+  });
+
+  it('lists the options, exit statuses and environment variables of every command in its --help', async () => {
+    for (const [name, command] of Object.entries(mainCommands)) {
+      const t = terminal({});
+      expect(await runCli([name, '--help'], mainCommands, t.io)).toBe(0);
+      const help = t.out.join('\n');
+      expect(help, name).toContain('\nexit status:\n  0  ');
+      // Every --flag of the usage line is explained under options.
+      const flags = [...command.usage.matchAll(/\[(--[a-z-]+)/g)].map((m) => m[1]!);
+      for (const flag of flags) expect(help, `${name} ${flag}`).toMatch(new RegExp(`\\n  ${flag}\\b`));
+    }
+    const runs = terminal({});
+    await runCli(['runs', '--help'], mainCommands, runs.io);
+    expect(runs.out.join('\n')).toContain('\nenvironment:\n  TESSERA_API_URL  ');
+    expect(runs.out.join('\n')).toContain('\n  TESSERA_TOKEN    ');
   });
 });
 

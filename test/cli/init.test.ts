@@ -46,6 +46,29 @@ describe('tessera init', () => {
     expect(existsSync(join(dir, 'node_modules'))).toBe(false);
   });
 
+  it("writes the package's feature flags into cdk.json and its allowScripts into package.json", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'tessera-init-')), 'flags');
+    expect((await init([dir])).code).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    // The repository's package.json decides esbuild's postinstall once: not run (bundling does without it).
+    expect(manifest.allowScripts).toEqual({ esbuild: false });
+    const rootFlags = (JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> }).context;
+    const cdkJson = JSON.parse(readFileSync(join(dir, 'cdk.json'), 'utf8'));
+    // Every flag the local cloud synthesizes with, then the starter's own issuer and audience.
+    expect(cdkJson.context).toEqual({ ...rootFlags, issuer: 'https://issuer.example.com', audience: 'todo-review' });
+    expect(Object.keys(rootFlags).filter((key) => key.startsWith('@aws-cdk')).length).toBeGreaterThan(80);
+    expect(cdkJson.app).toBe('npx tsx bin/app.ts');
+  });
+
+  it("keeps the starter's own context over a flag of the same name", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), 'tessera-init-')), 'own');
+    const t = terminal();
+    const command = createInitCommand({ featureFlags: { '@aws-cdk/core:flag': true, issuer: 'https://elsewhere.example.com' } });
+    expect(await runCli(['init', dir], { init: command }, t.io)).toBe(0);
+    const cdkJson = JSON.parse(readFileSync(join(dir, 'cdk.json'), 'utf8'));
+    expect(cdkJson.context).toEqual({ '@aws-cdk/core:flag': true, issuer: 'https://issuer.example.com', audience: 'todo-review' });
+  });
+
   it('refuses a directory that is not empty, and leaves it alone', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'tessera-init-'));
     writeFileSync(join(dir, 'notes.txt'), 'mine');

@@ -105,7 +105,7 @@ describe('tessera run, when the answer is incomplete', () => {
     const help = await tessera(['run', '--help']);
     expect(help.code).toBe(0);
     expect(help.out.split('\n')[0]).toBe(
-      'usage: tessera run FILE [--json] [--require-complete] [--api URL] [--token JWT] [--idempotency-key KEY] [--workers PATH]',
+      'usage: tessera run FILE [--json] [--require-complete] [--api URL] [--token-file PATH] [--idempotency-key KEY] [--workers PATH]',
     );
     expect(help.out).toContain('  0  the run succeeded (with an incomplete answer too, unless --require-complete)');
     expect(help.out).toContain('  2  the run failed or was cancelled (its coverage is still printed)');

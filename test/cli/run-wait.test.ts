@@ -49,8 +49,9 @@ describe('tessera run, when waiting for an accepted run fails', () => {
     expect(t.err[0]).toBe(`run ${RUN_ID} accepted`);
     const message = t.err.slice(1).join('\n').split('\n');
     expect(message[0]).toMatch(new RegExp(`^tessera: stopped waiting for run ${RUN_ID}: the API could not be reached \\(.*ECONNREFUSED.*\\)\\.$`));
-    expect(message[1]).toBe(`  The run was accepted; it may still be running. To look at it: GET ${api.url}/runs/${RUN_ID} with your token.`);
-    expect(message[2]).toContain('The local cloud keeps runs in memory: if it was stopped or restarted, this run is gone');
+    expect(message[1]).toBe(`  The run was accepted; it may still be running. To follow it: tessera runs watch ${RUN_ID}`);
+    expect(message[2]).toBe(`  (as it is now: tessera runs show ${RUN_ID}).`);
+    expect(message[3]).toContain('The local cloud keeps runs in memory: if it was stopped or restarted, this run is gone');
   });
 
   it('says the API no longer knows the run (a restarted local cloud answers 404), with the run id', async () => {
@@ -62,7 +63,8 @@ describe('tessera run, when waiting for an accepted run fails', () => {
     expect(code).toBe(RUN_EXIT.requestError);
     expect(t.err.slice(1).join('\n').split('\n')).toEqual([
       `tessera: stopped waiting for run ${RUN_ID}: the API no longer knows this run (404).`,
-      `  The run was accepted; it may still be running. To look at it: GET ${api.url}/runs/${RUN_ID} with your token.`,
+      `  The run was accepted; it may still be running. To follow it: tessera runs watch ${RUN_ID} --api ${api.url}`,
+      `  (as it is now: tessera runs show ${RUN_ID} --api ${api.url}).`,
     ]);
   });
 

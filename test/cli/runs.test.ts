@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TOKEN_FLAG_WARNING } from '../../lib/cli/api-target';
 import { UsageError } from '../../lib/cli/errors';
 import type { CliIo } from '../../lib/cli/router';
 import { runLine, runsCommand } from '../../lib/cli/runs';
@@ -106,16 +107,18 @@ describe('tessera runs', () => {
 
     expect(await runsCommand.run(['--api', api.url, '--token', 'old'], t.io)).toBe(1);
     expect(t.out).toEqual([]);
-    expect(t.err).toHaveLength(1);
-    expect(t.err[0]).toMatch(/^tessera runs: /);
-    expect(t.err[0]).toContain('401');
+    // The warning that --token shows in the process list, then the refusal.
+    expect(t.err).toHaveLength(2);
+    expect(t.err[0]).toBe(TOKEN_FLAG_WARNING);
+    expect(t.err[1]).toMatch(/^tessera runs: /);
+    expect(t.err[1]).toContain('401');
   });
 
   it.each([
     [['--status', 'done'], `--status must be one of ${RunStatus.options.join(', ')}`],
     [['--limit', '0'], '--limit must be a whole number of at least 1'],
     [['--limit', '2.5'], '--limit must be a whole number of at least 1'],
-    [['--api', 'http://127.0.0.1:9'], '--api needs a token: pass --token JWT or set TESSERA_TOKEN'],
+    [['--api', 'http://127.0.0.1:9'], '--api needs a token: pass --token-file PATH or set TESSERA_TOKEN'],
     [['--colour'], "Unknown option '--colour'"],
   ])('refuses %j before any request, naming the problem', async (args, problem) => {
     const saved = process.env.TESSERA_TOKEN;

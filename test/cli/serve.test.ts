@@ -1,7 +1,10 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { localCloudLog } from '../../lib/cli/local';
 import type { CliIo } from '../../lib/cli/router';
-import { banner } from '../../lib/cli/serve';
+import { banner, projectRequests } from '../../lib/cli/serve';
 
 const terminal = () => {
   const err: string[] = [];
@@ -27,6 +30,28 @@ describe('tessera serve', () => {
       'a.b-c',
     ).split('\n');
     expect(lines[1]).toBe('  Viewer          http://127.0.0.1:7700/#token=a.b-c');
+  });
+
+  it("suggests the project's own requests: requests/ (the starter's), else examples/, else a placeholder", () => {
+    const project = mkdtempSync(join(tmpdir(), 'tessera-serve-'));
+    expect(projectRequests(project, project)).toEqual([]);
+    mkdirSync(join(project, 'examples'));
+    writeFileSync(join(project, 'examples', 'tax.json'), '{}');
+    expect(projectRequests(project, project)).toEqual(['examples/tax.json']);
+    mkdirSync(join(project, 'requests'));
+    writeFileSync(join(project, 'requests', 'todo-review.json'), '{}');
+    writeFileSync(join(project, 'requests', 'notes.txt'), '');
+    writeFileSync(join(project, 'requests', 'b-skip.json'), '{}');
+    expect(projectRequests(project, join(project, 'requests'))).toEqual(['b-skip.json', 'todo-review.json']);
+    const requests = projectRequests(project, project);
+    expect(requests).toEqual(['requests/b-skip.json', 'requests/todo-review.json']);
+
+    const endpoints = { stepFunctions: 'http://127.0.0.1:1', lambda: 'http://127.0.0.1:2', dynamodb: 'http://127.0.0.1:3', sqs: 'http://127.0.0.1:4' };
+    const lines = banner('http://127.0.0.1:7700', endpoints, 't', requests).split('\n');
+    expect(lines).toContain('  npx tessera run requests/b-skip.json');
+    expect(lines.at(-1)).toBe('Requests: requests/ (2 files)');
+    expect(lines.some((line) => line.includes('examples/scout.json'))).toBe(false);
+    expect(banner('http://127.0.0.1:7700', endpoints, 't', []).split('\n')).toContain('  npx tessera run path/to/request.json');
   });
 
   it("prints the local cloud's error entries without --verbose, and everything with it", () => {

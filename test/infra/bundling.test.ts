@@ -37,3 +37,19 @@ test('the shared esbuild settings produce an ESM bundle (Powertools, SDK v3, zod
   await expect(probe.handler({ guests: 41 })).resolves.toEqual({ tubs: 5, pence: 2500 });
   await expect(probe.handler({ guests: 0 })).rejects.toThrow();
 });
+
+test('a real handler bundles with no X-Ray SDK, and the function keeps Lambda active tracing', { timeout: 120_000 }, async () => {
+  const app = new App({ outdir, context: { ...cdkJsonContext(), 'aws:cdk:enable-asset-metadata': true } });
+  const stack = new Stack(app, 'Traced');
+  // The deadline function creates the SFN and SQS clients of lib/runtime/aws.ts, which the Tracer once wrapped.
+  new TesseraFunction(stack, 'Deadline', { entry: 'functions/deadline.ts', serviceName: 'tessera', description: 'deadline' });
+  const template = Template.fromStack(stack);
+  const [fn] = Object.values(template.findResources('AWS::Lambda::Function'));
+  const code = readFileSync(join(outdir, String(fn?.Metadata?.['aws:asset:path']), 'index.mjs'), 'utf8');
+  // The bundle holds the SDK clients it uses…
+  expect(code).toContain('SFNClient');
+  // …and none of the X-Ray SDK (end of support 2027-02-25) or Powertools Tracer.
+  expect(code).not.toMatch(/aws-xray-sdk|captureAWSv3Client|AWSXRay/);
+  // Traces come from Lambda itself: active tracing on the function.
+  template.hasResourceProperties('AWS::Lambda::Function', { TracingConfig: { Mode: 'Active' } });
+});
