@@ -147,7 +147,19 @@ export const COMMAND_HELP = {
   },
   mcp: {
     summary: 'serve the MCP tools (plan_run, start_run, get_run, wait_for_run…) on stdio, for agents',
-    usage: 'tessera mcp [--api URL] [--token JWT] [--workers PATH]',
+    usage: 'tessera mcp [--api URL] [--token-file PATH] [--workers PATH]',
+    details: helpDetails({
+      notes: [
+        'Standard output carries the protocol alone; diagnostics go to standard error. It ends when standard input closes.',
+        'plan_run checks requests against the worker module at the construct defaults, as tessera plan does (docs/agents.md).',
+      ],
+      options: [...API_OPTIONS, WORKERS],
+      exit: [
+        ['0', 'the client closed standard input'],
+        ['1', 'a usage error, or no API given and no local cloud running'],
+      ],
+      environment: API_ENVIRONMENT,
+    }),
   },
   serve: {
     summary: 'start the local cloud (DynamoDB Local, SQS, Step Functions, Lambda, HTTP API) until Ctrl-C',

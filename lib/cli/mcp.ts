@@ -7,7 +7,7 @@ import { createTesseraMcpServer } from '../mcp/server';
 import { kindCapacity } from '../runtime/capacity';
 import { UsageError } from './errors';
 import { COMMAND_HELP } from './help';
-import { readLocalState } from './local-state';
+import { API_OPTIONS, resolveApiTarget } from './api-target';
 import type { CliIo, Command } from './router';
 import { cliRegistry } from './workers';
 
@@ -19,7 +19,7 @@ const parse = (args: readonly string[]) => {
   try {
     return parseArgs({
       args: [...args],
-      options: { api: { type: 'string' }, token: { type: 'string' }, workers: { type: 'string' } },
+      options: { ...API_OPTIONS, workers: { type: 'string' } },
       allowPositionals: false,
       strict: true,
     }).values;
@@ -36,37 +36,29 @@ export interface McpCommandOptions {
 
 /**
  * `tessera mcp`: an MCP server on stdin and stdout, for agent desktops and IDEs. Its tools talk to
- * the running local cloud's API with its token (.tessera/local.json), or to `--api URL` with
- * `--token JWT` (or TESSERA_TOKEN). `plan_run` checks requests against the worker module's kinds
+ * the API that `resolveApiTarget` finds: `--api URL` or TESSERA_API_URL with a token from
+ * `--token-file`, TESSERA_TOKEN or `--token`, else the running local cloud with its token. `plan_run` checks requests against the worker module's kinds
  * at the construct's default horizon and capacity, as `tessera plan` does; `start_run` is refused
  * by the API itself with the same problems if the deployment differs. Stdout carries the protocol
  * alone: everything else goes to stderr. It ends when stdin closes.
  *
  * @example
- * await createMcpCommand().run(['--api', 'https://api.example.com', '--token', jwt], processIo());
+ * await createMcpCommand().run(['--api', 'https://api.example.com', '--token-file', 'token.txt'], processIo());
  */
 export const createMcpCommand = (options: McpCommandOptions = {}): Command => ({
   ...COMMAND_HELP.mcp,
   run: async (args, io: CliIo) => {
     const values = parse(args);
-    let target: { apiUrl: string; token: string };
-    if (values.api !== undefined) {
-      const token = values.token ?? process.env.TESSERA_TOKEN;
-      if (!token) throw usageError('--api needs a token: pass --token JWT or set TESSERA_TOKEN');
-      target = { apiUrl: values.api, token };
-    } else {
-      const running = await readLocalState();
-      if (running === undefined) {
-        io.err('tessera mcp: no local cloud is running (start one with npm start), and no --api was given.');
-        return 1;
-      }
-      target = { apiUrl: running.apiUrl, token: values.token ?? running.token };
+    const target = await resolveApiTarget('mcp', USAGE, values, io);
+    if (target === undefined) {
+      io.err('tessera mcp: no local cloud is running (start one with npm start), and no --api or TESSERA_API_URL was given.');
+      return 1;
     }
     const loaded = (await cliRegistry(values.workers)).catalog();
     const catalog = options.models ? withModels(loaded, options.models) : loaded;
     const capacity = Object.fromEntries(catalog.kinds().map((kind) => [kind, kindCapacity()]));
     const plan = planRequest({ catalog, maxDeadlineSeconds: DEFAULT_MAX_DEADLINE_SECONDS, capacity });
-    const server = createTesseraMcpServer({ client: createTesseraClient(target), plan });
+    const server = createTesseraMcpServer({ client: createTesseraClient({ apiUrl: target.apiUrl, token: target.token }), plan });
     const closed = new Promise<void>((resolve) => {
       server.server.onclose = resolve;
     });

@@ -1,5 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Progress } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
@@ -42,7 +42,9 @@ const overStdio = (): Promise<Client> =>
   connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [join(REPOSITORY, 'bin', 'tessera.mjs'), 'mcp', '--api', target().apiUrl, '--token', target().tokens.acme],
+      // The token as an agent desktop's configuration passes it: in the environment, not on the command line.
+      args: [join(REPOSITORY, 'bin', 'tessera.mjs'), 'mcp', '--api', target().apiUrl],
+      env: { ...getDefaultEnvironment(), TESSERA_TOKEN: target().tokens.acme },
       cwd: REPOSITORY,
       stderr: 'pipe',
     }),
