@@ -21,7 +21,9 @@ export const TASK_TOOLS = ['start_run', 'wait_for_run'] as const;
 
 /** What a run's status and answer say about its task. */
 export interface RunTaskState {
+  /** The MCP task status. */
   readonly status: Task['status'];
+  /** What the status means for the caller, and what to call next. */
   readonly statusMessage: string;
 }
 
