@@ -6,6 +6,7 @@ import {
   ListToolsRequestSchema,
   McpError,
   type CallToolResult,
+  type CreateTaskResult,
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -14,6 +15,7 @@ import { MAX_WAIT_SECONDS, type RunResource } from '../contract';
 import { TesseraApiError, type TesseraClient } from '../client';
 import type { ValidationResult } from '../domain';
 import { withFix, type ReportedProblem } from './fixes';
+import { runTaskStore, TASK_POLL_INTERVAL_MS, TASK_TOOLS } from './tasks';
 import { compactRun, compactRunRow, compactSubtask, type CompactRun } from './summary';
 import { inputJsonSchema, TESSERA_TOOLS, WAIT_SECONDS, type TesseraToolName, type ToolArguments } from './tools';
 
@@ -37,6 +39,8 @@ export interface TesseraMcpOptions {
 }
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/** What a wait needs of a request: its progress token, how to notify, and whether it was cancelled. */
+type WaitExtra = Pick<Extra, '_meta' | 'sendNotification' | 'signal'>;
 
 /** The server's name and version, as `initialize` answers them. */
 export const TESSERA_MCP_SERVER = { name: 'tessera', version: '0.1.0' } as const;
@@ -69,6 +73,25 @@ const apiRefusal = (error: unknown, runId?: string): CallToolResult => {
   return refused(body?.code ?? `http_${error.status}`, body?.message ?? error.message, error.issues);
 };
 
+/** Arguments that break a tool's schema, with the path of each problem. */
+const argumentsRefusal = (name: string, error: z.ZodError): CallToolResult => {
+  const problems = error.issues.map((issue) => ({ code: 'invalid_request', path: issue.path.map(String).join('.'), message: issue.message }));
+  return refused('invalid_arguments', `the arguments of ${name} have ${problems.length} problem(s)`, problems);
+};
+
+/** A refusal as a JSON-RPC error, for a request that must answer with something else (a task): same words, same problems. */
+const refusalError = (result: CallToolResult): McpError => {
+  const refusal = result.structuredContent as { message?: unknown } | undefined;
+  return new McpError(ErrorCode.InvalidParams, typeof refusal?.message === 'string' ? refusal.message : 'refused', refusal);
+};
+
+/** A task request's arguments, parsed, or the error their refusal is. */
+const argumentsOf = <Input extends z.ZodObject>(tool: { readonly name: string; readonly input: Input }, raw: unknown): z.output<Input> => {
+  const parsed = tool.input.safeParse(raw);
+  if (!parsed.success) throw refusalError(argumentsRefusal(tool.name, parsed.error));
+  return parsed.data;
+};
+
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const progressLine = (run: RunResource): string => {
@@ -90,8 +113,6 @@ const progressLine = (run: RunResource): string => {
 export const createTesseraMcpServer = (options: TesseraMcpOptions): McpServer => {
   const { client } = options;
   const maxWait = Math.min(options.maxWaitSeconds ?? WAIT_SECONDS.max, WAIT_SECONDS.max);
-  const server = new McpServer(TESSERA_MCP_SERVER, { capabilities: { tools: {}, logging: {} }, instructions: INSTRUCTIONS });
-
   const readSummary = async (runId: string): Promise<CompactRun> => {
     // Without an ETag to match, the API always answers with the run.
     const read = await client.getRun(runId, { subtasks: 'none' });
@@ -99,7 +120,7 @@ export const createTesseraMcpServer = (options: TesseraMcpOptions): McpServer =>
     return compactRun(read.run);
   };
 
-  const waitFor = async (args: ToolArguments<'wait_for_run'>, extra: Extra): Promise<CallToolResult> => {
+  const waitFor = async (args: ToolArguments<'wait_for_run'>, extra: WaitExtra): Promise<CallToolResult> => {
     const bound = Math.min(args.timeoutSeconds, maxWait);
     const started = Date.now();
     const token = extra._meta?.progressToken;
@@ -129,6 +150,22 @@ export const createTesseraMcpServer = (options: TesseraMcpOptions): McpServer =>
       if (current.status !== 'running') await pause(options.answerPollMs ?? 250);
     }
   };
+
+  // tasks/result of a run: wait_for_run's result, as long as one call may wait (without progress:
+  // a task's result is read after tasks/get says it has ended, or a cancelled run's answer is due).
+  const taskResult = async (runId: string): Promise<CallToolResult> => {
+    try {
+      return await waitFor({ runId, timeoutSeconds: maxWait }, { sendNotification: async () => {}, signal: new AbortController().signal });
+    } catch (error) {
+      return apiRefusal(error, runId);
+    }
+  };
+  const server = new McpServer(TESSERA_MCP_SERVER, {
+    capabilities: { tools: {}, logging: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+    instructions: INSTRUCTIONS,
+    taskStore: runTaskStore(client, taskResult),
+    defaultTaskPollInterval: TASK_POLL_INTERVAL_MS,
+  });
 
   const handlers: { readonly [Name in TesseraToolName]: (args: ToolArguments<Name>, extra: Extra) => Promise<CallToolResult> } = {
     plan_run: async (args) => {
@@ -188,6 +225,39 @@ export const createTesseraMcpServer = (options: TesseraMcpOptions): McpServer =>
     },
   };
 
+  /**
+   * A task-augmented call of start_run or wait_for_run: the run it starts or names becomes the
+   * task (its id is the run id). A refusal is a JSON-RPC error carrying the same problems as the
+   * plain call's result, since a task request answers with a task or an error.
+   */
+  const createTask = async (name: TesseraToolName, raw: unknown, extra: Extra): Promise<CreateTaskResult> => {
+    if (extra.taskStore === undefined) throw new McpError(ErrorCode.InternalError, 'no task store');
+    const runId = async (): Promise<string> => {
+      switch (name) {
+        case 'start_run': {
+          const args = argumentsOf(TESSERA_TOOLS.start_run, raw);
+          try {
+            return (await client.createRun(args.request, { idempotencyKey: args.idempotencyKey })).runId;
+          } catch (error) {
+            throw refusalError(apiRefusal(error));
+          }
+        }
+        case 'wait_for_run':
+          return argumentsOf(TESSERA_TOOLS.wait_for_run, raw).runId;
+        case 'plan_run':
+        case 'get_run':
+        case 'cancel_run':
+        case 'list_runs':
+          throw new McpError(ErrorCode.MethodNotFound, `${name} does not run as a task: call it without \`task\``);
+        default: {
+          const unknown: never = name;
+          throw new McpError(ErrorCode.MethodNotFound, `no tool ${String(unknown)}`);
+        }
+      }
+    };
+    return { task: await extra.taskStore.createTask({ pollInterval: TASK_POLL_INTERVAL_MS, context: { runId: await runId() } }) };
+  };
+
   // The tools are listed and parsed here rather than through `registerTool`, so that their JSON
   // Schema is exactly `toolDefinitions()`'s, and plan_run can answer a malformed request with its
   // problems instead of a protocol error.
@@ -198,6 +268,8 @@ export const createTesseraMcpServer = (options: TesseraMcpOptions): McpServer =>
       description: tool.description,
       inputSchema: inputJsonSchema(tool) as { type: 'object' },
       annotations: { readOnlyHint: tool.readOnly, openWorldHint: false, ...(tool.readOnly ? {} : { destructiveHint: tool.name === 'cancel_run' }) },
+      // A client that asks for a task gets the run as one; any other call is answered as before.
+      ...((TASK_TOOLS as readonly string[]).includes(tool.name) ? { execution: { taskSupport: 'optional' as const } } : {}),
     })),
   }));
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -205,15 +277,13 @@ export const createTesseraMcpServer = (options: TesseraMcpOptions): McpServer =>
     if (!Object.hasOwn(TESSERA_TOOLS, name)) throw new McpError(ErrorCode.InvalidParams, `no tool ${name}`);
     const tool = TESSERA_TOOLS[name as TesseraToolName];
     const raw = request.params.arguments ?? {};
+    if (request.params.task !== undefined) return createTask(tool.name, raw, extra);
     if (tool.name === 'plan_run') {
       // Any request is welcome here: its problems are the answer.
       return handlers.plan_run({ request: (raw as { request?: unknown }).request } as ToolArguments<'plan_run'>, extra);
     }
     const parsed = tool.input.safeParse(raw);
-    if (!parsed.success) {
-      const problems = parsed.error.issues.map((issue) => ({ code: 'invalid_request', path: issue.path.map(String).join('.'), message: issue.message }));
-      return refused('invalid_arguments', `the arguments of ${name} have ${problems.length} problem(s)`, problems);
-    }
+    if (!parsed.success) return argumentsRefusal(name, parsed.error);
     return (handlers[tool.name] as (args: unknown, extra: Extra) => Promise<CallToolResult>)(parsed.data, extra);
   });
 

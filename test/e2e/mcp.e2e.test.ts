@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Progress } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -143,6 +143,32 @@ describe('agents call tessera over MCP', () => {
     const client = await overStdio();
     expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['plan_run', 'start_run', 'get_run', 'wait_for_run', 'cancel_run', 'list_runs']);
     await supervise(client);
+  }, 180_000);
+
+  it('over stdio, as an MCP task: start_run returns the run as a task, tasks/get follows it, tasks/result reads £1,137.47', async () => {
+    const client = await overStdio();
+    const request = example('tax-2025');
+    const seen: string[] = [];
+    let taskId: string | undefined;
+    let result: Record<string, unknown> | undefined;
+    const stream = client.experimental.tasks.callToolStream(
+      { name: 'start_run', arguments: { request, idempotencyKey: `task-${randomUUID()}` } },
+      CallToolResultSchema,
+      { task: {}, timeout: 120_000 },
+    );
+    for await (const message of stream) {
+      if (message.type === 'taskCreated') taskId = message.task.taskId;
+      if (message.type === 'taskStatus') seen.push(message.task.status);
+      if (message.type === 'result') result = message.result.structuredContent;
+      if (message.type === 'error') throw message.error;
+    }
+    // The task is the run: its id is the run id, and the run resource says the same.
+    expect(result).toMatchObject({ ended: true, runId: taskId, status: 'succeeded', coverage: { complete: true } });
+    expect((result?.answer as { text: string }).text).toContain('£1,137.47');
+    expect(seen.at(-1)).toBe('completed');
+    // Before that, only working: the run is never reported ended before its answer is written.
+    expect(seen.slice(0, -1).every((status) => status === 'working')).toBe(true);
+    expect((await call(client, 'get_run', { runId: taskId })).value).toMatchObject({ runId: taskId, status: 'succeeded' });
   }, 180_000);
 
   it("over Streamable HTTP (/mcp): the same supervisor, and another tenant's run id is not found", async () => {
