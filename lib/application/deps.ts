@@ -72,6 +72,8 @@ export interface ReconcileDeps {
   /** The clock that fixes a follow-up round's absolute deadlines when Reconcile appends it. */
   readonly now: () => number;
   readonly registry: WorkerRegistry;
+  /** The models a requested synthesis may use (the workers' adapters); the offline model alone without it. */
+  readonly models?: ModelProvider | undefined;
   readonly sources: Record<string, SourceLabel>;
   /** How the deployment runs rounds (inline, or in batches of child executions); every round inline without it. */
   readonly paths?: RoundPaths | undefined;
