@@ -121,7 +121,7 @@ const runSynthesizer = async (deps: SynthesisDeps, closing: SynthesisClosing, sy
   };
   const node = async (at: SynthesisNode): Promise<NodeResult> => {
     const input = { runId: closing.runId, findings: at.findings, conflicts: at.conflicts, missingQuestions: context.missingQuestions };
-    const first = synthesisRequest(synthesizer, context, at.findings, at.conflicts);
+    const first = synthesisRequest(synthesizer, context, at.findings, at.conflicts, { level: at.level, group: at.group, final: at.final });
     const reply = await call(first);
     const parsed = outputOf(reply);
     const audit = parsed.ok ? auditSynthesis(input, parsed.output) : invalidOutputAudit(at.findings.length, parsed.message);

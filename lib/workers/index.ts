@@ -78,6 +78,7 @@ export {
   synthesisPromptOf,
   synthesisRequest,
   type SynthesisContext,
+  type SynthesisPart,
   type Synthesizer,
   type SynthesizerDefinition,
 } from './synthesizer';

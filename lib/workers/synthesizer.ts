@@ -17,6 +17,10 @@ export const SYNTHESIS_TASK = 'synthesize';
 /** The tool the synthesizer must call with its output. */
 export const SYNTHESIS_TOOL = 'record_synthesis';
 
+const PARTIAL_NOTE =
+  'This is a partial synthesis of one group of the findings: write as few claims as the findings allow, and no gap claims; ' +
+  'the final answer is written from the partial syntheses.';
+
 const DEFAULT_SYSTEM =
   'You write the answer to a research goal from the findings you are given, as claims. Every claim cites the ids of the findings it rests on. ' +
   'Cite only ids you were given. Cite or set aside (with a reason) every finding. Address every question that has findings. ' +
@@ -92,13 +96,29 @@ export interface SynthesisContext {
  * @example
  * synthesisPromptJson(context, findings, conflicts).findings[0].id // 'A#1'
  */
-export const synthesisPromptJson = (context: SynthesisContext, findings: readonly Finding[], conflicts: readonly Conflict[]) => ({
+export const synthesisPromptJson = (context: SynthesisContext, findings: readonly Finding[], conflicts: readonly Conflict[], part: SynthesisPart = WHOLE) => ({
+  // A partial synthesis of a tree is read by the level above it, not by people: it says nothing of what is missing.
+  part,
   goal: context.goal,
   questions: context.questions,
   coverage: { missingQuestions: context.missingQuestions, unsettledGaps: context.unsettledGaps, degraded: context.degraded },
   conflicts,
   findings: findings.map(promptFinding),
 });
+
+/**
+ * Where one synthesis sits in a tree: its level and group, and whether its claims are the answer.
+ *
+ * @example
+ * const part: SynthesisPart = { level: 1, group: 2, final: false }; // the second partial synthesis
+ */
+export interface SynthesisPart {
+  readonly level: number;
+  readonly group: number;
+  readonly final: boolean;
+}
+
+const WHOLE: SynthesisPart = { level: 1, group: 1, final: true };
 
 const outputTool = toolSpec(SYNTHESIS_TOOL, 'Record the answer as claims citing finding ids, and the findings set aside.', SynthesisOutput);
 
@@ -113,10 +133,11 @@ export const synthesisRequest = (
   context: SynthesisContext,
   findings: readonly Finding[],
   conflicts: readonly Conflict[],
+  part: SynthesisPart = WHOLE,
 ): ConverseRequest & { messages: ModelMessage[] } => ({
   task: SYNTHESIS_TASK,
-  system: synthesizer.system,
-  messages: [userText(JSON.stringify(synthesisPromptJson(context, findings, conflicts)))],
+  system: part.final ? synthesizer.system : `${synthesizer.system}\n${PARTIAL_NOTE}`,
+  messages: [userText(JSON.stringify(synthesisPromptJson(context, findings, conflicts, part)))],
   tools: [outputTool],
   toolChoice: { tool: SYNTHESIS_TOOL },
   ...(synthesizer.maxTokens === undefined ? {} : { maxTokens: synthesizer.maxTokens }),
@@ -150,6 +171,7 @@ export const outputOf = (reply: ConverseResult): { ok: true; output: SynthesisOu
 };
 
 const PromptShape = z.object({
+  part: z.object({ final: z.boolean() }).default({ final: true }),
   questions: z.array(z.object({ id: z.string(), text: z.string().optional() })).default([]),
   coverage: z.object({ missingQuestions: z.array(z.string()).default([]) }).default({ missingQuestions: [] }),
   conflicts: z.array(z.object({ key: z.string(), sides: z.array(z.object({ findings: z.array(z.object({ findingId: z.string() })) })) })).default([]),
@@ -196,6 +218,7 @@ export const faithfulOutput = (prompt: ReturnType<typeof synthesisPromptOf>): Sy
   });
   const orphans = prompt.findings.filter((f) => f.questionIds.length === 0).map((f) => f.id);
   const gaps = [...missing]
+    .filter(() => prompt.part.final)
     .filter((q) => !prompt.findings.some((f) => f.questionIds.includes(q)))
     .map((q) => ({ text: `${q} is missing: no finding answers it.`, cites: [], kind: 'gap' as const, questionIds: [q] }));
   return {

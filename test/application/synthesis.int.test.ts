@@ -30,7 +30,7 @@ const suite = ledgerTestTable('app-synthesis');
 const Note = z.object({ text: z.string(), evidence: z.array(z.string()), price: z.number().optional() });
 const Notes = z.object({ notes: z.array(Note) });
 
-const notesKind = (synthesizer: OfflineScript | undefined) =>
+const notesKind = (synthesizer: OfflineScript | undefined, maxFindings?: number) =>
   defineWorker({
     kind: 'notes',
     dimension: 'ids',
@@ -46,7 +46,7 @@ const notesKind = (synthesizer: OfflineScript | undefined) =>
       const note = Note.parse(item.content);
       return note.price === undefined ? [] : [{ key: 'vantage.pro.price', value: note.price }];
     },
-    ...(synthesizer === undefined ? {} : { synthesizer: defineSynthesizer({ offlineScript: synthesizer }) }),
+    ...(synthesizer === undefined ? {} : { synthesizer: defineSynthesizer({ offlineScript: synthesizer, inputBudget: { maxFindings } }) }),
     run: async () => ({ notes: [] }),
   });
 
@@ -111,8 +111,8 @@ const workedRun = async (ledger: Ledger, body: RunRequestInput, spend = 0) => {
   return { tenantId, runId };
 };
 
-const depsWith = (script: OfflineScript | undefined, ledger: Ledger = suite.ledger): ReconcileDeps => {
-  const registry = createRegistry([notesKind(script)]);
+const depsWith = (script: OfflineScript | undefined, ledger: Ledger = suite.ledger, maxFindings?: number): ReconcileDeps => {
+  const registry = createRegistry([notesKind(script, maxFindings)]);
   return {
     ledger,
     now: suite.clock.now,
@@ -125,9 +125,9 @@ const depsWith = (script: OfflineScript | undefined, ledger: Ledger = suite.ledg
 };
 
 /** Closes the run and returns its resource. */
-const close = async (script: OfflineScript | undefined, body: RunRequestInput = request(), spend = 0) => {
+const close = async (script: OfflineScript | undefined, body: RunRequestInput = request(), spend = 0, maxFindings?: number) => {
   const run = await workedRun(suite.ledger, body, spend);
-  expect(await reconcileRun(depsWith(script))({ mode: 'reconcile', ...run, round: 1 })).toMatchObject({ next: 'finish', status: 'succeeded' });
+  expect(await reconcileRun(depsWith(script, suite.ledger, maxFindings))({ mode: 'reconcile', ...run, round: 1 })).toMatchObject({ next: 'finish', status: 'succeeded' });
   const resource = toRunResource((await suite.ledger.getRun(run.tenantId, run.runId))!);
   return { ...run, resource, answer: resource.answer!, synthesis: AnswerSynthesis.parse(resource.answer!.synthesis) };
 };
@@ -258,6 +258,29 @@ describe('a model synthesis on the closing path', () => {
     expect(answer.synthesis).toBeUndefined();
     expect(answer.coverage.synthesisAuditedClean).toBeUndefined();
     expect(answer.coverage.conflicts).toHaveLength(1);
+  });
+});
+
+describe('a tree synthesis', () => {
+  it('5 findings over an input of 4: two partials (A#1 A#2 B#1 D#1, and E#1), then the final; audited clean through both levels', async () => {
+    const prompts: { part: unknown; ids: string[] }[] = [];
+    const recording: OfflineScript = (req, turn) => {
+      const prompt = synthesisPromptOf(req);
+      prompts.push({ part: JSON.parse((req.messages[0]!.content[0] as { text: string }).text).part, ids: prompt.findings.map((f) => f.id) });
+      return scripted(same)(req, turn);
+    };
+    const body = request({ synthesis: { budget: { modelCalls: 6, estimatedCostPerCall: 3 } } });
+    const { synthesis, resource } = await close(recording, body, 0, 4);
+    expect(prompts).toEqual([
+      { part: { level: 1, group: 1, final: false }, ids: ['A#1', 'A#2', 'B#1', 'D#1'] },
+      { part: { level: 1, group: 2, final: false }, ids: ['E#1'] },
+      { part: { level: 2, group: 1, final: true }, ids: ['S1.1#1', 'S1.1#2', 'S1.1#3', 'S1.2#1'] },
+    ]);
+    expect(synthesis).toMatchObject({ by: 'model', levels: 2, attempts: 3, audit: { clean: true, findings: 5, cited: 5, problems: [] } });
+    // The final's conflict claim cites the partials of both sides, expanded back to the run's own ids.
+    expect(synthesis.claims[0]).toMatchObject({ cites: ['A#1', 'A#2', 'E#1'] });
+    expect(synthesis.claims.at(-1)).toMatchObject({ kind: 'gap', questionIds: ['q3'] });
+    expect(resource.usage).toEqual({ modelCalls: 3, estimatedCost: 9 });
   });
 });
 
