@@ -81,29 +81,63 @@ export type Conflict = z.infer<typeof Conflict>;
 const claimIndex = z.int().min(0).describe("The claim's index in claims.");
 
 const message = z.string().describe('The problem in words, naming the ids.');
+const written = z.string().describe('The id as the synthesizer wrote it.');
+const code = <C extends string>(value: C, what: string) => z.literal(value).describe(what);
 
 /** One problem the audit found. Every problem names the ids it concerns. */
 export const AuditProblem = z
   .discriminatedUnion('code', [
-    z.object({ code: z.literal('invalid_output'), message }).describe('The output failed its schema.'),
-    z.object({ code: z.literal('unknown_citation'), claim: claimIndex, findingId: z.string(), message }).describe('A claim cites an id no ok finding of this run has.'),
+    z.object({ code: code('invalid_output', 'The output failed its schema.'), message }).describe('The output failed its schema.'),
     z
-      .object({ code: z.literal('foreign_citation'), claim: claimIndex, findingId: z.string(), runId: z.string(), message })
+      .object({ code: code('unknown_citation', 'A claim cites an id no ok finding of this run has.'), claim: claimIndex, findingId: written, message })
+      .describe('A claim cites an id no ok finding of this run has.'),
+    z
+      .object({
+        code: code('foreign_citation', "A claim cites another run's finding."),
+        claim: claimIndex,
+        findingId: written,
+        runId: z.string().describe('The run the id names.'),
+        message,
+      })
       .describe("A claim cites another run's finding (<runId>/<findingId>)."),
-    z.object({ code: z.literal('unknown_set_aside'), findingId: z.string(), message }).describe('setAside names an id no ok finding of this run has.'),
-    z.object({ code: z.literal('dropped_finding'), findingId: FindingId, message }).describe('A finding neither cited nor set aside.'),
-    z.object({ code: z.literal('uncited_claim'), claim: claimIndex, message }).describe('A finding claim that cites nothing it rests on.'),
     z
-      .object({ code: z.literal('unaddressed_question'), questionId: QuestionId, findingIds: z.array(FindingId), message })
+      .object({ code: code('unknown_set_aside', 'setAside names an id no ok finding of this run has.'), findingId: written, message })
+      .describe('setAside names an id no ok finding of this run has.'),
+    z
+      .object({ code: code('dropped_finding', 'A finding neither cited nor set aside.'), findingId: FindingId, message })
+      .describe('A finding neither cited nor set aside.'),
+    z.object({ code: code('uncited_claim', 'A finding claim that cites nothing.'), claim: claimIndex, message }).describe('A finding claim that cites nothing it rests on.'),
+    z
+      .object({
+        code: code('unaddressed_question', 'A question with findings that no claim cites.'),
+        questionId: QuestionId,
+        findingIds: z.array(FindingId).describe("The question's findings."),
+        message,
+      })
       .describe('A question with findings that no claim cites.'),
     z
-      .object({ code: z.literal('answers_missing_question'), claim: claimIndex, questionIds: z.array(QuestionId), message })
+      .object({
+        code: code('answers_missing_question', 'A finding claim answers a missing question.'),
+        claim: claimIndex,
+        questionIds: z.array(QuestionId).describe('The missing questions it answers.'),
+        message,
+      })
       .describe('A finding claim that answers a question the coverage lists as missing, resting on nothing of it.'),
     z
-      .object({ code: z.literal('gap_not_missing'), claim: claimIndex, questionIds: z.array(z.string()), message })
+      .object({
+        code: code('gap_not_missing', 'A gap claim names a question that is not missing.'),
+        claim: claimIndex,
+        questionIds: z.array(z.string()).describe('The questions it names that are not missing.'),
+        message,
+      })
       .describe('A gap claim names a question that is not missing.'),
     z
-      .object({ code: z.literal('unaddressed_conflict'), key: z.string(), findingIds: z.array(FindingId), message })
+      .object({
+        code: code('unaddressed_conflict', 'A conflict no single claim addresses by citing every side.'),
+        key: z.string().describe("The conflict's key."),
+        findingIds: z.array(FindingId).describe('The findings of every side.'),
+        message,
+      })
       .describe('A conflict no single claim addresses by citing every side.'),
   ])
   .describe('One problem the audit found, naming the ids it concerns.');
