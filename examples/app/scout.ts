@@ -148,6 +148,8 @@ const scoutKind = (spec: ScoutSpec): DefinedWorker =>
     },
     merge: collectByQuestion,
     summarize: describeFindings,
+    // Each record's statement is one finding synthesis cites (A#1, A#2, …), resting on that record.
+    items: ({ findings }) => findings.map((finding) => ({ statement: finding.statement, evidence: finding.evidence, content: finding })),
     offlineScripts: { 'plan-search': planSearchOffline },
     run: async (ctx) => {
       const findings: z.input<typeof Finding>[] = [];
