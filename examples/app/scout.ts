@@ -77,6 +77,9 @@ const describeFindings = ({ findings }: ReturnType<typeof collectByQuestion>): s
   return `Findings on ${questions.length} question${questions.length === 1 ? '' : 's'} (${questions.join(', ')}) from ${reached.size} source${reached.size === 1 ? '' : 's'}.`;
 };
 
+/** Each record's statement is one finding synthesis cites (A#1, A#2, …), resting on that record. Shared by every scout kind. */
+const scoutItems = ({ findings }: ScoutFindings) => findings.map((finding) => ({ statement: finding.statement, evidence: finding.evidence, content: finding }));
+
 /**
  * The simulated CRM search: it scans every note on the account, so it takes `noteCount ×
  * msPerNote`, and it stops at once when the signal fires.
@@ -148,8 +151,7 @@ const scoutKind = (spec: ScoutSpec): DefinedWorker =>
     },
     merge: collectByQuestion,
     summarize: describeFindings,
-    // Each record's statement is one finding synthesis cites (A#1, A#2, …), resting on that record.
-    items: ({ findings }) => findings.map((finding) => ({ statement: finding.statement, evidence: finding.evidence, content: finding })),
+    items: scoutItems,
     offlineScripts: { 'plan-search': planSearchOffline },
     run: async (ctx) => {
       const findings: z.input<typeof Finding>[] = [];
