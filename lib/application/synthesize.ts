@@ -21,15 +21,7 @@ import {
   type SynthesisNode,
 } from '../domain';
 import type { Ledger } from '../ledger';
-import {
-  outputOf,
-  repairRequest,
-  synthesisRequest,
-  type ModelProvider,
-  type SynthesisContext,
-  type Synthesizer,
-  type WorkerRegistry,
-} from '../workers';
+import { outputOf, repairRequest, synthesisRequest, type ModelProvider, type SynthesisContext, type Synthesizer, type WorkerRegistry } from '../workers';
 
 /** What the closing path's synthesis is built from. */
 export interface SynthesisDeps {
@@ -92,7 +84,13 @@ class Stop extends Error {
 const errorName = (error: unknown): string => (error instanceof Error ? error.name : typeof error);
 
 /** One synthesizer: every node of its tree is a call, audited, and repaired once. */
-const runSynthesizer = async (deps: SynthesisDeps, closing: SynthesisClosing, synthesizer: Synthesizer, findings: readonly Finding[], conflicts: readonly Conflict[]) => {
+const runSynthesizer = async (
+  deps: SynthesisDeps,
+  closing: SynthesisClosing,
+  synthesizer: Synthesizer,
+  findings: readonly Finding[],
+  conflicts: readonly Conflict[],
+) => {
   const request = closing.request!;
   const context = contextOf(closing);
   const model = deps.models.select({ model: request.model ?? synthesizer.model, offlineScripts: synthesizer.offlineScripts });

@@ -78,7 +78,9 @@ const synthesisLines = (run: RunResource): string[] => {
   });
   const { audit } = synthesis;
   const counts = `${audit.findings} findings, ${audit.cited} cited, ${audit.setAside} set aside`;
-  const verdict = audit.clean ? [`Audit     clean (${counts})`] : [`Audit     ${audit.problems.length} problem(s) (${counts})`, ...audit.problems.map((p) => `          ${p.code}: ${p.message}`)];
+  const verdict = audit.clean
+    ? [`Audit     clean (${counts})`]
+    : [`Audit     ${audit.problems.length} problem(s) (${counts})`, ...audit.problems.map((p) => `          ${p.code}: ${p.message}`)];
   const fellBack = synthesis.fallback ? [`Fallback  the merge answers (${synthesis.fallback.reason}): ${synthesis.fallback.message}`] : [];
   return [...claims, ...verdict, ...fellBack];
 };

@@ -38,7 +38,10 @@ export type SynthesisClaim = z.infer<typeof SynthesisClaim>;
 
 /** A finding the synthesizer chose not to use, and why. */
 export const SetAside = z
-  .object({ findingId: z.string().max(200).describe('The finding set aside, as written.'), reason: z.string().min(1).max(500).describe('Why it was left out.') })
+  .object({
+    findingId: z.string().max(200).describe('The finding set aside, as written.'),
+    reason: z.string().min(1).max(500).describe('Why it was left out.'),
+  })
   .describe('A finding the synthesizer chose not to use, with its reason.');
 export type SetAside = z.infer<typeof SetAside>;
 
@@ -106,7 +109,9 @@ export const AuditProblem = z
     z
       .object({ code: code('dropped_finding', 'A finding neither cited nor set aside.'), findingId: FindingId, message })
       .describe('A finding neither cited nor set aside.'),
-    z.object({ code: code('uncited_claim', 'A finding claim that cites nothing.'), claim: claimIndex, message }).describe('A finding claim that cites nothing it rests on.'),
+    z
+      .object({ code: code('uncited_claim', 'A finding claim that cites nothing.'), claim: claimIndex, message })
+      .describe('A finding claim that cites nothing it rests on.'),
     z
       .object({
         code: code('unaddressed_question', 'A question with findings that no claim cites.'),

@@ -80,8 +80,7 @@ export type NodeResult = { readonly ok: true; readonly output: SynthesisOutput }
 
 /** What a tree produced: the final output in the run's own finding ids, and its depth. */
 export type TreeResult =
-  | { readonly ok: true; readonly output: SynthesisOutput; readonly levels: number }
-  | { readonly ok: false; readonly reason: string; readonly levels: number };
+  { readonly ok: true; readonly output: SynthesisOutput; readonly levels: number } | { readonly ok: false; readonly reason: string; readonly levels: number };
 
 /** A partial claim's citations and questions, in the run's own finding ids. */
 interface Expansion {

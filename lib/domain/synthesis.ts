@@ -140,7 +140,12 @@ const claimCitations = (output: SynthesisOutput, resolve: (raw: string) => Resol
           });
           break;
         case 'unknown':
-          problems.push({ code: 'unknown_citation', claim: index, findingId: raw, message: `claim ${index} cites ${raw}, which no ok finding of this run has` });
+          problems.push({
+            code: 'unknown_citation',
+            claim: index,
+            findingId: raw,
+            message: `claim ${index} cites ${raw}, which no ok finding of this run has`,
+          });
           break;
         default: {
           const never: never = resolved;
@@ -216,11 +221,20 @@ export const auditSynthesis = (input: AuditInput, output: SynthesisOutput): Synt
   for (const entry of output.setAside) {
     const resolved = resolve(entry.findingId);
     if (resolved.kind === 'finding') setAsideIds.add(resolved.finding.id);
-    else problems.push({ code: 'unknown_set_aside', findingId: entry.findingId, message: `setAside names ${entry.findingId}, which no ok finding of this run has` });
+    else
+      problems.push({
+        code: 'unknown_set_aside',
+        findingId: entry.findingId,
+        message: `setAside names ${entry.findingId}, which no ok finding of this run has`,
+      });
   }
   for (const finding of input.findings) {
     if (!citedIds.has(finding.id) && !setAsideIds.has(finding.id)) {
-      problems.push({ code: 'dropped_finding', findingId: finding.id, message: `finding ${finding.id} (subtask ${finding.subtaskId}) is neither cited nor set aside` });
+      problems.push({
+        code: 'dropped_finding',
+        findingId: finding.id,
+        message: `finding ${finding.id} (subtask ${finding.subtaskId}) is neither cited nor set aside`,
+      });
     }
   }
   problems.push(...questionProblems(output, cited, missing));
@@ -230,7 +244,12 @@ export const auditSynthesis = (input: AuditInput, output: SynthesisOutput): Synt
     if (own.every((f) => setAsideIds.has(f.id) && !citedIds.has(f.id))) continue;
     if (!own.some((f) => citedIds.has(f.id))) {
       const ids = own.map((f) => f.id);
-      problems.push({ code: 'unaddressed_question', questionId: question, findingIds: ids, message: `question ${question} has findings (${list(ids)}) that no claim cites` });
+      problems.push({
+        code: 'unaddressed_question',
+        questionId: question,
+        findingIds: ids,
+        message: `question ${question} has findings (${list(ids)}) that no claim cites`,
+      });
     }
   }
   for (const conflict of input.conflicts) {

@@ -141,7 +141,14 @@ export class TesseraRunElement extends Base {
       this.dataset.verdict = picture.verdict;
       const lists = renderLists(doc, picture);
       const synthesis = renderSynthesis(doc, this.#run.answer?.synthesis);
-      frame.append(renderHeader(doc, picture), renderPicture(doc, picture), ...(lists ? [lists] : []), ...(synthesis ? [synthesis] : []), renderLegend(doc), tip);
+      frame.append(
+        renderHeader(doc, picture),
+        renderPicture(doc, picture),
+        ...(lists ? [lists] : []),
+        ...(synthesis ? [synthesis] : []),
+        renderLegend(doc),
+        tip,
+      );
     } else {
       delete this.dataset.status;
       delete this.dataset.verdict;

@@ -203,7 +203,7 @@ export const faithfulOutput = (prompt: ReturnType<typeof synthesisPromptOf>): Sy
   const words = (ids: readonly string[]) =>
     prompt.findings
       .filter((f) => ids.includes(f.id))
-      .map((f) => f.statement ?? f.id)
+      .map((f) => (f.statement ?? f.id).replace(/[.\s]+$/, ''))
       .join('; ');
   const conflictClaims = prompt.conflicts.map((conflict) => {
     const cites = conflict.sides.flatMap((side) => side.findings.map((f) => f.findingId));

@@ -127,7 +127,10 @@ const depsWith = (script: OfflineScript | undefined, ledger: Ledger = suite.ledg
 /** Closes the run and returns its resource. */
 const close = async (script: OfflineScript | undefined, body: RunRequestInput = request(), spend = 0, maxFindings?: number) => {
   const run = await workedRun(suite.ledger, body, spend);
-  expect(await reconcileRun(depsWith(script, suite.ledger, maxFindings))({ mode: 'reconcile', ...run, round: 1 })).toMatchObject({ next: 'finish', status: 'succeeded' });
+  expect(await reconcileRun(depsWith(script, suite.ledger, maxFindings))({ mode: 'reconcile', ...run, round: 1 })).toMatchObject({
+    next: 'finish',
+    status: 'succeeded',
+  });
   const resource = toRunResource((await suite.ledger.getRun(run.tenantId, run.runId))!);
   return { ...run, resource, answer: resource.answer!, synthesis: AnswerSynthesis.parse(resource.answer!.synthesis) };
 };
@@ -149,10 +152,7 @@ const ignoringConflicts = (o: SynthesisOutput) => ({
 });
 const answeringQ3 = (o: SynthesisOutput) => ({
   ...o,
-  claims: [
-    ...o.claims.filter((c) => c.kind !== 'gap'),
-    { text: 'Acme and Globex mention Vantage.', cites: [], kind: 'finding' as const, questionIds: ['q3'] },
-  ],
+  claims: [...o.claims.filter((c) => c.kind !== 'gap'), { text: 'Acme and Globex mention Vantage.', cites: [], kind: 'finding' as const, questionIds: ['q3'] }],
 });
 const problemsOf = (synthesis: AnswerSynthesis) => synthesis.audit.problems.map(({ message: _m, ...rest }) => rest);
 
@@ -195,9 +195,20 @@ describe('a model synthesis on the closing path', () => {
   });
 
   it.each([
-    ['drops a finding', withoutCiting('B#1'), [{ code: 'dropped_finding', findingId: 'B#1' }, { code: 'unaddressed_question', questionId: 'q2', findingIds: ['B#1'] }]],
+    [
+      'drops a finding',
+      withoutCiting('B#1'),
+      [
+        { code: 'dropped_finding', findingId: 'B#1' },
+        { code: 'unaddressed_question', questionId: 'q2', findingIds: ['B#1'] },
+      ],
+    ],
     ['invents a citation', citingToo('A#9'), [{ code: 'unknown_citation', claim: 0, findingId: 'A#9' }]],
-    ['cites another run’s finding', citingToo('run-elsewhere/B#1'), [{ code: 'foreign_citation', claim: 0, findingId: 'run-elsewhere/B#1', runId: 'run-elsewhere' }]],
+    [
+      'cites another run’s finding',
+      citingToo('run-elsewhere/B#1'),
+      [{ code: 'foreign_citation', claim: 0, findingId: 'run-elsewhere/B#1', runId: 'run-elsewhere' }],
+    ],
     ['ignores a conflict', ignoringConflicts, [{ code: 'unaddressed_conflict', key: 'vantage.pro.price', findingIds: ['A#1', 'E#1'] }]],
     [
       'answers a missing question from nothing',
@@ -207,16 +218,21 @@ describe('a model synthesis on the closing path', () => {
         { code: 'answers_missing_question', claim: 5, questionIds: ['q3'] },
       ],
     ],
-  ])('%s: caught with the ids named, repaired once without success, and the answer falls back to the merge with the audit kept', async (_name, edit, problems) => {
-    const { answer, synthesis, resource } = await close(scripted(edit));
-    expect(problemsOf(synthesis)).toEqual(problems);
-    expect(synthesis).toMatchObject({ by: 'merge', attempts: 2, fallback: { reason: 'audit_failed' } });
-    expect(answer.coverage.synthesisAuditedClean).toBe(false);
-    expect(answer.result).toEqual({ notes: ['Pro is $49 a seat.', 'Annual billing only.', 'SSO moved to Enterprise.', 'Reviewers like the API.', 'Pro is now $59.'] });
-    expect(answer.text).toContain(`5 notes. Synthesis fell back to the merge: the audit found ${problems.length} problem(s) after the repair.`);
-    // The first call and the repair, 3 each.
-    expect(resource.usage).toEqual({ modelCalls: 2, estimatedCost: 6 });
-  });
+  ])(
+    '%s: caught with the ids named, repaired once without success, and the answer falls back to the merge with the audit kept',
+    async (_name, edit, problems) => {
+      const { answer, synthesis, resource } = await close(scripted(edit));
+      expect(problemsOf(synthesis)).toEqual(problems);
+      expect(synthesis).toMatchObject({ by: 'merge', attempts: 2, fallback: { reason: 'audit_failed' } });
+      expect(answer.coverage.synthesisAuditedClean).toBe(false);
+      expect(answer.result).toEqual({
+        notes: ['Pro is $49 a seat.', 'Annual billing only.', 'SSO moved to Enterprise.', 'Reviewers like the API.', 'Pro is now $59.'],
+      });
+      expect(answer.text).toContain(`5 notes. Synthesis fell back to the merge: the audit found ${problems.length} problem(s) after the repair.`);
+      // The first call and the repair, 3 each.
+      expect(resource.usage).toEqual({ modelCalls: 2, estimatedCost: 6 });
+    },
+  );
 
   it('repair then clean: the first output drops B#1, the repair (fed the problems) cites it, and the synthesis stands', async () => {
     const { synthesis, answer } = await close(scripted(withoutCiting('B#1'), same));

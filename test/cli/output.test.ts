@@ -91,7 +91,13 @@ describe('formatRun with a synthesis', () => {
       goal: 'g',
       error: undefined,
       subtasks: [],
-      answer: { ...hostileRun.answer!, text: 'Pro is $59. Coverage: all.', result: {}, coverage: { ...hostileRun.answer!.coverage, statement: 'Coverage: all.' }, synthesis },
+      answer: {
+        ...hostileRun.answer!,
+        text: 'Pro is $59. Coverage: all.',
+        result: {},
+        coverage: { ...hostileRun.answer!.coverage, statement: 'Coverage: all.' },
+        synthesis,
+      },
     });
   const base = {
     findings: [{ id: 'A#1', subtaskId: 'A', questionIds: ['q1'], statement: 'Pro is $59.', evidence: ['p-1'] }],

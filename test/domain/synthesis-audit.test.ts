@@ -94,11 +94,7 @@ describe('auditSynthesis', () => {
 
   it('an ignored conflict names every finding of both sides', () => {
     const output = {
-      claims: [
-        { text: 'The Pro plan is $49.', cites: ['A#1', 'A#2'] },
-        { text: 'The news says $59.', cites: ['E#1'] },
-        ...faithful.claims.slice(2),
-      ],
+      claims: [{ text: 'The Pro plan is $49.', cites: ['A#1', 'A#2'] }, { text: 'The news says $59.', cites: ['E#1'] }, ...faithful.claims.slice(2)],
     };
     expect(codes(audit(output).problems)).toEqual([{ code: 'unaddressed_conflict', key: 'pro.price', findingIds: ['A#1', 'E#1'] }]);
   });
@@ -127,7 +123,9 @@ describe('auditSynthesis', () => {
   });
 
   it('setAside of an id no finding has is named', () => {
-    expect(codes(audit({ ...faithful, setAside: [{ findingId: 'Q#1', reason: 'noise' }] }).problems)).toEqual([{ code: 'unknown_set_aside', findingId: 'Q#1' }]);
+    expect(codes(audit({ ...faithful, setAside: [{ findingId: 'Q#1', reason: 'noise' }] }).problems)).toEqual([
+      { code: 'unknown_set_aside', findingId: 'Q#1' },
+    ]);
   });
 });
 

@@ -77,12 +77,7 @@ describe('synthesizeTree', () => {
     const findings = [left, ...ten.slice(1, 8), right, ten[9]!];
     const nodes: SynthesisNode[] = [];
     await synthesizeTree(findings, findConflicts(findings), { maxFindings: 4 }, async (node) => (nodes.push(node), oneClaim(node)));
-    expect(nodes.map((n) => n.conflicts.map((c) => c.sides.map((s) => s.findings.map((f) => f.findingId))))).toEqual([
-      [],
-      [],
-      [],
-      [[['S1.1#1'], ['S1.3#1']]],
-    ]);
+    expect(nodes.map((n) => n.conflicts.map((c) => c.sides.map((s) => s.findings.map((f) => f.findingId))))).toEqual([[], [], [], [[['S1.1#1'], ['S1.3#1']]]]);
   });
 
   it('a node without output stops the tree with its reason', async () => {

@@ -18,7 +18,10 @@ describe('Scout with synthesis, through the local cloud', () => {
     expect(run.answer?.coverage).toMatchObject({ synthesisAuditedClean: true, complete: false, missingQuestions: ['q3'] });
     expect(run.answer?.text.endsWith(run.answer.coverage.statement)).toBe(true);
     // Synthesis's one call at 3 is in the run's usage, beside what the subtasks spent.
-    const subtasks = run.subtasks.reduce((sum, s) => ({ calls: sum.calls + s.usage.modelCalls, cost: sum.cost + s.usage.estimatedCost }), { calls: 0, cost: 0 });
+    const subtasks = run.subtasks.reduce((sum, s) => ({ calls: sum.calls + s.usage.modelCalls, cost: sum.cost + s.usage.estimatedCost }), {
+      calls: 0,
+      cost: 0,
+    });
     expect(run.usage).toEqual({ modelCalls: subtasks.calls + 1, estimatedCost: subtasks.cost + 3 });
     expect(run.budget).toEqual(request.budget);
   });
