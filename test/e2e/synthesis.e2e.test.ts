@@ -26,3 +26,26 @@ describe('Scout with synthesis, through the local cloud', () => {
     expect(run.budget).toEqual(request.budget);
   });
 });
+
+describe('a conflict, through the local cloud', () => {
+  it('the pricing page and a press report name different enterprise floors: the coverage lists it, and one claim cites both', async () => {
+    const run = await runToEnd(example('scout-conflict'));
+
+    expect(run.status).toBe('succeeded');
+    // A#1 is the pricing page's floor ($48,000 to $60,000: the last figure, 60,000), P#1 the press report's $55,000.
+    expect(run.answer?.coverage.conflicts).toEqual([
+      {
+        key: 'vantage.enterprise.floor',
+        sides: [
+          { value: 60000, findings: [{ findingId: 'A#1', subtaskId: 'A', evidence: ['pricing-2025-05-02-a'] }] },
+          { value: 55000, findings: [{ findingId: 'P#1', subtaskId: 'P', evidence: ['press-2025-05-20'] }] },
+        ],
+      },
+    ]);
+    const synthesis = run.answer?.synthesis;
+    expect(synthesis?.audit).toMatchObject({ clean: true, problems: [] });
+    expect(synthesis?.claims[0]?.cites).toEqual(['A#1', 'P#1']);
+    expect(synthesis?.claims[0]?.text).toContain('The sources disagree on vantage.enterprise.floor');
+    expect(run.answer?.coverage.synthesisAuditedClean).toBe(true);
+  });
+});
