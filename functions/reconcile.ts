@@ -4,7 +4,7 @@ import { ledgerFor } from '../lib/runtime/aws';
 import { parseConfig, parseInput } from '../lib/runtime/config';
 import { FUNCTION_CONFIG } from '../lib/runtime/environment';
 import { createLogger, createMetrics, onColdStart } from '../lib/runtime/lambda';
-import type { WorkerRegistry } from '../lib/workers';
+import { createModelProvider, parseModelConfig, type WorkerRegistry } from '../lib/workers';
 
 /** What the function needs, from its environment and the deployment's worker registry. */
 export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, registry: WorkerRegistry): ReconcileDeps => {
@@ -13,6 +13,8 @@ export const depsFromEnv = (env: Readonly<Record<string, string | undefined>>, r
     ledger: ledgerFor(config.TABLE_NAME),
     now: Date.now,
     registry,
+    // A requested synthesis calls the model through the workers' adapters, under the same settings.
+    models: createModelProvider({ config: parseModelConfig(env) }),
     sources: registry.sources(),
     logger: createLogger('reconcile', env),
     metrics: createMetrics(env),

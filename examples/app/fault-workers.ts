@@ -5,8 +5,9 @@
  * starts. A production stack deploys `workers.ts`, which has none of them and no queue for them.
  */
 import { createRegistry } from '../../lib/workers';
+import { scoutSynthesizer } from './synthesis';
 import { chaosKind } from './chaos';
 import { helpdesk, helpdeskMirrored, ticketExport } from './helpdesk';
 import { createReferenceKinds } from './kinds';
 
-export const registry = createRegistry([...createReferenceKinds(), chaosKind, helpdesk, helpdeskMirrored, ticketExport]);
+export const registry = createRegistry([...createReferenceKinds(), chaosKind, helpdesk, helpdeskMirrored, ticketExport], { synthesizer: scoutSynthesizer });

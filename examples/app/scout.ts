@@ -4,6 +4,7 @@ import { TimePoint } from '../../lib/contract';
 import {
   type DefinedWorker,
   defineWorker,
+  type FindingItem,
   keyedSource,
   type LoadOptions,
   type OfflineScript,
@@ -77,6 +78,21 @@ const describeFindings = ({ findings }: ReturnType<typeof collectByQuestion>): s
   return `Findings on ${questions.length} question${questions.length === 1 ? '' : 's'} (${questions.join(', ')}) from ${reached.size} source${reached.size === 1 ? '' : 's'}.`;
 };
 
+/** Each record's statement is one finding synthesis cites (A#1, A#2, …), resting on that record. Shared by every scout kind. */
+const scoutItems = ({ findings }: ScoutFindings) => findings.map((finding) => ({ statement: finding.statement, evidence: finding.evidence, content: finding }));
+
+/**
+ * What a scout finding claims: the enterprise floor a statement names (its last dollar figure), so
+ * two sources that name different floors are a conflict the synthesis must address. A real kind
+ * would read the figure from structured data; the example's sources are sentences.
+ */
+const scoutClaims = (item: FindingItem) => {
+  const statement = item.statement ?? '';
+  if (!/enterprise floor/i.test(statement)) return [];
+  const figures = [...statement.matchAll(/\$([\d,]+)/g)].map((m) => Number(m[1]!.replaceAll(',', '')));
+  return figures.length === 0 ? [] : [{ key: 'vantage.enterprise.floor', value: figures.at(-1)! }];
+};
+
 /**
  * The simulated CRM search: it scans every note on the account, so it takes `noteCount ×
  * msPerNote`, and it stops at once when the signal fires.
@@ -148,6 +164,8 @@ const scoutKind = (spec: ScoutSpec): DefinedWorker =>
     },
     merge: collectByQuestion,
     summarize: describeFindings,
+    items: scoutItems,
+    claims: scoutClaims,
     offlineScripts: { 'plan-search': planSearchOffline },
     run: async (ctx) => {
       const findings: z.input<typeof Finding>[] = [];

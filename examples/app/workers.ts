@@ -5,5 +5,6 @@
  */
 import { createRegistry } from '../../lib/workers';
 import { createReferenceKinds } from './kinds';
+import { scoutSynthesizer } from './synthesis';
 
-export const registry = createRegistry(createReferenceKinds());
+export const registry = createRegistry(createReferenceKinds(), { synthesizer: scoutSynthesizer });

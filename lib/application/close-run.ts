@@ -1,7 +1,17 @@
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import type { Answer, Coverage, RunStatus } from '../contract';
-import { buildCoverage, currentRound, decideStatus, planNextRound, reconcile, synthesisInputs, withRecheckInputs, type Reconciliation } from '../domain';
+import {
+  buildCoverage,
+  currentRound,
+  decideStatus,
+  findConflicts,
+  planNextRound,
+  reconcile,
+  synthesisInputs,
+  withRecheckInputs,
+  type Reconciliation,
+} from '../domain';
 
 type StatusDecision = ReturnType<typeof decideStatus>;
 import { METRIC_DIMENSIONS, METRICS } from '../observability/metrics';
@@ -14,8 +24,9 @@ import {
 } from '../orchestration/execution-events';
 import { jsonVariable, parseInput } from '../runtime/config';
 import { publishMetrics, startInvocation } from '../runtime/lambda';
-import type { WorkerRegistry } from '../workers';
+import { createModelProvider, parseModelConfig } from '../workers';
 import type { ReconcileDeps } from './deps';
+import { runFindings, synthesizedAnswer, withConflicts, type SynthesisClosing } from './synthesize';
 import { appendUnlessCancelled } from './rounds';
 
 const run = { runId: z.string().min(1), tenantId: z.string().min(1) };
@@ -96,11 +107,22 @@ const failureReason = (task: CloseTask): string => {
  * The answer: synthesis reads only `ok` outcomes (and re-checks that found data); a failed run
  * keeps its coverage but gives no result, because its policy says the parts cannot be trusted whole.
  */
-const composeAnswer = (registry: WorkerRegistry, status: RunStatus, task: CloseTask, coverage: Coverage, reconciliation: Reconciliation): Answer => {
+const composeAnswer = async (deps: ReconcileDeps, status: RunStatus, task: CloseTask, closing: SynthesisClosing): Promise<Answer> => {
+  const { reconciliation } = closing;
+  const coverage = withConflicts(closing.coverage, findConflicts(runFindings(deps.registry, reconciliation)));
   if (status === 'failed') return { text: `The run failed: ${failureReason(task)}. ${coverage.statement}`, result: {}, coverage };
-  const merged = registry.merge(synthesisInputs(reconciliation).map((i) => ({ worker: i.subtask.worker, findings: i.outcome.findings })));
+  const merged = deps.registry.merge(synthesisInputs(reconciliation).map((i) => ({ worker: i.subtask.worker, findings: i.outcome.findings })));
+  // A model synthesis only when the request asks for one, and only for a run that succeeded.
+  if (closing.request !== undefined && status === 'succeeded') {
+    const models = deps.models ?? OFFLINE_MODELS;
+    const synthesized = await synthesizedAnswer({ ledger: deps.ledger, registry: deps.registry, models }, { ...closing, coverage }, merged.text);
+    return { text: synthesized.text, result: merged.result, coverage: synthesized.coverage, synthesis: synthesized.synthesis };
+  }
   return { text: [merged.text, coverage.statement].filter(Boolean).join(' '), result: merged.result, coverage };
 };
+
+/** The models of a reconcile built without any: the offline model alone. */
+const OFFLINE_MODELS = createModelProvider({ config: parseModelConfig({}) });
 
 /** Run-level metrics: they join what was dispatched with what came back, which no component metric can. */
 const emitMetrics = (metrics: Metrics, status: string, coverage: Coverage, states: readonly string[], task: CloseTask) => {
@@ -166,7 +188,9 @@ export const reconcileRun =
     const decision = decideStatus(manifest, coverage, reconciliation);
     const status = finalStatus(runStatus, task, decision);
     const error = closingError(task, status, decision);
-    await deps.ledger.finishRun({ ...ref, status, answer: composeAnswer(deps.registry, status, task, coverage, reconciliation), ...(error ? { error } : {}) });
+    const closing = { ...ref, round, goal: read.goal, manifest, request: read.synthesis, coverage, reconciliation };
+    const answer = await composeAnswer(deps, status, task, closing);
+    await deps.ledger.finishRun({ ...ref, status, answer, ...(error ? { error } : {}) });
     deps.logger.info('run finished', { status, complete: coverage.complete, round });
     emitMetrics(
       deps.metrics,

@@ -70,6 +70,8 @@ export interface ReconcileDeps {
   /** The clock that fixes a follow-up round's absolute deadlines when Reconcile appends it. */
   readonly now: () => number;
   readonly registry: WorkerRegistry;
+  /** The models a requested synthesis may use (the workers' adapters); the offline model alone without it. */
+  readonly models?: ModelProvider | undefined;
   readonly sources: Record<string, SourceLabel>;
   readonly logger: Logger;
   readonly metrics: Metrics;

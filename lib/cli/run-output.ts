@@ -66,6 +66,26 @@ const incompleteLines = (run: RunResource, questions: readonly RequestQuestion[]
 };
 
 /**
+ * `Claims` and `Audit` lines of an answer with a synthesis: each claim with the finding ids it
+ * cites (`[A#1 E#1]`), then the audit, clean or its problems, and why it fell back to the merge.
+ */
+const synthesisLines = (run: RunResource): string[] => {
+  const synthesis = run.answer?.synthesis;
+  if (!synthesis) return [];
+  const claims = synthesis.claims.map((claim, i) => {
+    const cites = claim.kind === 'gap' ? `gap: ${(claim.questionIds ?? []).join(' ')}` : claim.cites.join(' ') || 'no citation';
+    return `${i === 0 ? 'Claims'.padEnd(10) : ' '.repeat(10)}${i + 1}. ${claim.text} [${cites}]`;
+  });
+  const { audit } = synthesis;
+  const counts = `${audit.findings} findings, ${audit.cited} cited, ${audit.setAside} set aside`;
+  const verdict = audit.clean
+    ? [`Audit     clean (${counts})`]
+    : [`Audit     ${audit.problems.length} problem(s) (${counts})`, ...audit.problems.map((p) => `          ${p.code}: ${p.message}`)];
+  const fellBack = synthesis.fallback ? [`Fallback  the merge answers (${synthesis.fallback.reason}): ${synthesis.fallback.message}`] : [];
+  return [...claims, ...verdict, ...fellBack];
+};
+
+/**
  * The finished run for people: status (`succeeded, incomplete` when the answer is not complete,
  * then the missing questions and the unsettled gaps), answer, coverage statement and every subtask.
  * `questions` are the request's, to name each missing question by its text.
@@ -81,6 +101,7 @@ export const formatRun = (run: RunResource, questions: readonly RequestQuestion[
   if (run.error) lines.push(`Error     ${run.error.code}: ${run.error.message}`);
   if (answer) lines.push(`Answer    ${answer}`);
   if (run.answer && Object.keys(run.answer.result).length > 0) lines.push(`Result    ${JSON.stringify(run.answer.result)}`);
+  lines.push(...synthesisLines(run));
   if (statement) lines.push(`Coverage  ${statement}`);
   lines.push(`Usage     ${run.usage.modelCalls} model calls, estimated cost ${run.usage.estimatedCost} of ${run.budget.costLimit}`);
   // Table cells are escaped by table(); every other line carries stored text, escaped here.

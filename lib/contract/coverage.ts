@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { FileScope, ItemId, TimePoint, Universe } from './scope';
 import { Policy, QuestionId, SubtaskId, WorkerKind } from './run-request';
 import { DispatchedSubtask, Outcome } from './outcome';
+import { AnswerSynthesis, Conflict } from './synthesis';
 
 /**
  * A region of the universe in the universe's own dimension: `from`/`toExclusive` for time,
@@ -164,6 +165,16 @@ export const Coverage = z
     gaps: z.array(CoverageGap).describe('Every region of the universe without ok data.'),
     /** Every problem reconcile found, including the ones summarised above. */
     problems: z.array(Problem).default([]).describe('Every problem reconcile found, including the ones summarised above.'),
+    /** Ok findings that claim different values for the same key; absent when there are none (docs/workers.md, "Synthesis"). */
+    conflicts: z.array(Conflict).optional().describe('Ok findings that claim different values for the same key; absent when none.'),
+    /**
+     * Present when the request asked for a model synthesizer: true exactly when the answer is its
+     * synthesis and the audit found no problem. It says nothing about coverage (`complete` does).
+     */
+    synthesisAuditedClean: z
+      .boolean()
+      .optional()
+      .describe('Present when synthesis was requested: true exactly when the answer is the model synthesis and its audit is clean.'),
     /** One line rendered from the fields above, for people. */
     statement: z.string().describe('One line rendered from the fields above, for people.'),
   })
@@ -176,6 +187,8 @@ export const Answer = z
     /** Merged findings of the `ok` outcomes, shaped by the worker kinds (`totalDeductible`). */
     result: z.record(z.string(), z.unknown()).describe('Merged findings of the ok outcomes, shaped by the worker kinds (totalDeductible).'),
     coverage: Coverage,
+    /** Present when the request asked for synthesis: the claims, their citations and the audit. */
+    synthesis: AnswerSynthesis.optional(),
   })
   .describe('The answer of an ended run, failed runs included: its text, merged result and coverage.');
 export type Answer = z.infer<typeof Answer>;

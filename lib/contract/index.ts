@@ -7,6 +7,7 @@ export * from './text';
 export * from './scope';
 export * from './run-request';
 export * from './outcome';
+export * from './synthesis';
 export * from './coverage';
 export * from './run-resource';
 export * from './run-list';

@@ -250,6 +250,17 @@ export const Question = z
   .object({ id: QuestionId, text: PlainText.min(1).max(500).optional().describe('The question in words, for people.') })
   .describe('A question the goal needs answered.');
 
+/** What a run request asks of synthesis: a model synthesizer, within its own allowance. */
+export const SynthesisRequest = z
+  .object({
+    /** The synthesizer's allowance: each call (the first and the repair) is reserved from the run's budget first. */
+    budget: SubtaskBudget.describe("The synthesizer's allowance, reserved call by call from the run's budget (the first call, a repair, a tree's partials)."),
+    /** The model, when the request names one: `offline`, or a Bedrock model id the deployment allows. */
+    model: PlainText.min(1).max(128).optional().describe("The synthesizer's model, when not the deployment's choice (offline, or an allowed Bedrock id)."),
+  })
+  .describe('Ask for a model synthesizer: claims citing findings, audited by tessera; the deterministic merge is the fallback. Absent: the merge.');
+export type SynthesisRequest = z.infer<typeof SynthesisRequest>;
+
 /** `POST /runs` body and `tessera run FILE` input. */
 export const RunRequest = z
   .object({
@@ -260,6 +271,8 @@ export const RunRequest = z
     questions: z.array(Question).max(200).optional().describe('The questions the goal needs answered; each must be given to some subtask.'),
     policy: Policy.default({ retry: { timed_out: 1, invalid: 1, empty: 0 }, onRequiredGap: 'fail', onOptionalGap: 'degrade', maxRounds: 2 }),
     budget: RunBudget,
+    /** Ask for a model synthesizer (docs/workers.md, "Synthesis"); absent, the answer is the kinds' deterministic merge. */
+    synthesis: SynthesisRequest.optional(),
   })
   .superRefine((request, ctx) => {
     if ((request.subtasks === undefined) === (request.split === undefined)) {

@@ -26,3 +26,5 @@ export * from './coverage';
 export * from './policy';
 export * from './statement';
 export * from './words';
+export * from './synthesis';
+export * from './synthesis-tree';

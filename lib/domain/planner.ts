@@ -338,6 +338,10 @@ export const planRun = (request: RunRequest, catalog: WorkerCatalog, options: Pl
   const problems: RequestProblem[] = [
     ...(request.split ? delegationProblems(request.split, 'split', request, catalog, options) : []),
     ...(request.subtasks ?? []).flatMap((s, i) => delegationProblems(s, `subtasks.${i}`, request, catalog, options)),
+    // Synthesis spends from the run's budget too, so its own allowance must fit it.
+    ...(request.synthesis
+      ? [...budgetProblems(request.synthesis.budget, 'synthesis', request.budget), ...modelProblems(request.synthesis.model, 'synthesis', catalog)]
+      : []),
     ...idProblems(request.subtasks ?? []),
     ...fromSplit.problems,
     ...(drafts.length > 0 ? tilingProblems(universe, drafts) : []),

@@ -452,10 +452,12 @@ export class TesseraFanOut extends Construct {
         // It reads every subtask of the run (up to 10,000 in up to 20 write shards) and proves the tiling.
         timeout: Duration.minutes(5),
         memorySize: 1024,
+        // A requested synthesis calls the deployment's model (docs/workers.md, "Synthesis").
+        environment: { ...modelEnv },
       }),
     };
-    // Only the worker calls a model; the api reads the model variables to plan, never to invoke.
-    if (model.provider === 'bedrock') this.grantModel(model.modelId, [functions.worker]);
+    // The worker and a requested synthesis (reconcile) call a model; the api reads the model variables to plan, never to invoke.
+    if (model.provider === 'bedrock') this.grantModel(model.modelId, [functions.worker, functions.reconcile]);
     return functions;
   }
 

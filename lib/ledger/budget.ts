@@ -20,6 +20,7 @@ import {
   RunNotFound,
   WriteConflict,
   type LedgerError,
+  type LedgerErrorContext,
 } from './errors';
 import { cancellationReasons, conditionFailed, type CancellationReason } from './failures';
 import { copyClaimRefusal, copyReservationItems, hedgedRefusal, hedgedSubtaskOf } from './hedges';
@@ -52,11 +53,16 @@ export interface Reservation {
   readonly day: string;
 }
 
-interface Charge {
-  readonly claim: Claim;
+/** One call's charge to a run: its budget and its block of the tenant's day (a subtask's call, or synthesis's). */
+export interface RunCharge {
+  readonly context: LedgerErrorContext & { readonly tenantId: string; readonly runId: string };
   readonly cost: number;
   readonly now: number;
   readonly day: string;
+}
+
+interface Charge extends RunCharge {
+  readonly claim: Claim;
 }
 
 const subtaskUpdate = ({ claim, cost, now }: Charge): LedgerTransactItem => ({
@@ -70,9 +76,9 @@ const subtaskUpdate = ({ claim, cost, now }: Charge): LedgerTransactItem => ({
 });
 
 /** Charges the run budget and the run's block of the tenant's day allowance. */
-const runUpdate = ({ claim, cost, now, day }: Charge): LedgerTransactItem => ({
+export const runUpdate = ({ context, cost, now, day }: RunCharge): LedgerTransactItem => ({
   kind: 'update',
-  key: runKey(claim.tenantId, claim.runId),
+  key: runKey(context.tenantId, context.runId),
   update:
     'SET #callsLeft = #callsLeft - :one, #costLeft = #costLeft - :cost, #blockCallsLeft = #blockCallsLeft - :one, #blockCostLeft = #blockCostLeft - :cost, #updatedAt = :nowIso',
   condition:
@@ -80,8 +86,8 @@ const runUpdate = ({ claim, cost, now, day }: Charge): LedgerTransactItem => ({
   values: { ':one': 1, ':cost': cost, ':nowIso': iso(now), ':running': 'running', ':day': day, ':now': now },
 });
 
-const exhausted = (charge: Charge, limit: 'subtask' | 'run' | 'tenant', calls: number, cost: number, cause: unknown): BudgetExhausted | undefined => {
-  const context = claimContext(charge.claim);
+const exhausted = (charge: RunCharge, limit: 'subtask' | 'run' | 'tenant', calls: number, cost: number, cause: unknown): BudgetExhausted | undefined => {
+  const { context } = charge;
   if (calls < 1) return new BudgetExhausted({ ...context, limit, counter: 'calls', remaining: calls, requested: 1 }, { cause });
   if (cost < charge.cost) return new BudgetExhausted({ ...context, limit, counter: 'cost', remaining: cost, requested: charge.cost }, { cause });
   return undefined;
@@ -103,11 +109,13 @@ const subtaskRefusal = (charge: Charge, old: StoredSubtaskItem, cause: unknown):
 };
 
 /** The run refused: it ended, its budget cannot pay, or (`NEEDS_BLOCK`) its block of the day's allowance cannot. */
-const NEEDS_BLOCK = 'needs-block';
-type RunVerdict = LedgerError | typeof NEEDS_BLOCK | undefined;
+export const NEEDS_BLOCK = 'needs-block';
+/** Why the run refused a charge, or `undefined` when it did not. */
+export type RunVerdict = LedgerError | typeof NEEDS_BLOCK | undefined;
 
-const runRefusal = (charge: Charge, image: Record<string, unknown> | undefined, cause: unknown): RunVerdict => {
-  const context = claimContext(charge.claim);
+/** Explains the run item's refusal of a charge, from its image at the refusal. */
+export const runRefusal = (charge: RunCharge, image: Record<string, unknown> | undefined, cause: unknown): RunVerdict => {
+  const { context } = charge;
   if (image === undefined) return new RunNotFound(context, { cause });
   const run = parseItem(RunItem, image, context);
   if (run.status === 'cancelled') return new RunCancelled(context, { cause });
@@ -117,7 +125,7 @@ const runRefusal = (charge: Charge, image: Record<string, unknown> | undefined, 
   return blockPays(blockOf(run), charge.cost, charge.now, charge.day) ? undefined : NEEDS_BLOCK;
 };
 
-const tenantRefusal = (charge: Charge, allowance: DailyAllowance, cause: unknown): LedgerError | undefined =>
+export const tenantRefusal = (charge: RunCharge, allowance: DailyAllowance, cause: unknown): LedgerError | undefined =>
   exhausted(charge, 'tenant', allowance.modelCalls, allowance.costLimit, cause);
 
 /**
@@ -175,7 +183,7 @@ const hedgedAllowanceRefusal = (charge: Charge, image: Record<string, unknown> |
 export const reserveBudget = async (ctx: LedgerContext, raw: Claim): Promise<Reservation> => {
   const claim = await withShards(ctx, parseInput(Claim, raw, 'reserveBudget'));
   const now = ctx.now();
-  const charge: Charge = { claim, cost: claim.subtask.budget?.estimatedCostPerCall ?? 0, now, day: utcDay(now) };
+  const charge: Charge = { claim, context: claimContext(claim), cost: claim.subtask.budget?.estimatedCostPerCall ?? 0, now, day: utcDay(now) };
   const allowance = ctx.dailyAllowance;
   if (allowance !== undefined) {
     // No day could ever pay for this call; say so without writing anything.

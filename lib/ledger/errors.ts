@@ -159,8 +159,8 @@ export class LeaseLost extends LedgerError {
   }
 }
 
-/** Which of the three counters refused a reservation. */
-export const BUDGET_LIMITS = { subtask: 'subtask', run: 'run', tenant: 'tenant' } as const;
+/** Which counter refused a reservation: a subtask's, the run's, the tenant's day, or the request's synthesis allowance. */
+export const BUDGET_LIMITS = { subtask: 'subtask', run: 'run', tenant: 'tenant', synthesis: 'synthesis' } as const;
 export type BudgetLimit = (typeof BUDGET_LIMITS)[keyof typeof BUDGET_LIMITS];
 export type BudgetCounter = 'calls' | 'cost';
 

@@ -25,6 +25,8 @@ export const SORT_KEYS = {
   day: 'DAY',
   /** A run's leased block of a tenant-day allowance, beside the day item (`BLOCK#<runId>`). */
   blockPrefix: 'BLOCK#',
+  /** A closing's synthesis result (`SYN#r<round>`) and its reserved calls (`SYN#r<round>#CALL#<n>`). */
+  synthesisPrefix: 'SYN#',
 } as const;
 
 /** A primary key of the ledger table. */

@@ -18,6 +18,8 @@ import {
   type WaiterRegistration,
 } from './claims';
 import { cancelRun, finishRun, type ClosedRun } from './closing';
+import { readSynthesis, recordSynthesis, reserveSynthesisCall, type SynthesisCall, type SynthesisRef, type SynthesisReservation } from './synthesis';
+import type { AnswerSynthesis } from '../contract';
 import { LedgerConfigurationError } from './errors';
 import { DEFAULT_CONFLICT_RETRY, type ConflictRetry } from './failures';
 import type { AppendRoundInput, Claim, ClaimInput, CreateRunInput, DeliveryFailureInput, FinishRunInput, SubtaskRef, WaiterInput } from './inputs';
@@ -161,6 +163,22 @@ export interface Ledger {
    */
   finishRun(input: FinishRunInput): Promise<ClosedRun>;
   /**
+   * Reserves one synthesizer call of a closing from the run's budget; a call an earlier attempt
+   * reserved is not charged again (`charged: false`).
+   * @example await ledger.reserveSynthesisCall({ tenantId, runId, round: 2, call: 1, estimatedCostPerCall: 3, modelCalls: 2 });
+   */
+  reserveSynthesisCall(input: SynthesisCall): Promise<SynthesisReservation>;
+  /**
+   * The synthesis an earlier attempt of this closing stored, if any.
+   * @example const stored = await ledger.readSynthesis({ tenantId, runId, round: 2 });
+   */
+  readSynthesis(ref: SynthesisRef): Promise<AnswerSynthesis | undefined>;
+  /**
+   * Stores a closing's synthesis before `finishRun`; the first stored wins and is returned.
+   * @example const kept = await ledger.recordSynthesis({ tenantId, runId, round: 2 }, synthesis);
+   */
+  recordSynthesis(ref: SynthesisRef, synthesis: AnswerSynthesis): Promise<AnswerSynthesis>;
+  /**
    * One page of the tenant's runs, newest first, from the run list index (never a scan).
    * @example const { runs, last } = await ledger.listRuns({ tenantId, status: 'running', limit: 20 });
    */
@@ -231,6 +249,9 @@ export const createLedger = (options: LedgerOptions): Ledger => {
     getSubtask: (input) => getSubtask(ctx, input),
     cancelRun: (tenantId, runId) => cancelRun(ctx, tenantId, runId),
     finishRun: (input) => finishRun(ctx, input),
+    reserveSynthesisCall: (input) => reserveSynthesisCall(ctx, input),
+    readSynthesis: (ref) => readSynthesis(ctx, ref),
+    recordSynthesis: (ref, synthesis) => recordSynthesis(ctx, ref, synthesis),
     listRuns: (request) => listRuns(ctx, request),
     runVersion: ofRun('runVersion', runVersion),
     runCreatedAt: ofRun('runCreatedAt', runCreatedAt),

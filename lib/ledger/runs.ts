@@ -2,7 +2,7 @@
  * Runs: idempotent creation, the full read behind `GET /runs/{runId}`, and the manifest read
  * that reconcile trusts.
  */
-import { RunRequest, type Manifest, type Outcome, type RunRequestInput } from '../contract';
+import { RunRequest, type Manifest, type Outcome, type RunRequestInput, type SynthesisRequest } from '../contract';
 import { contentHash } from './canonical';
 import { splitCopies } from './hedges';
 import { IdempotencyConflict, ImmutableAssignment, ManifestIncomplete, RequestTooLarge, RunNotFound, type LedgerErrorContext } from './errors';
@@ -263,6 +263,10 @@ export interface ManifestRead {
    * (`hedgeWinner.by === 'pieces'`): reconcile judges such a subtask by them (docs/hedging.md).
    */
   readonly pieces: ReadonlyMap<string, readonly Outcome[]>;
+  /** The request's goal, for the answer's synthesis. */
+  readonly goal: string;
+  /** What the request asked of synthesis; absent: the deterministic merge. */
+  readonly synthesis: SynthesisRequest | undefined;
 }
 
 /** The winning pieces' outcomes of each subtask a `subdivide` race ended, in the winner's order. */
@@ -322,5 +326,7 @@ export const readManifest = async (ctx: LedgerContext, tenantId: string, runId: 
     uncommitted: record.uncommitted.map((item) => item.subtaskId),
     uncommittedDispatchedAt: record.uncommitted.find((item) => item.round === record.run.round + 1)?.dispatchedAt,
     pieces: winningPieces(record.subtasks, record.copies ?? []),
+    goal: record.meta.goal,
+    synthesis: request.synthesis,
   };
 };

@@ -3,6 +3,7 @@ import { pictureOf, type Picture } from './geometry';
 import { watchRun, type TokenSource, type Watch, type WatchError } from './live';
 import { renderDefs, renderHeader, renderLegend, renderLists, renderPicture } from './render';
 import { STYLES } from './styles';
+import { renderSynthesis } from './synthesis';
 
 /** The tag the component registers under by default. */
 export const TESSERA_RUN_TAG = 'tessera-run';
@@ -139,7 +140,15 @@ export class TesseraRunElement extends Base {
       this.dataset.status = picture.status;
       this.dataset.verdict = picture.verdict;
       const lists = renderLists(doc, picture);
-      frame.append(renderHeader(doc, picture), renderPicture(doc, picture), ...(lists ? [lists] : []), renderLegend(doc), tip);
+      const synthesis = renderSynthesis(doc, this.#run.answer?.synthesis);
+      frame.append(
+        renderHeader(doc, picture),
+        renderPicture(doc, picture),
+        ...(lists ? [lists] : []),
+        ...(synthesis ? [synthesis] : []),
+        renderLegend(doc),
+        tip,
+      );
     } else {
       delete this.dataset.status;
       delete this.dataset.verdict;

@@ -45,7 +45,8 @@ const el = <K extends keyof SVGElementTagNameMap>(
   return node;
 };
 
-const html = <K extends keyof HTMLElementTagNameMap>(
+/** An HTML element with its attributes and children (text is set as text, never parsed). */
+export const html = <K extends keyof HTMLElementTagNameMap>(
   doc: Document,
   tag: K,
   attributes: Attributes = {},

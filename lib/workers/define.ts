@@ -5,6 +5,8 @@ import { WorkerDefinitionError } from './errors';
 import type { WorkerModel } from './model';
 import type { OfflineScript } from './models/offline';
 import type { DataSource, ToolBinding } from './sources';
+import type { FindingClaim, FindingPart } from '../domain';
+import type { Synthesizer } from './synthesizer';
 
 /**
  * The data sources of a kind, keyed by the name of the tool each becomes.
@@ -102,6 +104,31 @@ export interface WorkerDefinition<D extends Dimension, I extends z.ZodType, O ex
   readonly baseline?: (input: z.output<I>) => z.input<O> | Promise<z.input<O>>;
   /** Scripted answers of the offline model for the `task`s this kind's model calls name. */
   readonly offlineScripts?: Readonly<Record<string, OfflineScript>>;
+  /**
+   * Splits one outcome's findings into the findings synthesis cites, each with its evidence ids
+   * (`A#1`, `A#2`, … in this order). Without it, an `ok` outcome is one finding with no evidence.
+   * Kinds that share an `output` schema must share it.
+   */
+  readonly items?: (findings: z.output<O>) => readonly FindingItem[];
+  /**
+   * What one finding (an item) claims, as key and value: two `ok` findings with the same key and
+   * different values are a conflict, listed in the coverage and checked by the synthesis audit.
+   */
+  readonly claims?: (item: FindingItem) => readonly FindingClaim[];
+  /** The model synthesizer of this output schema, when it has its own (else the registry's). */
+  readonly synthesizer?: Synthesizer;
+}
+
+/**
+ * One finding of an outcome, as a kind's `items` splits it.
+ *
+ * @example
+ * const item: FindingItem = { statement: 'Pro is $59 a seat', evidence: ['price-2025-05'], content: finding };
+ */
+export interface FindingItem {
+  readonly statement?: string;
+  readonly evidence?: readonly string[];
+  readonly content: unknown;
 }
 
 /**
@@ -146,8 +173,12 @@ export interface DefinedWorker {
   readonly output: z.ZodType;
   readonly merge: (findings: readonly unknown[]) => Record<string, unknown>;
   readonly summarize?: (result: Record<string, unknown>) => string;
-  /** The `merge` and `summarize` functions as declared, compared by identity across kinds. */
-  readonly declared: { readonly merge: unknown; readonly summarize: unknown };
+  /** The `merge`, `summarize`, `items`, `claims` and synthesizer as declared, compared by identity across kinds. */
+  readonly declared: { readonly merge: unknown; readonly summarize: unknown; readonly items: unknown; readonly claims: unknown; readonly synthesizer: unknown };
+  /** One `ok` outcome's findings as the findings synthesis cites, in order, with what each claims. */
+  findingParts(findings: unknown): FindingPart[];
+  /** The kind's own synthesizer, if it declares one. */
+  readonly synthesizer?: Synthesizer;
   readonly offlineScripts: Readonly<Record<string, OfflineScript>>;
   readonly hasBaseline: boolean;
   parseInput(input: unknown): { ok: true; input: unknown } | { ok: false; issues: { path: string; message: string }[] };
@@ -219,7 +250,17 @@ export const defineWorker = <D extends Dimension, I extends z.ZodType, O extends
   definition: WorkerDefinition<D, I, O, S, R>,
 ): DefinedWorker => {
   checkDefinition(definition);
-  const { summarize, baseline, recheckInput } = definition;
+  const { summarize, baseline, recheckInput, items, claims, synthesizer } = definition;
+  const findingParts = (findings: unknown): FindingPart[] => {
+    const parsed = definition.output.parse(findings);
+    const listed: readonly FindingItem[] = items ? items(parsed) : [{ content: parsed }];
+    return listed.map((item) => ({
+      ...(item.statement === undefined ? {} : { statement: item.statement }),
+      evidence: [...(item.evidence ?? [])],
+      content: item.content,
+      claims: claims ? [...claims(item)] : [],
+    }));
+  };
   return Object.freeze({
     kind: definition.kind,
     dimension: definition.dimension,
@@ -232,7 +273,9 @@ export const defineWorker = <D extends Dimension, I extends z.ZodType, O extends
     output: definition.output,
     merge: (findings: readonly unknown[]) => definition.merge(findings.map((item) => definition.output.parse(item))),
     ...(summarize === undefined ? {} : { summarize: (result: Record<string, unknown>) => summarize(result as R) }),
-    declared: { merge: definition.merge, summarize },
+    declared: { merge: definition.merge, summarize, items, claims, synthesizer },
+    findingParts,
+    ...(synthesizer === undefined ? {} : { synthesizer }),
     offlineScripts: Object.freeze({ ...definition.offlineScripts }),
     hasBaseline: baseline !== undefined,
     parseInput: (input: unknown) => {

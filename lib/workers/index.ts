@@ -4,7 +4,16 @@
  * See docs/workers.md for a walk-through.
  */
 export { buildAssignment, parseRunnableSubtask, RunnableSubtask, type Assignment, type ScopeByDimension } from './assignment';
-export { defineWorker, type SourcesOf, type ToolsOf, type WorkerContext, type WorkerDefinition, type DefinedWorker, type WorkerRunParts } from './define';
+export {
+  defineWorker,
+  type SourcesOf,
+  type ToolsOf,
+  type WorkerContext,
+  type WorkerDefinition,
+  type DefinedWorker,
+  type WorkerRunParts,
+  type FindingItem,
+} from './define';
 export * from './errors';
 export {
   assistantTurn,
@@ -56,7 +65,24 @@ export {
   type RecorderByDimension,
   type TimeRecorder,
 } from './observation';
-export { createRegistry, type MergedAnswer, type MergeItem, type WorkerRegistry } from './registry';
+export { createRegistry, type MergedAnswer, type MergeItem, type RegistryOptions, type WorkerRegistry } from './registry';
+export {
+  defineSynthesizer,
+  faithfulOutput,
+  faithfulSynthesis,
+  outputOf,
+  repairRequest,
+  SYNTHESIS_TASK,
+  SYNTHESIS_TOOL,
+  synthesisPromptJson,
+  synthesisPromptOf,
+  synthesisRequest,
+  type SynthesisContext,
+  type SynthesisPart,
+  type Synthesizer,
+  type SynthesizerDefinition,
+} from './synthesizer';
+export type { FindingClaim } from '../domain/synthesis';
 export type { WorkerCatalog, WorkerKindInfo } from '../domain/catalog';
 export { runSubtask, type RunSubtaskOptions } from './run-subtask';
 export type { SetTimer } from './session';

@@ -3,6 +3,7 @@ import type { SourceLabel } from '../contract';
 import type { WorkerCatalog, WorkerKindInfo } from '../domain/catalog';
 import type { DefinedWorker } from './define';
 import { MergeConflict, UnknownWorkerKind, WorkerDefinitionError } from './errors';
+import type { Synthesizer } from './synthesizer';
 
 /**
  * One `ok` outcome's findings, tagged with the kind that produced them.
@@ -48,6 +49,19 @@ export interface WorkerRegistry {
    * merged by its kinds' shared `merge`, and the groups' results are combined key by key.
    */
   merge(items: readonly MergeItem[]): MergedAnswer;
+  /** The synthesizer of a kind's findings: its output schema's own, else the registry's; none when neither declares one. */
+  synthesizerFor(kind: string): Synthesizer | undefined;
+}
+
+/**
+ * Options of a registry.
+ *
+ * @example
+ * createRegistry(kinds, { synthesizer: defineSynthesizer({ offlineScript: faithfulSynthesis }) });
+ */
+export interface RegistryOptions {
+  /** The deployment's model synthesizer (docs/workers.md, "Synthesis"); an output schema may declare its own. */
+  readonly synthesizer?: Synthesizer;
 }
 
 const info = (kind: DefinedWorker): WorkerKindInfo => ({
@@ -90,8 +104,11 @@ const checkSharedMerge = (kinds: readonly DefinedWorker[]): void => {
     const other = first.get(kind.output);
     if (!other) {
       first.set(kind.output, kind);
-    } else if (other.declared.merge !== kind.declared.merge || other.declared.summarize !== kind.declared.summarize) {
-      throw new WorkerDefinitionError(kind.kind, `shares its output schema with "${other.kind}" and must share its merge and summarize functions too`);
+    } else if ((['merge', 'summarize', 'items', 'claims', 'synthesizer'] as const).some((part) => other.declared[part] !== kind.declared[part])) {
+      throw new WorkerDefinitionError(
+        kind.kind,
+        `shares its output schema with "${other.kind}" and must share its merge, summarize, items, claims and synthesizer too`,
+      );
     }
   }
 };
@@ -120,7 +137,7 @@ const combine = (groups: readonly { kind: string; result: Record<string, unknown
  * registry.catalog().get('catering-quote')?.validateInput({ sku: 'SKU-VANILLA', guests: 0 })
  * // [{ path: 'guests', message: 'Too small: expected number to be >=1' }]
  */
-export const createRegistry = (kinds: readonly DefinedWorker[]): WorkerRegistry => {
+export const createRegistry = (kinds: readonly DefinedWorker[], options: RegistryOptions = {}): WorkerRegistry => {
   const byName = new Map<string, DefinedWorker>();
   for (const kind of kinds) {
     if (byName.has(kind.kind)) throw new WorkerDefinitionError(kind.kind, 'is registered twice');
@@ -159,5 +176,6 @@ export const createRegistry = (kinds: readonly DefinedWorker[]): WorkerRegistry 
       const text = merged.flatMap(({ result, summarize }) => (summarize ? [summarize(result)] : [])).join(' ');
       return { result: combine(merged), text };
     },
+    synthesizerFor: (kind: string) => get(kind).synthesizer ?? options.synthesizer,
   });
 };

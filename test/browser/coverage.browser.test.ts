@@ -220,3 +220,52 @@ describe('<tessera-run> keeps the ids axis readable', () => {
     await screenshot(page, 'viewer-ids-100000');
   });
 });
+
+describe('the synthesis of an answer', () => {
+  const withSynthesis = (clean: boolean): RunResource => {
+    const run = taxRun();
+    return {
+      ...run,
+      answer: {
+        ...run.answer!,
+        synthesis: {
+          by: clean ? 'model' : 'merge',
+          findings: [{ id: 'A#1', subtaskId: 'A', questionIds: ['q1'], statement: 'Q1 holds 6 deductible transactions.', evidence: ['stmt-2025-01'] }],
+          claims: [{ text: 'Six deductible transactions in Q1.', cites: clean ? ['A#1'] : ['A#9'], kind: 'finding' }],
+          setAside: [],
+          audit: clean
+            ? { clean: true, findings: 1, cited: 1, setAside: 0, problems: [] }
+            : {
+                clean: false,
+                findings: 1,
+                cited: 0,
+                setAside: 0,
+                problems: [{ code: 'unknown_citation', claim: 0, findingId: 'A#9', message: 'claim 0 cites A#9, which no ok finding of this run has' }],
+              },
+          attempts: 2,
+          levels: 1,
+          ...(clean ? {} : { fallback: { reason: 'audit_failed' as const, message: 'the audit found 1 problem(s) after the repair' } }),
+        },
+      },
+    };
+  };
+  const text = (page: Page, selector: string) => page.locator(`tessera-run ${selector}`).allInnerTexts();
+
+  it('shows each claim with its citation, the finding’s evidence on demand, and a clean audit', async () => {
+    const page = await draw(withSynthesis(true));
+    expect(await text(page, '[data-claim] summary')).toEqual(['A#1']);
+    expect(await page.locator('tessera-run [data-cite="A#1"] .meta').isVisible()).toBe(false);
+    await page.locator('tessera-run [data-cite="A#1"] summary').click();
+    expect(await text(page, '[data-cite="A#1"] .meta')).toEqual(['Q1 holds 6 deductible transactions. (subtask A; evidence stmt-2025-01)']);
+    expect(await text(page, '[data-audit]')).toEqual(['Audit: clean (1 findings, 1 cited, 0 set aside)']);
+    await page.close();
+  });
+
+  it('shows the audit’s problems and why the merge answers', async () => {
+    const page = await draw(withSynthesis(false));
+    expect(await text(page, '[data-cite="A#9"]')).toEqual(['A#9']);
+    expect(await text(page, '[data-problem]')).toEqual(['claim 0 cites A#9, which no ok finding of this run has']);
+    expect(await text(page, '[data-fallback]')).toEqual(['The merge answers: the audit found 1 problem(s) after the repair.']);
+    await page.close();
+  });
+});

@@ -83,3 +83,70 @@ describe('human-readable output escapes control characters', () => {
     ]);
   });
 });
+
+describe('formatRun with a synthesis', () => {
+  const withSynthesis = (synthesis: unknown) =>
+    RunResource.parse({
+      ...hostileRun,
+      goal: 'g',
+      error: undefined,
+      subtasks: [],
+      answer: {
+        ...hostileRun.answer!,
+        text: 'Pro is $59. Coverage: all.',
+        result: {},
+        coverage: { ...hostileRun.answer!.coverage, statement: 'Coverage: all.' },
+        synthesis,
+      },
+    });
+  const base = {
+    findings: [{ id: 'A#1', subtaskId: 'A', questionIds: ['q1'], statement: 'Pro is $59.', evidence: ['p-1'] }],
+    setAside: [],
+    attempts: 1,
+    levels: 1,
+  };
+
+  it('shows each claim with its citations, and a clean audit', () => {
+    const run = withSynthesis({
+      ...base,
+      by: 'model',
+      claims: [
+        { text: 'Pro is $59.', cites: ['A#1'] },
+        { text: 'q3 is missing.', kind: 'gap', questionIds: ['q3'] },
+      ],
+      audit: { clean: true, findings: 1, cited: 1, setAside: 0, problems: [] },
+    });
+    expect(formatRun(run).split('\n').slice(1, 5)).toEqual([
+      'Answer    Pro is $59.',
+      'Claims    1. Pro is $59. [A#1]',
+      '          2. q3 is missing. [gap: q3]',
+      'Audit     clean (1 findings, 1 cited, 0 set aside)',
+    ]);
+  });
+
+  it('shows the audit’s problems and why the merge answers', () => {
+    const run = withSynthesis({
+      ...base,
+      by: 'merge',
+      claims: [{ text: 'Pro is $49.', cites: ['A#9'] }],
+      audit: {
+        clean: false,
+        findings: 1,
+        cited: 0,
+        setAside: 0,
+        problems: [
+          { code: 'unknown_citation', claim: 0, findingId: 'A#9', message: 'claim 0 cites A#9, which no ok finding of this run has' },
+          { code: 'dropped_finding', findingId: 'A#1', message: 'finding A#1 (subtask A) is neither cited nor set aside' },
+        ],
+      },
+      fallback: { reason: 'audit_failed', message: 'the audit found 2 problem(s) after the repair' },
+    });
+    expect(formatRun(run).split('\n').slice(2, 7)).toEqual([
+      'Claims    1. Pro is $49. [A#9]',
+      'Audit     2 problem(s) (1 findings, 0 cited, 0 set aside)',
+      '          unknown_citation: claim 0 cites A#9, which no ok finding of this run has',
+      '          dropped_finding: finding A#1 (subtask A) is neither cited nor set aside',
+      'Fallback  the merge answers (audit_failed): the audit found 2 problem(s) after the repair',
+    ]);
+  });
+});

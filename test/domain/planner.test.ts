@@ -215,3 +215,31 @@ describe('planRun through validateRunRequest', () => {
     expect(generatedId(9, 'chunk-')).toBe('chunk-10');
   });
 });
+
+describe('a request that asks for synthesis', () => {
+  const quarters = ['2025-01-01', '2025-04-01', '2025-07-01', '2025-10-01', '2026-01-01'];
+  const request = (synthesis: unknown): unknown => ({
+    goal: 'tax',
+    universe: year,
+    subtasks: quarters
+      .slice(0, 4)
+      .map((from, i) => ({ id: `Q${i + 1}`, worker: 'tax-statements', scope: { from, toExclusive: quarters[i + 1] }, ...allowance })),
+    budget,
+    synthesis,
+  });
+
+  it('is planned when its allowance fits the run budget', () => {
+    expect(validate(request({ budget: { modelCalls: 2, estimatedCostPerCall: 7 } })).ok).toBe(true);
+  });
+
+  it('is refused, naming synthesis.budget, when its allowance exceeds the run budget (41 calls of 40; 41 × 13 = 533 of 500)', () => {
+    expect(problemsOf(request({ budget: { modelCalls: 41, estimatedCostPerCall: 13 } }))).toEqual([
+      { code: 'budget_exceeds_run', path: 'synthesis.budget.modelCalls', message: "must not exceed the run's budget.modelCalls (40; got 41)" },
+      {
+        code: 'budget_exceeds_run',
+        path: 'synthesis.budget.estimatedCostPerCall',
+        message: "41 calls × 13 = 533 must not exceed the run's budget.costLimit (500)",
+      },
+    ]);
+  });
+});

@@ -30,8 +30,11 @@ const FUNCTION_IDS: Readonly<Record<FunctionName, string>> = {
   reconcile: 'ReconcileFunction',
 };
 
-/** The functions that parse the model variables (`parseModelConfig`): the api checks a subtask's model, the worker calls it. */
-const MODEL_READERS: readonly FunctionName[] = ['api', 'worker'];
+/**
+ * The functions that parse the model variables (`parseModelConfig`): the api checks a subtask's
+ * model, the worker calls it, and reconcile calls it for a requested synthesis.
+ */
+const MODEL_READERS: readonly FunctionName[] = ['api', 'worker', 'reconcile'];
 
 /** The functions that reach the ledger through a per-tenant role (`ledgerAccessFromEnv`). */
 const LEDGER_ACCESS_READERS: readonly FunctionName[] = TENANT_SCOPED_FUNCTIONS;

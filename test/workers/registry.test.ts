@@ -131,7 +131,9 @@ describe('createRegistry checks the kinds against each other', () => {
   });
 
   it('refuses kinds that share findings but not the merge', () => {
-    expect(() => createRegistry([totalKind('a'), totalKind('b', { merge: (items) => sumTotals(items) })])).toThrow(/must share its merge and summarize/);
+    expect(() => createRegistry([totalKind('a'), totalKind('b', { merge: (items) => sumTotals(items) })])).toThrow(
+      /must share its merge, summarize, items, claims and synthesizer/,
+    );
   });
 
   it('throws UnknownWorkerKind for get and answers undefined for find', () => {
