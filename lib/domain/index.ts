@@ -27,3 +27,4 @@ export * from './coverage';
 export * from './policy';
 export * from './statement';
 export * from './words';
+export * from './checkpoint';
