@@ -33,3 +33,4 @@ export { boundOutcome, itemSize, FINDINGS_LIMIT_BYTES, OUTCOME_LIMIT_BYTES, ANSW
 export { DEFAULT_CONFLICT_RETRY, type ConflictRetry } from './failures';
 export { sealReason, closeReason } from './reason';
 export { BatchEntry, BatchRef, batchKey, type WriteBatchesInput } from './batches';
+export { MAX_CHECKPOINTS, MAX_CHECKPOINT_BYTES, type CheckpointWrite } from './checkpoints';
