@@ -219,8 +219,40 @@ export const transactionFeedSource = timeSeriesSource<Transaction>({
 const NoInput = z.strictObject({});
 
 /**
- * Reads the statements of the assigned range and asks the model, once per statement, which
- * transactions are deductible: a quarter costs three calls.
+ * The calendar months of a date range, each clipped to it (`2025-04-01..2025-07-01` → April, May,
+ * June); a range of instants is read whole.
+ *
+ * @example
+ * monthsOf({ from: '2025-04-15', toExclusive: '2025-06-01' }) // [{ from: '2025-04-15', toExclusive: '2025-05-01' }, { from: '2025-05-01', toExclusive: '2025-06-01' }]
+ */
+export const monthsOf = (range: TimeRangeRequest): TimeRangeRequest[] => {
+  if (range.from.length !== 10 || range.toExclusive.length !== 10) return [range];
+  const months: TimeRangeRequest[] = [];
+  let from = range.from;
+  while (from < range.toExclusive) {
+    const [year, month] = [Number(from.slice(0, 4)), Number(from.slice(5, 7))];
+    const next = month === 12 ? `${year + 1}-01-01` : `${year}-${String(month + 1).padStart(2, '0')}-01`;
+    const toExclusive = next < range.toExclusive ? next : range.toExclusive;
+    months.push({ from, toExclusive });
+    from = toExclusive;
+  }
+  return months;
+};
+
+const addFindings = (a: DeductibleFindings, b: DeductibleFindings): DeductibleFindings => ({
+  currency: 'GBP',
+  totalDeductiblePence: a.totalDeductiblePence + b.totalDeductiblePence,
+  transactions: a.transactions + b.transactions,
+  deductibleTransactions: a.deductibleTransactions + b.deductibleTransactions,
+});
+
+const NO_FINDINGS: DeductibleFindings = { currency: 'GBP', totalDeductiblePence: 0, transactions: 0, deductibleTransactions: 0 };
+
+/**
+ * Reads the statements of the assigned range month by month and asks the model, once per
+ * statement, which transactions are deductible: a quarter costs three calls. After each month it
+ * reports its findings so far (`ctx.checkpoint`), so a deadline that cuts it off keeps the months
+ * it read; a redelivery after a crash starts after the months its checkpoint covered.
  *
  * @example
  * // Q2 → observed 2025-04-01..2025-06-27, 18 transactions, 3 model calls, 23,499 pence deductible
@@ -237,13 +269,29 @@ export const taxStatements = defineWorker({
   offlineScripts: { 'classify-deductible': classifyDeductibleOffline },
   merge: sumDeductible,
   summarize: describeDeductible,
+  partialFindings: true,
   run: async (ctx) => {
-    const rows = await ctx.tools.statements();
-    const deductible = new Set<string>();
-    for (const [statementId, group] of groupByStatement(rows)) {
-      for (const id of await classifyStatement(ctx.model, statementId, group)) deductible.add(id);
+    const resumed = ctx.resumeFrom;
+    // The checkpoint covers whole months from the start of the range: go on after them.
+    const resumeAt = resumed?.covered
+      .flatMap((scope) => ('toExclusive' in scope ? [scope.toExclusive] : []))
+      .sort()
+      .at(-1);
+    let findings: DeductibleFindings = resumed === undefined ? NO_FINDINGS : DeductibleFindings.parse(resumed.findings);
+    for (const month of monthsOf(ctx.assignment.scope)) {
+      if (resumeAt !== undefined && month.toExclusive <= resumeAt) continue;
+      const rows = await ctx.tools.statements(month);
+      const deductible = new Set<string>();
+      for (const [statementId, group] of groupByStatement(rows)) {
+        for (const id of await classifyStatement(ctx.model, statementId, group)) deductible.add(id);
+      }
+      findings = addFindings(
+        findings,
+        findingsOf(rows, (row) => deductible.has(row.id)),
+      );
+      ctx.checkpoint(findings);
     }
-    return findingsOf(rows, (row) => deductible.has(row.id));
+    return findings;
   },
 });
 

@@ -22,6 +22,9 @@ const regionOf = (dimension: Dimension, scopes: readonly Scope[], like: Region):
   return scopes.reduce((acc, scope) => algebra.union(acc, algebra.normalise(scope)), algebra.difference(like, like));
 };
 
+/** The most checkpoints one subtask stores, across all its generations: the ledger refuses more, the SDK plans within it. */
+export const MAX_CHECKPOINTS = 32;
+
 /**
  * Why a checkpoint may not be stored after `previous` for an assignment, or nothing: every region
  * it covers lies inside the assignment (a read outside it is refused by the tools, and never
@@ -190,7 +193,13 @@ const sameRegion = (dimension: Dimension, a: Scope, b: Scope): boolean => {
  */
 export const prefixRegion = (dimension: Dimension, line: ResumedLine): Scope[] => {
   const algebra = algebraFor(dimension);
-  return algebra.toScopes(regionOf(dimension, line.prefixes.flatMap((p) => p.prefix), algebra.normalise(line.origin.assigned)));
+  return algebra.toScopes(
+    regionOf(
+      dimension,
+      line.prefixes.flatMap((p) => p.prefix),
+      algebra.normalise(line.origin.assigned),
+    ),
+  );
 };
 
 /**

@@ -185,7 +185,9 @@ export const unreadGapsOf = (manifest: Manifest, reconciliation: Reconciliation,
     // A prefix read before a deadline, with its partial findings, is read: only the rest is unread.
     const resumed = reconciliation.resumed.get(chain.origin.id);
     const unreadScopes =
-      resumed === undefined ? [chain.origin.assigned] : unreadOf(manifest.universe.dimension, chain.origin.assigned, prefixRegion(manifest.universe.dimension, resumed));
+      resumed === undefined
+        ? [chain.origin.assigned]
+        : unreadOf(manifest.universe.dimension, chain.origin.assigned, prefixRegion(manifest.universe.dimension, resumed));
     return unreadScopes.flatMap(insideUniverse).map((scope): CoverageGap => ({
       ...scope,
       kind: 'unread',

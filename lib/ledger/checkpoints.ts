@@ -20,8 +20,9 @@ import { iso, updateItem, type LedgerContext } from './io';
 import { subtaskKey } from './keys';
 import { withShards } from './shards';
 
-/** The most checkpoints one subtask stores, across all its generations (the SDK plans within it). */
-export const MAX_CHECKPOINTS = 32;
+import { MAX_CHECKPOINTS } from '../domain/checkpoint';
+
+export { MAX_CHECKPOINTS };
 
 /** The largest checkpoint stored, as JSON: a subtask item holds its assignment and outcome too, within DynamoDB's 400 KB. */
 export const MAX_CHECKPOINT_BYTES = 64 * 1024;
@@ -37,7 +38,10 @@ const parseCheckpoint = (claim: Claim, raw: CheckpointInput): Checkpoint => {
   const issues: string[] = [];
   if (checkpoint.generation !== claim.generation) issues.push(`generation ${checkpoint.generation} is not the claim's ${claim.generation}`);
   if (checkpoint.sequence > MAX_CHECKPOINTS) issues.push(`sequence ${checkpoint.sequence} is past the ${MAX_CHECKPOINTS} checkpoints a subtask may store`);
-  const plain = { ...checkpoint, ...(checkpoint.partial === undefined ? {} : { partial: { ...checkpoint.partial, findings: toPlainJson(checkpoint.partial.findings) } }) };
+  const plain = {
+    ...checkpoint,
+    ...(checkpoint.partial === undefined ? {} : { partial: { ...checkpoint.partial, findings: toPlainJson(checkpoint.partial.findings) } }),
+  };
   const bytes = Buffer.byteLength(JSON.stringify(plain));
   if (bytes > MAX_CHECKPOINT_BYTES) issues.push(`checkpoint is ${bytes} bytes of JSON, more than ${MAX_CHECKPOINT_BYTES}`);
   if (issues.length > 0) throw new InvalidLedgerInput({ ...claimContext(claim), operation: 'writeCheckpoint', issues });

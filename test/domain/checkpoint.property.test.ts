@@ -79,7 +79,9 @@ const runAttempt = (dimension: Dimension, subtask: DispatchedSubtask, piece: (a:
       const [a, b] = sequential ? [reach, Math.min(hi, reach + s.length)] : [lo + (s.at % (hi - lo)), Math.min(hi, lo + (s.at % (hi - lo)) + s.length)];
       if (a >= b) continue;
       reach = Math.max(reach, b);
-      read = algebra.toScopes(algebra.union(read.length === 0 ? algebra.difference(scope, scope) : algebra.normalise(read[0]!), algebra.normalise(piece(a, b))));
+      read = algebra.toScopes(
+        algebra.union(read.length === 0 ? algebra.difference(scope, scope) : algebra.normalise(read[0]!), algebra.normalise(piece(a, b))),
+      );
       read = algebra.toScopes(read.map((r) => algebra.normalise(r)).reduce((x, y) => algebra.union(x, y)));
     } else if (s.op === 'checkpoint' || s.op === 'stale') {
       const writer = s.op === 'stale' ? generation - 1 : generation;
@@ -93,7 +95,9 @@ const runAttempt = (dimension: Dimension, subtask: DispatchedSubtask, piece: (a:
         sources: [],
         sourcesReached: 0,
         usage: { modelCalls: 0, estimatedCost: 0 },
-        ...(s.op === 'checkpoint' && s.partial && read.length > 0 ? { partial: { covered: read, observed: { ids: [], recordCount: 0 }, findings: { units: unitsOfAll(read).size } } } : {}),
+        ...(s.op === 'checkpoint' && s.partial && read.length > 0
+          ? { partial: { covered: read, observed: { ids: [], recordCount: 0 }, findings: { units: unitsOfAll(read).size } } }
+          : {}),
       };
       // The ledger's condition: the claim's generation is the subtask's current one.
       if (writer !== generation) {
@@ -116,7 +120,11 @@ const runAttempt = (dimension: Dimension, subtask: DispatchedSubtask, piece: (a:
 
 /** `[lo, hi)` unit numbers of a scope built by `piece`. */
 const boundsOf = (scope: Scope): [number, number] => {
-  if ('from' in scope) return [Date.parse(`${scope.from}T00:00:00Z`) / DAY - Date.UTC(2025, 0, 1) / DAY, Date.parse(`${scope.toExclusive}T00:00:00Z`) / DAY - Date.UTC(2025, 0, 1) / DAY];
+  if ('from' in scope)
+    return [
+      Date.parse(`${scope.from}T00:00:00Z`) / DAY - Date.UTC(2025, 0, 1) / DAY,
+      Date.parse(`${scope.toExclusive}T00:00:00Z`) / DAY - Date.UTC(2025, 0, 1) / DAY,
+    ];
   if ('ids' in scope) {
     const ks = scope.ids.map((id) => Number(id.slice(3)));
     return [Math.min(...ks), Math.max(...ks) + 1];
@@ -145,7 +153,16 @@ describe('checkpoint properties', () => {
               if (stored !== undefined) expect(stored.generation).toBeLessThanOrEqual(generation);
               expect(staleSeen.every((g) => g < generation)).toBe(true);
               expect(landed.filter((w) => w.writer !== w.current)).toEqual([]);
-              outcomes.push({ subtaskId: current.id, state: 'timed_out', observed: null, sources: [], sourcesReached: 0, usage: { modelCalls: 0, estimatedCost: 0 }, refusals: [], ...(stored ? { checkpoint: stored } : {}) });
+              outcomes.push({
+                subtaskId: current.id,
+                state: 'timed_out',
+                observed: null,
+                sources: [],
+                sourcesReached: 0,
+                usage: { modelCalls: 0, estimatedCost: 0 },
+                refusals: [],
+                ...(stored ? { checkpoint: stored } : {}),
+              });
               const [retry] = planFollowUps(manifest, outcomes).subtasks;
               if (retry === undefined) break;
               manifest = Manifest.parse({ ...manifest, subtasks: [...manifest.subtasks, retry] });

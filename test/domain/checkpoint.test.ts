@@ -25,8 +25,7 @@ const afterMay = (partial = true): Checkpoint => ({
     : {}),
 });
 
-const timedOutB = (checkpoint: Checkpoint): Outcome =>
-  outcome({ subtaskId: 'B', state: 'timed_out', observed: null, reason: 'deadline passed', checkpoint });
+const timedOutB = (checkpoint: Checkpoint): Outcome => outcome({ subtaskId: 'B', state: 'timed_out', observed: null, reason: 'deadline passed', checkpoint });
 
 const policy = { retry: { timed_out: 1, invalid: 1, empty: 0 }, onRequiredGap: 'fail', onOptionalGap: 'degrade', maxRounds: 3 } as const;
 
@@ -67,7 +66,9 @@ describe('checkpoints: the tax example with a slow June statement', () => {
     expect(retry?.assigned).toEqual({ from: '2025-04-01', toExclusive: '2025-07-01' });
     expect(retry?.lineage).toEqual({ kind: 'retry', of: 'B', attempt: 2 });
     const coverage = buildCoverage(manifest, outcomes);
-    expect(coverage.gaps).toEqual([{ from: '2025-04-01', toExclusive: '2025-07-01', kind: 'unread', subtaskId: 'B', reason: 'timed_out', status: 'unchecked' }]);
+    expect(coverage.gaps).toEqual([
+      { from: '2025-04-01', toExclusive: '2025-07-01', kind: 'unread', subtaskId: 'B', reason: 'timed_out', status: 'unchecked' },
+    ]);
   });
 
   it('reads the prefix and the rest once each: 113,747p for the year, complete, and says what was sent again', () => {
@@ -110,15 +111,15 @@ describe('checkpoints: the tax example with a slow June statement', () => {
   it('reports an unsent rest as the only unread part when no retry is left', () => {
     const manifest = taxManifest({ ...policy, maxRounds: 1 });
     const coverage = buildCoverage(manifest, fullQuarters({ B: timedOutB(afterMay()) }));
-    expect(coverage.gaps).toEqual([{ from: '2025-06-01', toExclusive: '2025-07-01', kind: 'unread', subtaskId: 'B', reason: 'timed_out', status: 'unchecked' }]);
+    expect(coverage.gaps).toEqual([
+      { from: '2025-06-01', toExclusive: '2025-07-01', kind: 'unread', subtaskId: 'B', reason: 'timed_out', status: 'unchecked' },
+    ]);
     expect(coverage.statement).toContain('B read 2025-04-01..2025-05-31 before its deadline; 2025-06-01..2025-06-30 was not read.');
   });
 
   it('does not count a prefix whose retry re-read the whole scope (planned without it)', () => {
     const first = taxManifest(policy);
-    const whole = withRound(first, [
-      { ...first.subtasks[1]!, id: 'B.r2', round: 2, lineage: { kind: 'retry', of: 'B', attempt: 2 } },
-    ]);
+    const whole = withRound(first, [{ ...first.subtasks[1]!, id: 'B.r2', round: 2, lineage: { kind: 'retry', of: 'B', attempt: 2 } }]);
     const outcomes = [...fullQuarters({ B: timedOutB(afterMay()) }), okTime('B.r2', '2025-04-01', '2025-06-30', 18)];
     const reconciliation = reconcile(whole, outcomes);
     expect(reconciliation.resumed.size).toBe(0);
