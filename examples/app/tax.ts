@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseTimePoint, TimePoint } from '../../lib/contract';
+import { parseTimePoint, TimePoint, type Scope } from '../../lib/contract';
 import {
   defineWorker,
   type OfflineScript,
@@ -248,6 +248,69 @@ const addFindings = (a: DeductibleFindings, b: DeductibleFindings): DeductibleFi
 
 const NO_FINDINGS: DeductibleFindings = { currency: 'GBP', totalDeductiblePence: 0, transactions: 0, deductibleTransactions: 0 };
 
+/** What {@link readMonthByMonth} needs of a worker's context: the tax kind's, or a test variant's. */
+export interface MonthByMonthContext {
+  readonly assignment: { readonly scope: TimeRangeRequest };
+  readonly tools: { readonly statements: (range?: TimeRangeRequest) => Promise<readonly StatementTransaction[]> };
+  readonly model: WorkerModel;
+  checkpoint(findings: DeductibleFindings): void;
+  readonly resumeFrom?: Readonly<{ covered: readonly Scope[]; findings: unknown }>;
+}
+
+/**
+ * The tax kind's reading loop: the months of the assigned range in order, one model call per
+ * statement, findings reported after each month (`ctx.checkpoint`); on a resumed generation it
+ * starts after the months the checkpoint covered. `beforeMonth` runs before each month is read
+ * (the fault suite's variant slows one down or stops there).
+ *
+ * @example
+ * run: (ctx) => readMonthByMonth(ctx)
+ */
+export const readMonthByMonth = async (
+  ctx: MonthByMonthContext,
+  beforeMonth: (month: TimeRangeRequest, sofar: DeductibleFindings) => Promise<void> = async () => undefined,
+): Promise<DeductibleFindings> => {
+  const resumed = ctx.resumeFrom;
+  // The checkpoint covers whole months from the start of the range: go on after them.
+  const resumeAt = resumed?.covered
+    .flatMap((scope) => ('toExclusive' in scope ? [scope.toExclusive] : []))
+    .sort()
+    .at(-1);
+  let findings: DeductibleFindings = resumed === undefined ? NO_FINDINGS : DeductibleFindings.parse(resumed.findings);
+  for (const month of monthsOf(ctx.assignment.scope)) {
+    if (resumeAt !== undefined && month.toExclusive <= resumeAt) continue;
+    await beforeMonth(month, findings);
+    const rows = await ctx.tools.statements(month);
+    const deductible = new Set<string>();
+    for (const [statementId, group] of groupByStatement(rows)) {
+      for (const id of await classifyStatement(ctx.model, statementId, group)) deductible.add(id);
+    }
+    findings = addFindings(
+      findings,
+      findingsOf(rows, (row) => deductible.has(row.id)),
+    );
+    ctx.checkpoint(findings);
+  }
+  return findings;
+};
+
+/**
+ * The definition shared by the tax kind and the fault suite's variant of it (the same sources,
+ * findings, merge and alternate source, so their findings add up in one answer).
+ */
+export const TAX_STATEMENTS_PARTS = {
+  dimension: 'time',
+  label: 'monthly statements',
+  recordNoun: 'transactions',
+  alternateSource: KIND_NAMES.transactionFeed,
+  output: DeductibleFindings,
+  sources: { statements: statementsSource },
+  offlineScripts: { 'classify-deductible': classifyDeductibleOffline },
+  merge: sumDeductible,
+  summarize: describeDeductible,
+  partialFindings: true,
+} as const;
+
 /**
  * Reads the statements of the assigned range month by month and asks the model, once per
  * statement, which transactions are deductible: a quarter costs three calls. After each month it
@@ -258,41 +321,10 @@ const NO_FINDINGS: DeductibleFindings = { currency: 'GBP', totalDeductiblePence:
  * // Q2 → observed 2025-04-01..2025-06-27, 18 transactions, 3 model calls, 23,499 pence deductible
  */
 export const taxStatements = defineWorker({
+  ...TAX_STATEMENTS_PARTS,
   kind: KIND_NAMES.taxStatements,
-  dimension: 'time',
-  label: 'monthly statements',
-  recordNoun: 'transactions',
-  alternateSource: KIND_NAMES.transactionFeed,
   input: NoInput,
-  output: DeductibleFindings,
-  sources: { statements: statementsSource },
-  offlineScripts: { 'classify-deductible': classifyDeductibleOffline },
-  merge: sumDeductible,
-  summarize: describeDeductible,
-  partialFindings: true,
-  run: async (ctx) => {
-    const resumed = ctx.resumeFrom;
-    // The checkpoint covers whole months from the start of the range: go on after them.
-    const resumeAt = resumed?.covered
-      .flatMap((scope) => ('toExclusive' in scope ? [scope.toExclusive] : []))
-      .sort()
-      .at(-1);
-    let findings: DeductibleFindings = resumed === undefined ? NO_FINDINGS : DeductibleFindings.parse(resumed.findings);
-    for (const month of monthsOf(ctx.assignment.scope)) {
-      if (resumeAt !== undefined && month.toExclusive <= resumeAt) continue;
-      const rows = await ctx.tools.statements(month);
-      const deductible = new Set<string>();
-      for (const [statementId, group] of groupByStatement(rows)) {
-        for (const id of await classifyStatement(ctx.model, statementId, group)) deductible.add(id);
-      }
-      findings = addFindings(
-        findings,
-        findingsOf(rows, (row) => deductible.has(row.id)),
-      );
-      ctx.checkpoint(findings);
-    }
-    return findings;
-  },
+  run: (ctx) => readMonthByMonth(ctx),
 });
 
 /**
