@@ -26,6 +26,10 @@ export const KIND_NAMES = {
 } as const;
 
 /** The kinds only `fault-workers.ts` registers: a production deployment of `workers.ts` has none of them. */
-export const FAULT_SUITE_KINDS: readonly string[] = [KIND_NAMES.chaos, KIND_NAMES.helpdesk, KIND_NAMES.helpdeskMirrored, KIND_NAMES.ticketExport,
+export const FAULT_SUITE_KINDS: readonly string[] = [
+  KIND_NAMES.chaos,
+  KIND_NAMES.helpdesk,
+  KIND_NAMES.helpdeskMirrored,
+  KIND_NAMES.ticketExport,
   KIND_NAMES.taxStatementsFaulty,
 ];

@@ -13,7 +13,10 @@ export const TaxFaultInput = z.strictObject({
    * The month (`YYYY-MM`) whose statement is slow: the subtask as planned waits `slowSeconds`
    * before reading it, so its deadline cuts it off there; its retries read it at once.
    */
-  slowMonth: z.string().regex(/^\d{4}-\d{2}$/).optional(),
+  slowMonth: z
+    .string()
+    .regex(/^\d{4}-\d{2}$/)
+    .optional(),
   /** Seconds the slow month takes on the first attempt. */
   slowSeconds: z.int().min(0).max(120).default(0),
   /**
@@ -22,7 +25,10 @@ export const TaxFaultInput = z.strictObject({
    * enough for the checkpoint of the months it read to be written. SQS delivers the subtask
    * again; the next generation resumes from that checkpoint and does not fail.
    */
-  crashBefore: z.string().regex(/^\d{4}-\d{2}$/).optional(),
+  crashBefore: z
+    .string()
+    .regex(/^\d{4}-\d{2}$/)
+    .optional(),
   crashAfterMs: z.int().min(0).max(60_000).default(0),
 });
 export type TaxFaultInput = z.infer<typeof TaxFaultInput>;
