@@ -24,6 +24,9 @@ const aprilAndMay = {
   writtenAt: '2040-06-01T12:00:05.000Z',
   covered: [{ from: '2025-04-01', toExclusive: '2025-06-01' }],
   observed: { minDate: '2025-04-01', maxDate: '2025-05-31', recordCount: 12 },
+  sources: ['stmt-2025-04', 'stmt-2025-05'],
+  sourcesReached: 2,
+  usage: { modelCalls: 2, estimatedCost: 14 },
 };
 
 /** A run half-way: A ended, B running with a checkpoint, C running without one yet, D timed out after a checkpoint. */
