@@ -19,7 +19,7 @@ import { createTesseraClient } from '../lib/client';
 import { subtaskIteration } from './deadline-figures';
 import { stateMachineDefinition } from '../lib/infra/synthesized';
 import { measureRun, SETTLE_MS, startStack, SUBTASKS, TENANT } from './pipeline/setup';
-import { finalSizes, dynamoRows, splitSqs, memoryByRole, type Usage, enteredStates, subtaskItemUnits } from './pipeline/model';
+import { checkpointWrites, finalSizes, dynamoRows, splitSqs, memoryByRole, type Usage, enteredStates, subtaskItemUnits } from './pipeline/model';
 import {
   fixed,
   totalCapacity,
@@ -57,7 +57,7 @@ export async function run(): Promise<void> {
     const asl = stateMachineDefinition(stack.template);
     const iteration = subtaskIteration(asl);
     const entered = enteredStates(m.events);
-    printSummary(m, rows, sqs);
+    printSummary(m, rows, sqs, checkpointWrites(m.dynamodb));
     printDynamo(rows);
     printSqs(sqs);
     printLambda(m.invocations, memory);

@@ -178,7 +178,7 @@ export const printComparison = (c: Comparison): void => {
   console.log("  the worker's own run time is the product's cost, not orchestration, so both designs keep the no-op worker's calls.");
 };
 
-export const printSummary = (m: Measurement, rows: readonly DynamoRow[], sqs: SqsSplit): void => {
+export const printSummary = (m: Measurement, rows: readonly DynamoRow[], sqs: SqsSplit, checkpoints: number): void => {
   const capacity = totalCapacity(rows);
   const consistent = rows.reduce((sum, entry) => sum + entry.consistent, 0);
   const invocations = ROLES.reduce((sum, role) => sum + m.invocations[role], 0);
