@@ -189,6 +189,11 @@ export const printSummary = (m: Measurement, rows: readonly DynamoRow[], sqs: Sq
     [
       row('DynamoDB writes', callsOf(rows, true), `${fixed(capacity.writeUnits / SUBTASKS)} WRU per subtask (estimated)`),
       row(
+        'Checkpoint writes',
+        checkpoints,
+        'of the writes above: one conditional UpdateItem of the subtask item each (≤64 KiB, so ≤64 WRU), at most 32 a subtask',
+      ),
+      row(
         'DynamoDB reads',
         callsOf(rows, false),
         `${fixed(capacity.readUnits / SUBTASKS)} RRU per subtask (estimated); ${consistent} of ${callsOf(rows, false)} strongly consistent`,
