@@ -22,7 +22,19 @@ import { subtaskIteration } from './deadline-figures';
 import { batchStateMachineDefinition, stateMachineDefinition } from '../lib/infra/synthesized';
 import { STATE_NAMES } from '../lib/infra/run-state-machine';
 import { measureRun, PER_1000, SETTLE_MS, startStack, SUBTASKS, TENANT, type Measurement } from './pipeline/setup';
-import { finalSizes, dynamoRows, splitSqs, memoryByRole, type Usage, enteredStates, subtaskItemUnits, costOf, total, type Sizes } from './pipeline/model';
+import {
+  checkpointWrites,
+  finalSizes,
+  dynamoRows,
+  splitSqs,
+  memoryByRole,
+  type Usage,
+  enteredStates,
+  subtaskItemUnits,
+  costOf,
+  total,
+  type Sizes,
+} from './pipeline/model';
 import {
   fixed,
   totalCapacity,
@@ -80,7 +92,7 @@ export async function run(): Promise<void> {
     const batchAsl = batchStateMachineDefinition(stack.template);
     const iteration = subtaskIteration(batchAsl);
     const entered = enteredStates(m.events);
-    printSummary(m, rows, sqs);
+    printSummary(m, rows, sqs, checkpointWrites(m.dynamodb));
     printDynamo(rows);
     printSqs(sqs);
     printLambda(m.invocations, memory);

@@ -149,6 +149,24 @@ export interface CompactExchange {
   readonly readUnits: number;
 }
 
+/** The attribute only the ledger's `writeCheckpoint` sets: an UpdateItem naming it is a checkpoint write. */
+const CHECKPOINT_ATTRIBUTE = 'checkpointSequence';
+
+/**
+ * Checkpoint writes among the exchanges: UpdateItems whose expression names the subtask's
+ * checkpoint sequence (one conditional UpdateItem of the subtask item per checkpoint). A worker
+ * that reads one id finishes long before its first checkpoint is due, so the no-op run counts 0.
+ *
+ * @example
+ * checkpointWrites(m.dynamodb) // 0 for 20 no-op chaos subtasks
+ */
+export const checkpointWrites = (exchanges: readonly Exchange[]): number =>
+  exchanges.filter((exchange) => {
+    if (exchange.operation !== 'UpdateItem' || exchange.requestBody === undefined) return false;
+    const names = (JSON.parse(exchange.requestBody.toString('utf8')) as { ExpressionAttributeNames?: Record<string, string> }).ExpressionAttributeNames;
+    return Object.values(names ?? {}).includes(CHECKPOINT_ATTRIBUTE);
+  }).length;
+
 /**
  * Turns exchanges, in the order they completed, into compact ones, keeping every item's latest
  * known size (from Puts, GetItem answers and Query answers) so that an Update or ConditionCheck is

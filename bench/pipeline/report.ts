@@ -185,7 +185,7 @@ export const printComparison = (c: Comparison): void => {
   console.log("  the worker's own run time is the product's cost, not orchestration, so both designs keep the no-op worker's calls.");
 };
 
-export const printSummary = (m: Measurement, rows: readonly DynamoRow[], sqs: SqsSplit): void => {
+export const printSummary = (m: Measurement, rows: readonly DynamoRow[], sqs: SqsSplit, checkpoints: number): void => {
   const capacity = totalCapacity(rows);
   const consistent = rows.reduce((sum, entry) => sum + entry.consistent, 0);
   const invocations = ROLES.reduce((sum, role) => sum + m.invocations[role], 0);
@@ -195,6 +195,11 @@ export const printSummary = (m: Measurement, rows: readonly DynamoRow[], sqs: Sq
     ['service', 'per subtask', 'per run', 'note'],
     [
       row('DynamoDB writes', callsOf(rows, true), `${fixed(capacity.writeUnits / SUBTASKS)} WRU per subtask (estimated)`),
+      row(
+        'Checkpoint writes',
+        checkpoints,
+        'of the writes above: one conditional UpdateItem of the subtask item each (≤64 KiB, so ≤64 WRU), at most 32 a subtask',
+      ),
       row(
         'DynamoDB reads',
         callsOf(rows, false),

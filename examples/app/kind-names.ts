@@ -21,7 +21,15 @@ export const KIND_NAMES = {
   helpdesk: 'helpdesk',
   helpdeskMirrored: 'helpdesk-mirrored',
   ticketExport: 'ticket-export',
+  /** The tax kind with injected faults for the checkpoint suite (examples/app/tax-faults.ts), only in `fault-workers.ts`. */
+  taxStatementsFaulty: 'tax-statements-faulty',
 } as const;
 
 /** The kinds only `fault-workers.ts` registers: a production deployment of `workers.ts` has none of them. */
-export const FAULT_SUITE_KINDS: readonly string[] = [KIND_NAMES.chaos, KIND_NAMES.helpdesk, KIND_NAMES.helpdeskMirrored, KIND_NAMES.ticketExport];
+export const FAULT_SUITE_KINDS: readonly string[] = [
+  KIND_NAMES.chaos,
+  KIND_NAMES.helpdesk,
+  KIND_NAMES.helpdeskMirrored,
+  KIND_NAMES.ticketExport,
+  KIND_NAMES.taxStatementsFaulty,
+];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseTimePoint, TimePoint } from '../../lib/contract';
+import { parseTimePoint, TimePoint, type Scope } from '../../lib/contract';
 import {
   defineWorker,
   type OfflineScript,
@@ -219,32 +219,112 @@ export const transactionFeedSource = timeSeriesSource<Transaction>({
 const NoInput = z.strictObject({});
 
 /**
- * Reads the statements of the assigned range and asks the model, once per statement, which
- * transactions are deductible: a quarter costs three calls.
+ * The calendar months of a date range, each clipped to it (`2025-04-01..2025-07-01` → April, May,
+ * June); a range of instants is read whole.
  *
  * @example
- * // Q2 → observed 2025-04-01..2025-06-27, 18 transactions, 3 model calls, 23,499 pence deductible
+ * monthsOf({ from: '2025-04-15', toExclusive: '2025-06-01' }) // [{ from: '2025-04-15', toExclusive: '2025-05-01' }, { from: '2025-05-01', toExclusive: '2025-06-01' }]
  */
-export const taxStatements = defineWorker({
-  kind: KIND_NAMES.taxStatements,
+export const monthsOf = (range: TimeRangeRequest): TimeRangeRequest[] => {
+  if (range.from.length !== 10 || range.toExclusive.length !== 10) return [range];
+  const months: TimeRangeRequest[] = [];
+  let from = range.from;
+  while (from < range.toExclusive) {
+    const [year, month] = [Number(from.slice(0, 4)), Number(from.slice(5, 7))];
+    const next = month === 12 ? `${year + 1}-01-01` : `${year}-${String(month + 1).padStart(2, '0')}-01`;
+    const toExclusive = next < range.toExclusive ? next : range.toExclusive;
+    months.push({ from, toExclusive });
+    from = toExclusive;
+  }
+  return months;
+};
+
+const addFindings = (a: DeductibleFindings, b: DeductibleFindings): DeductibleFindings => ({
+  currency: 'GBP',
+  totalDeductiblePence: a.totalDeductiblePence + b.totalDeductiblePence,
+  transactions: a.transactions + b.transactions,
+  deductibleTransactions: a.deductibleTransactions + b.deductibleTransactions,
+});
+
+const NO_FINDINGS: DeductibleFindings = { currency: 'GBP', totalDeductiblePence: 0, transactions: 0, deductibleTransactions: 0 };
+
+/** What {@link readMonthByMonth} needs of a worker's context: the tax kind's, or a test variant's. */
+export interface MonthByMonthContext {
+  readonly assignment: { readonly scope: TimeRangeRequest };
+  readonly tools: { readonly statements: (range?: TimeRangeRequest) => Promise<readonly StatementTransaction[]> };
+  readonly model: WorkerModel;
+  checkpoint(findings: DeductibleFindings): void;
+  readonly resumeFrom?: Readonly<{ covered: readonly Scope[]; findings: unknown }>;
+}
+
+/**
+ * The tax kind's reading loop: the months of the assigned range in order, one model call per
+ * statement, findings reported after each month (`ctx.checkpoint`); on a resumed generation it
+ * starts after the months the checkpoint covered. `beforeMonth` runs before each month is read
+ * (the fault suite's variant slows one down or stops there).
+ *
+ * @example
+ * run: (ctx) => readMonthByMonth(ctx)
+ */
+export const readMonthByMonth = async (
+  ctx: MonthByMonthContext,
+  beforeMonth: (month: TimeRangeRequest, sofar: DeductibleFindings) => Promise<void> = async () => undefined,
+): Promise<DeductibleFindings> => {
+  const resumed = ctx.resumeFrom;
+  // The checkpoint covers whole months from the start of the range: go on after them.
+  const resumeAt = resumed?.covered
+    .flatMap((scope) => ('toExclusive' in scope ? [scope.toExclusive] : []))
+    .sort()
+    .at(-1);
+  let findings: DeductibleFindings = resumed === undefined ? NO_FINDINGS : DeductibleFindings.parse(resumed.findings);
+  for (const month of monthsOf(ctx.assignment.scope)) {
+    if (resumeAt !== undefined && month.toExclusive <= resumeAt) continue;
+    await beforeMonth(month, findings);
+    const rows = await ctx.tools.statements(month);
+    const deductible = new Set<string>();
+    for (const [statementId, group] of groupByStatement(rows)) {
+      for (const id of await classifyStatement(ctx.model, statementId, group)) deductible.add(id);
+    }
+    findings = addFindings(
+      findings,
+      findingsOf(rows, (row) => deductible.has(row.id)),
+    );
+    ctx.checkpoint(findings);
+  }
+  return findings;
+};
+
+/**
+ * The definition shared by the tax kind and the fault suite's variant of it (the same sources,
+ * findings, merge and alternate source, so their findings add up in one answer).
+ */
+export const TAX_STATEMENTS_PARTS = {
   dimension: 'time',
   label: 'monthly statements',
   recordNoun: 'transactions',
   alternateSource: KIND_NAMES.transactionFeed,
-  input: NoInput,
   output: DeductibleFindings,
   sources: { statements: statementsSource },
   offlineScripts: { 'classify-deductible': classifyDeductibleOffline },
   merge: sumDeductible,
   summarize: describeDeductible,
-  run: async (ctx) => {
-    const rows = await ctx.tools.statements();
-    const deductible = new Set<string>();
-    for (const [statementId, group] of groupByStatement(rows)) {
-      for (const id of await classifyStatement(ctx.model, statementId, group)) deductible.add(id);
-    }
-    return findingsOf(rows, (row) => deductible.has(row.id));
-  },
+  partialFindings: true,
+} as const;
+
+/**
+ * Reads the statements of the assigned range month by month and asks the model, once per
+ * statement, which transactions are deductible: a quarter costs three calls. After each month it
+ * reports its findings so far (`ctx.checkpoint`), so a deadline that cuts it off keeps the months
+ * it read; a redelivery after a crash starts after the months its checkpoint covered.
+ *
+ * @example
+ * // Q2 → observed 2025-04-01..2025-06-27, 18 transactions, 3 model calls, 23,499 pence deductible
+ */
+export const taxStatements = defineWorker({
+  ...TAX_STATEMENTS_PARTS,
+  kind: KIND_NAMES.taxStatements,
+  input: NoInput,
+  run: (ctx) => readMonthByMonth(ctx),
 });
 
 /**

@@ -79,6 +79,8 @@ const work = async (deps: WorkerDeps, claim: Claim): Promise<void> => {
     budget: { reserve: () => deps.ledger.reserveBudget(claim) },
     lateGraceMs: LATE_GRACE_MS,
     now: deps.now,
+    // What the tools observed so far is stored as the run goes (the outcome of a timeout carries the last one).
+    checkpoints: { port: { write: (checkpoint) => deps.ledger.writeCheckpoint(claim, checkpoint) }, generation: claim.generation, previous: claim.checkpoint },
   });
   if (outcome.state === 'timed_out') {
     // The worker stopped at its deadline: the state machine seals the subtask at that same

@@ -1,12 +1,26 @@
-import { SETTLED_GAP_STATUSES, type Observed, type RunResource, type SubtaskView } from '../contract';
+import { LiveState, SETTLED_GAP_STATUSES, type Observed, type RunResource, type SubtaskView } from '../contract';
+import { describeRead } from '../domain/checkpoint';
 import { BAR_LEGEND, coverageBar } from './coverage-bar';
 import { gapLine, printable, table } from './output';
 
 /**
- * One line of live progress.
+ * What a subtask that has not ended has checkpointed so far (live coverage), or nothing: its id,
+ * the region its tools have answered and the records they returned.
  *
  * @example
- * progressLine(run) // 'round 2 · 4/5 subtasks ended · ok 4, pending 1'
+ * checkpointedText('time', runningB) // 'B 2025-04-01..2025-05-31 (12 records)'
+ */
+export const checkpointedText = (dimension: RunResource['universe']['dimension'], s: SubtaskView): string | undefined => {
+  if (!LiveState.safeParse(s.state).success || s.checkpoint === undefined || s.checkpoint.covered.length === 0) return undefined;
+  const records = s.checkpoint.observed.recordCount;
+  return `${s.id} ${describeRead(dimension, s.checkpoint.covered)} (${records} record${records === 1 ? '' : 's'})`;
+};
+
+/**
+ * One line of live progress; the subtasks still running that have checkpointed say how far they got.
+ *
+ * @example
+ * progressLine(run) // 'round 2 · 4/5 subtasks ended · ok 4, running 1 · checkpointed B 2025-04-01..2025-05-31 (12 records)'
  */
 export const progressLine = (run: RunResource): string => {
   if (run.progress.dispatched === 0) return 'waiting for the first round to be dispatched';
@@ -14,7 +28,11 @@ export const progressLine = (run: RunResource): string => {
     .filter(([, count]) => count > 0)
     .map(([state, count]) => `${state} ${count}`)
     .join(', ');
-  return printable(`round ${run.round} · ${run.progress.terminal}/${run.progress.dispatched} subtasks ended${states ? ` · ${states}` : ''}`);
+  const checkpointed = run.subtasks.flatMap((s) => checkpointedText(run.universe.dimension, s) ?? []).join(', ');
+  return printable(
+    `round ${run.round} · ${run.progress.terminal}/${run.progress.dispatched} subtasks ended${states ? ` · ${states}` : ''}` +
+      (checkpointed ? ` · checkpointed ${checkpointed}` : ''),
+  );
 };
 
 const observedText = (observed: Observed | null): string => {

@@ -62,6 +62,42 @@ export const BaselineComparison = z
   })
   .describe('Comparison with a deterministic baseline, when the worker kind declares one (the catering example).');
 
+/**
+ * What a checkpoint's findings rest on: the findings a kind that declares partial findings
+ * reported with `ctx.checkpoint(findings)`, and the coverage its tools had observed at that call.
+ * Stored in the same write as the checkpoint, so findings never travel without their observation.
+ */
+export const CheckpointPartial = z
+  .object({
+    covered: z.array(Scope).describe('The regions of the assignment its tools had answered when the findings were reported.'),
+    observed: Observed.describe('The records those regions returned.'),
+    findings: z.unknown().describe("The kind's partial findings over exactly those records."),
+  })
+  .describe('Partial findings with the observation they rest on.');
+export type CheckpointPartial = z.infer<typeof CheckpointPartial>;
+
+/**
+ * What a running worker's tools had observed so far, stored in the ledger by the SDK while it
+ * runs. It belongs to the claim's generation, only grows and never leaves the assignment. A
+ * timed-out outcome carries the last one: its `partial` (when the kind declared partial
+ * findings) is the prefix reconcile counts as read; the rest is sent again.
+ */
+export const Checkpoint = z
+  .object({
+    generation: z.int().min(1).describe('The claim generation that wrote it.'),
+    sequence: z.int().min(1).describe('Its number among the checkpoints written for the subtask (1-based, across generations).'),
+    writtenAt: z.string().describe('When it was written, an ISO instant in UTC.'),
+    covered: z.array(Scope).describe('The regions of the assignment its tools have answered so far (whole requested ranges, ids, lines).'),
+    observed: Observed.describe('The records its tools returned so far.'),
+    sources: z.array(z.string()).default([]).describe('The sources that answered so far.'),
+    sourcesReached: z.int().min(0).default(0).describe('How many sources answered so far.'),
+    usage: Usage.default({ modelCalls: 0, estimatedCost: 0 }),
+    partial: CheckpointPartial.optional(),
+  })
+  .describe("What a running worker's tools had observed so far, with partial findings when its kind declares them.");
+export type Checkpoint = z.infer<typeof Checkpoint>;
+export type CheckpointInput = z.input<typeof Checkpoint>;
+
 /** The outcome of one dispatched subtask, as recorded in the ledger. */
 export const Outcome = z
   .object({
@@ -77,6 +113,8 @@ export const Outcome = z
     reason: z.string().max(500).optional().describe('Why it ended so, for people (deadline 2025-…Z passed; never claimed).'),
     refusals: z.array(Refusal).default([]).describe('Requests its tools refused.'),
     baseline: BaselineComparison.optional(),
+    /** On a `timed_out` outcome: the last checkpoint its worker wrote before the deadline. */
+    checkpoint: Checkpoint.optional().describe('On a timed_out outcome: the last checkpoint its worker wrote before the deadline.'),
   })
   .describe('The outcome of one dispatched subtask, as recorded in the ledger.');
 export type Outcome = z.infer<typeof Outcome>;
@@ -94,7 +132,16 @@ export type HedgeWinner = z.infer<typeof HedgeWinner>;
 /** How a subtask came to exist beyond the first round. */
 export const Lineage = z
   .discriminatedUnion('kind', [
-    z.object({ kind: z.literal('retry').describe('A retry of subtask of.'), of: SubtaskId, attempt: z.int().min(2).describe('The attempt number, from 2.') }),
+    z.object({
+      kind: z.literal('retry').describe('A retry of subtask of.'),
+      of: SubtaskId,
+      attempt: z.int().min(2).describe('The attempt number, from 2.'),
+      /** What earlier attempts read before their deadlines (their checkpoints' partial findings): this retry's scope is the rest. */
+      prefix: z
+        .array(Scope)
+        .optional()
+        .describe("What earlier attempts read before their deadlines (their checkpoints' partial findings); the retry is assigned only the rest."),
+    }),
     z.object({ kind: z.literal('recheck').describe('The re-check of a gap subtask of left.'), of: SubtaskId, gap: Scope.describe('The gap it re-checks.') }),
     /** A hedge copy of subtask `of`: replica or piece number `copy` (1-based), racing it on its allowance. */
     z.object({

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Universe } from './scope';
 import { RunBudget, SubtaskId } from './run-request';
 import { Answer } from './coverage';
-import { DispatchedSubtask, HedgeWinner, Observed, Outcome, SubtaskState, Usage } from './outcome';
+import { Checkpoint, DispatchedSubtask, HedgeWinner, Observed, Outcome, SubtaskState, Usage } from './outcome';
 
 export const RunStatus = z
   .enum(['running', 'succeeded', 'failed', 'cancelled'])
@@ -35,6 +35,8 @@ export const SubtaskView = DispatchedSubtask.omit({ input: true })
     /** Subtask states `empty` with `sourcesReached: 0` are flagged: a source was unreachable, not empty. */
     sourceUnreachable: z.boolean().optional().describe('Set on empty with sourcesReached 0: a source was unreachable, not empty.'),
     late: z.array(LateEvidence).optional().describe('Results that arrived after it was sealed.'),
+    /** While it runs, and after a timeout: what its worker's last checkpoint had read (live coverage; the prefix a retry skips). */
+    checkpoint: Checkpoint.optional().describe("While it runs, and after a timeout: its worker's last checkpoint (live coverage; the prefix a retry skips)."),
     /** On a hedged subtask whose race a copy won: the replica, or every piece. */
     hedgeWinner: HedgeWinner.optional(),
     /** On a hedged subtask once its race started: its copies (replicas or pieces), their scopes and states. */

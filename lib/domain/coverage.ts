@@ -11,6 +11,7 @@ import {
   type ProblemCode,
   type Scope,
 } from '../contract';
+import { prefixRegion, type CountedPrefix } from './checkpoint';
 import { algebraFor, hasRegion, regionOf } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
 import { recheckId, reportedState, type AttemptChain } from './lineage';
@@ -175,13 +176,46 @@ export const unreadGapsOf = (manifest: Manifest, reconciliation: Reconciliation)
   };
   return unread.flatMap((chain) => {
     const reason = UnreadReason.parse(reportedState(chain));
-    return insideUniverse(chain.origin.assigned).map((scope): CoverageGap => ({
+    // A prefix read before a deadline, with its partial findings, is read: only the rest is unread.
+    const resumed = reconciliation.resumed.get(chain.origin.id);
+    const unreadScopes =
+      resumed === undefined
+        ? [chain.origin.assigned]
+        : unreadOf(manifest.universe.dimension, chain.origin.assigned, prefixRegion(manifest.universe.dimension, resumed));
+    return unreadScopes.flatMap(insideUniverse).map((scope): CoverageGap => ({
       ...scope,
       kind: 'unread',
       subtaskId: chain.latest.id,
       reason,
       status: 'unchecked',
     }));
+  });
+};
+
+/** What of `assigned` the prefixes did not read. */
+const unreadOf = (dimension: Manifest['universe']['dimension'], assigned: Scope, prefix: readonly Scope[]): Scope[] => {
+  const algebra = algebraFor(dimension);
+  const whole = algebra.normalise(assigned);
+  return algebra.toScopes(prefix.reduce((acc, scope) => algebra.difference(acc, algebra.normalise(scope)), whole));
+};
+
+/** Each counted prefix as the statement tells it: what was read before the deadline, and where the rest went. */
+const resumedFacts = (reconciliation: Reconciliation): NonNullable<StatementFacts['resumed']> => {
+  const chains = new Map([...reconciliation.chains.partitions, ...reconciliation.chains.rechecks].map((c) => [c.origin.id, c]));
+  return [...reconciliation.resumed.values()].flatMap((line) => {
+    const chain = chains.get(line.origin.id);
+    if (chain === undefined) return [];
+    return line.prefixes.map((p) => {
+      const position = chain.attempts.findIndex((a) => a.id === p.attempt.id);
+      const next = chain.attempts[position + 1];
+      const nextState = next === undefined ? undefined : next.id === chain.latest.id ? reportedState(chain) : 'timed_out';
+      return {
+        subtaskId: p.attempt.id,
+        read: p.prefix,
+        rest: next?.assigned ?? line.unsent ?? p.attempt.assigned,
+        ...(next === undefined || nextState === undefined ? {} : { sentAs: next.id, sentState: nextState }),
+      };
+    });
   });
 };
 
@@ -242,6 +276,7 @@ export const buildCoverage = (manifest: Manifest, outcomes: readonly Outcome[], 
     unexpectedOutcomes: sortedUnique(problems.filter((p) => p.code === 'unexpected_outcome').flatMap((p) => p.subtaskIds ?? [])),
     ...(manifest.sources ? { sources: manifest.sources } : {}),
     ...(reconciliation.pieces.size === 0 ? {} : { wonByPieces: wonByPiecesOf(reconciliation) }),
+    ...(reconciliation.resumed.size === 0 ? {} : { resumed: resumedFacts(reconciliation) }),
   };
   const gaps = [...assignmentGaps, ...resolved.map((g) => g.coverage), ...unreadGaps];
   const unsettled = gaps.some((gap) => !RESOLVED.has(gap.status));
@@ -266,15 +301,37 @@ export interface SynthesisInput {
 /**
  * What synthesis may read: the latest attempt of every first-round line of work that ended
  * `ok`, and every re-check that found data (folded into the answer). Never a `timed_out`,
- * `invalid`, `empty` or `cancelled` outcome. A subtask won by its `subdivide` pieces is read
- * as its `ok` pieces, whose findings are the subtask's (it has none of its own).
+ * `invalid`, `empty` or `cancelled` outcome, except for the prefix a timed-out attempt read
+ * before its deadline with partial findings (reconcile counted it: its retry was sent only the
+ * rest), read as those findings over that prefix. A subtask won by its `subdivide` pieces is
+ * read as its `ok` pieces, whose findings are the subtask's (it has none of its own).
  *
  * @example
  * synthesisInputs(reconcile(manifest, outcomes)).map((i) => i.subtask.id) // ['A', 'B', 'D', 'B.g1']
+ * // B timed out after April and May, B.r2 read June: ['A', 'B', 'B.r2', 'C', 'D'], B as its prefix's findings
  */
 export const synthesisInputs = (reconciliation: Reconciliation): SynthesisInput[] =>
   [...reconciliation.chains.partitions, ...reconciliation.chains.rechecks].flatMap((chain): SynthesisInput[] => {
-    if (chain.state !== 'ok' || !chain.outcome) return [];
+    const prefixes = (reconciliation.resumed.get(chain.origin.id)?.prefixes ?? []).map(prefixInput);
+    if (chain.state !== 'ok' || !chain.outcome) return prefixes;
     const pieces = reconciliation.pieces.get(chain.latest.id);
-    return pieces === undefined ? [{ subtask: chain.latest, outcome: chain.outcome }] : [...pieces];
+    return [...prefixes, ...(pieces === undefined ? [{ subtask: chain.latest, outcome: chain.outcome }] : pieces)];
   });
+
+/** A counted prefix as synthesis reads it: its attempt over the prefix, with the partial findings and the records they rest on. */
+const prefixInput = (prefix: CountedPrefix): SynthesisInput => {
+  const [assigned = prefix.attempt.assigned] = prefix.prefix;
+  return {
+    subtask: { ...prefix.attempt, assigned },
+    outcome: {
+      subtaskId: prefix.attempt.id,
+      state: 'ok',
+      observed: prefix.observed,
+      sources: [],
+      sourcesReached: 0,
+      findings: prefix.findings,
+      usage: { modelCalls: 0, estimatedCost: 0 },
+      refusals: [],
+    },
+  };
+};

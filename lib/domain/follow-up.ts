@@ -1,5 +1,7 @@
 import { Policy, type DispatchedSubtask, type Manifest, type Outcome } from '../contract';
 import type { WorkerCatalog } from './catalog';
+import { prefixRegion, type ResumedLine } from './checkpoint';
+import { dimensionOf } from './scope';
 import { HEDGE_SUFFIX, recheckId, retryId, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 
@@ -35,19 +37,27 @@ const RETRYABLE = ['timed_out', 'invalid', 'empty'] as const;
 type Retryable = (typeof RETRYABLE)[number];
 const isRetryable = (state: string): state is Retryable => (RETRYABLE as readonly string[]).includes(state);
 
-const retryOf = (chain: AttemptChain, policy: Policy, round: number): DispatchedSubtask | undefined => {
+/**
+ * The retry of a line of work whose latest attempt may go again. A line that resumed from
+ * checkpoints ({@link resumedLine}) is sent only what is unread: the latest attempt's rest when
+ * it timed out with partial findings, else the latest attempt's own scope, with every counted
+ * prefix in `lineage.prefix`. Any other line is sent its whole scope again.
+ */
+const retryOf = (chain: AttemptChain, policy: Policy, round: number, resumed: ResumedLine | undefined): DispatchedSubtask | undefined => {
   if (!isRetryable(chain.state)) return undefined;
   const retriesUsed = chain.attempts.length - 1;
   if (retriesUsed >= policy.retry[chain.state]) return undefined;
   const attempt = chain.attempts.length + 1;
   const { origin } = chain;
+  const rest = resumed === undefined ? undefined : (resumed.unsent ?? chain.latest.assigned);
+  const prefix = resumed === undefined ? undefined : prefixRegion(dimensionOf(origin.assigned), resumed);
   return {
     id: retryId(origin.id, attempt),
     worker: origin.worker,
     round,
     ...inherited(origin),
-    assigned: origin.assigned,
-    lineage: { kind: 'retry', of: origin.id, attempt },
+    assigned: rest ?? origin.assigned,
+    lineage: { kind: 'retry', of: origin.id, attempt, ...(prefix === undefined ? {} : { prefix }) },
   };
 };
 
@@ -67,7 +77,7 @@ const recheckOf = (gap: ObservedGap, subtask: DispatchedSubtask, manifest: Manif
 /** Every follow-up the policy asks for in round `round`. */
 const wantedFollowUps = (manifest: Manifest, policy: Policy, reconciliation: Reconciliation, round: number): DispatchedSubtask[] => {
   const { partitions, rechecks } = reconciliation.chains;
-  const retries = [...partitions, ...rechecks].flatMap((chain) => retryOf(chain, policy, round) ?? []);
+  const retries = [...partitions, ...rechecks].flatMap((chain) => retryOf(chain, policy, round, reconciliation.resumed.get(chain.origin.id)) ?? []);
   const dispatched = new Set(manifest.subtasks.map((s) => s.id));
   // A gap a winning piece left is re-checked like any other: the piece is its subtask.
   const pieces = [...reconciliation.pieces.values()].flatMap((won) => won.map((piece) => piece.subtask));

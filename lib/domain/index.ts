@@ -28,3 +28,4 @@ export * from './statement';
 export * from './words';
 export * from './synthesis';
 export * from './synthesis-tree';
+export * from './checkpoint';

@@ -1,4 +1,5 @@
 import type { DispatchedSubtask, Manifest, ObservedIds, ObservedTime, Outcome, Problem, ProblemCode, Scope } from '../contract';
+import { resumedLine, type ResumedLine } from './checkpoint';
 import { algebraFor, describeScope } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
 import { hedgeCopies, universeOfScope } from './hedge';
@@ -41,6 +42,11 @@ export interface Reconciliation {
   readonly observedGaps: ObservedGap[];
   /** By subtask id, the `ok` pieces whose observations cover a subtask won by its pieces (synthesis reads them in its place). */
   readonly pieces: ReadonlyMap<string, readonly WinningPiece[]>;
+  /**
+   * By the id of a line of work's first attempt: the lines that resumed from checkpoints, with
+   * the prefixes their timed-out attempts read and the proof that prefixes and rest tile the scope.
+   */
+  readonly resumed: ReadonlyMap<string, ResumedLine>;
 }
 
 /**
@@ -375,5 +381,29 @@ export const reconcile = (manifest: Manifest, outcomes: readonly Outcome[], piec
     if (outcome.state === 'ok' && usable && won !== undefined) comparePieces(state, cmp, subtask, outcomeAt[i] as number, won);
     else if (outcome.state === 'ok' && usable) compareOutcome(state, cmp.reset(subtask, outcomeAt[i] as number), subtask, outcome);
   });
-  return { problems, chains: buildChains(firsts, (i) => firstOutcomes[i]), observedGaps: state.observedGaps, pieces: state.pieces };
+  const chains = buildChains(firsts, (i) => firstOutcomes[i]);
+  return { problems, chains, observedGaps: state.observedGaps, pieces: state.pieces, resumed: resumedLines(chains, byId, outcomes, outcomeAt, problems) };
+};
+
+/**
+ * The lines of work that resumed from a checkpoint (few: only lines with a timed-out attempt are
+ * looked at), with their tiling proofs' problems added to the reconciliation's.
+ */
+const resumedLines = (
+  chains: Chains,
+  byId: ReadonlyMap<string, number>,
+  outcomes: readonly Outcome[],
+  outcomeAt: Int32Array,
+  problems: Problem[],
+): Map<string, ResumedLine> => {
+  const resumed = new Map<string, ResumedLine>();
+  const outcomeOf = (id: string): Outcome | undefined => outcomes[outcomeAt[byId.get(id) ?? -1] ?? -1];
+  for (const chain of [...chains.partitions, ...chains.rechecks]) {
+    if (chain.attempts.length === 1 && chain.state !== 'timed_out') continue;
+    const line = resumedLine(chain.attempts, outcomeOf);
+    if (line === undefined) continue;
+    resumed.set(chain.origin.id, line);
+    for (const problem of line.problems) problems.push(problem);
+  }
+  return resumed;
 };

@@ -1,4 +1,5 @@
 import type { CoverageGap, CoverageOverlap, Scope, SourceLabel, Universe } from '../contract';
+import { describeRead } from './checkpoint';
 import { describeScope, regionOf } from './dimensions';
 import { filePath } from './paths';
 import { capitalise, countOf, listWords, numberWord, plural } from './words';
@@ -34,6 +35,17 @@ export interface StatementFacts {
   readonly wonByPieces?: ReadonlyArray<{
     readonly subtaskId: string;
     readonly pieces: ReadonlyArray<{ readonly subtaskId: string; readonly assigned: Scope }>;
+  }>;
+  /**
+   * Attempts that timed out after reading a prefix with partial findings: what they read, the
+   * rest, and the attempt the rest was sent to with how it ended (none when it was not sent).
+   */
+  readonly resumed?: ReadonlyArray<{
+    readonly subtaskId: string;
+    readonly read: readonly Scope[];
+    readonly rest: Scope;
+    readonly sentAs?: string;
+    readonly sentState?: string;
   }>;
 }
 
@@ -111,6 +123,19 @@ const piecesSentence = (facts: StatementFacts): string | undefined => {
   return `Covered by hedge pieces: ${some(each, '; ')}.`;
 };
 
+/** `B read 2025-04-01..2025-05-31 before its deadline; 2025-06-01..2025-06-30 was sent again as B.r2 and read.` */
+const resumedSentences = (facts: StatementFacts): string[] => {
+  const dimension = facts.universe.dimension;
+  return (facts.resumed ?? []).map((r) => {
+    const rest = describeRead(dimension, [r.rest]);
+    const sent =
+      r.sentAs === undefined
+        ? `${rest} was not read`
+        : `${rest} was sent again as ${r.sentAs} and ${r.sentState === 'ok' ? 'read' : statePhrase(r.sentState ?? 'missing_outcome')}`;
+    return `${r.subtaskId} read ${describeRead(dimension, r.read)} before its deadline; ${sent}.`;
+  });
+};
+
 const uncoveredSentence = (facts: StatementFacts): string | undefined => {
   if (facts.uncovered.length === 0) return undefined;
   const each = facts.uncovered.map((w) => `${w.subtaskId} (${labelOf(facts, w.worker)}${w.required ? ', required' : ''}) ${statePhrase(w.state)}`);
@@ -157,6 +182,7 @@ export const renderStatement = (facts: StatementFacts): string => {
   const opening = `Coverage: ${universeProse(facts.universe)}, ${countOf(facts.partitions, 'partitions')}, ${overlapsText(facts)}${facts.gaps.length === 0 ? ', no gaps' : ''}.`;
   const rest = [
     piecesSentence(facts),
+    ...resumedSentences(facts),
     gapsSentence(facts),
     uncoveredSentence(facts),
     observationSentence(facts),

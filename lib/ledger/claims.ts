@@ -93,6 +93,7 @@ export const claimSubtask = async (ctx: LedgerContext, raw: ClaimInput): Promise
     leaseExpiresAt: iso(result.leaseExpiresAt ?? now),
     deadline: iso(result.deadlineMs),
     subtask: assignment,
+    ...(result.checkpoint === undefined ? {} : { checkpoint: result.checkpoint }),
     // The holder's writes find the item without reading the run again.
     ...(input.shards > 1 ? { shards: input.shards } : {}),
   };

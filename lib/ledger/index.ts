@@ -34,3 +34,4 @@ export { DEFAULT_CONFLICT_RETRY, type ConflictRetry } from './failures';
 export { sealReason, closeReason } from './reason';
 export { BatchEntry, BatchRef, batchKey, type WriteBatchesInput } from './batches';
 export { SynthesisCall, SynthesisRef, type SynthesisReservation } from './synthesis';
+export { MAX_CHECKPOINTS, MAX_CHECKPOINT_BYTES, type CheckpointWrite } from './checkpoints';

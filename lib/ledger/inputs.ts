@@ -4,7 +4,7 @@
  * HTTP, and a malformed id must not become a malformed key.
  */
 import { z } from 'zod';
-import { Answer, DispatchedSubtask, MAX_RUN_SUBTASKS, RunRequest, RunStatus, SubtaskId, TenantId, isWellFormed } from '../contract';
+import { Answer, Checkpoint, DispatchedSubtask, MAX_RUN_SUBTASKS, RunRequest, RunStatus, SubtaskId, TenantId, isWellFormed } from '../contract';
 import { InvalidLedgerInput } from './errors';
 import { SHARDING } from './keys';
 
@@ -85,6 +85,8 @@ export const Claim = SubtaskRef.extend({
   deadline: z.string(),
   /** The immutable assignment, as stored at dispatch. */
   subtask: DispatchedSubtask,
+  /** The last checkpoint an earlier generation wrote, when this claim replaces one (a crash): the worker resumes from it. */
+  checkpoint: Checkpoint.optional(),
 });
 export type Claim = z.infer<typeof Claim>;
 

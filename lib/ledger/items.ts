@@ -7,6 +7,7 @@ import { z } from 'zod';
 import {
   Answer,
   BaselineComparison,
+  Checkpoint,
   DispatchedSubtask,
   HedgeWinner,
   LateEvidence,
@@ -196,6 +197,9 @@ export const SubtaskItem = z.object({
   piecesOk: z.array(z.string()).optional(),
   /** On a hedged subtask ended by its race: who won (the original, a replica, or every piece). */
   hedgeWinner: HedgeWinnerItem.optional(),
+  /** The latest checkpoint its workers wrote (lib/ledger/checkpoints.ts), kept after it ends: a timed-out outcome carries it. */
+  checkpoint: Checkpoint.optional(),
+  checkpointSequence: count.optional(),
   updatedAt: z.string(),
 });
 export type SubtaskItem = z.infer<typeof SubtaskItem>;
@@ -236,6 +240,9 @@ export const OUTCOME_ATTRIBUTES = [
   // who won a hedged race and which pieces ended ok: forging them would forge the subtask's result
   'hedgeWinner',
   'piecesOk',
+  // what a running worker observed so far: forging it would forge a timed-out subtask's prefix
+  'checkpoint',
+  'checkpointSequence',
 ] as const satisfies readonly (keyof StoredSubtaskItem | keyof StoredOutcome | 'late')[];
 
 /** A result refused after its subtask was sealed or its run stopped (`LATE#<id>#<generation>`). */

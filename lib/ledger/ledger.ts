@@ -3,7 +3,8 @@
  * docs/ledger.md for the table layout, the access patterns and the cost of each operation.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import type { OutcomeInput } from '../contract';
+import type { CheckpointInput, OutcomeInput } from '../contract';
+import { writeCheckpoint, type CheckpointWrite } from './checkpoints';
 import { appendRound, type AppendedRound } from './rounds';
 import { readBatch, writeBatches, type BatchEntry, type BatchRef, type WriteBatchesInput } from './batches';
 import { reserveBudget, tenantUsage, type Reservation, type TenantUsage } from './budget';
@@ -128,6 +129,11 @@ export interface Ledger {
    */
   recordOutcome(claim: Claim, outcome: OutcomeInput): Promise<RecordedOutcome>;
   /**
+   * Stores the claimed subtask's latest checkpoint (current generation only, while it runs; see checkpoints.ts).
+   * @example await ledger.writeCheckpoint(claim, checkpoint);
+   */
+  writeCheckpoint(claim: Claim, checkpoint: CheckpointInput): Promise<CheckpointWrite>;
+  /**
    * Remembers a failed delivery so the seal can explain it.
    * @example await ledger.recordDeliveryFailure({ tenantId, runId, subtaskId, receiveCount: 3, errorName: 'WorkerCrashed', deadLettered: true });
    */
@@ -242,6 +248,7 @@ export const createLedger = (options: LedgerOptions): Ledger => {
     reserveBudget: (claim) => reserveBudget(ctx, claim),
     tenantUsage: (tenantId, day) => tenantUsage(ctx, tenantId, day),
     recordOutcome: (claim, outcome) => recordOutcome(ctx, claim, outcome),
+    writeCheckpoint: (claim, checkpoint) => writeCheckpoint(ctx, claim, checkpoint),
     recordDeliveryFailure: (input) => recordDeliveryFailure(ctx, input),
     registerWaiter: (input) => registerWaiter(ctx, input),
     sealTimedOut: (input) => sealTimedOut(ctx, input),

@@ -14,6 +14,7 @@ export const subtaskText = (s: SubtaskMark): string =>
     `Subtask ${s.id} (${s.worker}, round ${s.round}${s.lineage ? `, ${s.lineage}` : ''}): ${s.stateLabel}.`,
     `Assigned: ${s.assignedText}.`,
     `Observed: ${s.observedText}.`,
+    ...(s.checkpointedText ? [`Checkpointed so far: ${s.checkpointedText}.`] : []),
     `Usage: ${s.usageText}.`,
     ...(s.reason ? [`Reason: ${s.reason}.`] : []),
     ...(s.late > 0 ? [`Late evidence: ${s.late} result${s.late === 1 ? '' : 's'} arrived after the subtask was sealed (kept, state unchanged).`] : []),

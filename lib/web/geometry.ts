@@ -135,6 +135,12 @@ export interface SubtaskMark {
   /** The assignment and the observation in words, for the hover text. */
   readonly assignedText: string;
   readonly observedText: string;
+  /**
+   * While the subtask runs: what its worker's last checkpoint covered (live coverage, drawn as
+   * it fills in), with the words for it; empty and `undefined` once it ended or before any.
+   */
+  readonly checkpointed: readonly Span[];
+  readonly checkpointedText: string | undefined;
   readonly usageText: string;
   readonly reason: string | undefined;
   /** Results that arrived after the subtask was sealed, kept as evidence. */
@@ -403,8 +409,17 @@ const lineageText = (s: SubtaskView): string => {
   return s.lineage.kind === 'retry' ? `retry ${s.lineage.attempt} of ${s.lineage.of}` : `re-check of ${s.lineage.of}`;
 };
 
+/** Only a subtask still running shows its checkpoint: an ended one shows its outcome instead. */
+const liveCheckpoint = (s: SubtaskView): SubtaskView['checkpoint'] => (s.state === 'pending' || s.state === 'running' ? s.checkpoint : undefined);
+
+const checkpointedWords = (axis: Axis, checkpoint: NonNullable<SubtaskView['checkpoint']>): string => {
+  const records = `${checkpoint.observed.recordCount} record${checkpoint.observed.recordCount === 1 ? '' : 's'}`;
+  return `${checkpoint.covered.map((scope) => axis.describe(scope)).join(', ')} (${records})`;
+};
+
 const subtaskMark = (axis: Axis, s: SubtaskView): SubtaskMark => {
   const observed = observedRegion(s.observed);
+  const checkpoint = liveCheckpoint(s);
   return {
     id: s.id,
     worker: s.worker,
@@ -416,6 +431,8 @@ const subtaskMark = (axis: Axis, s: SubtaskView): SubtaskMark => {
     observed: observed ? axis.spans(observed) : [],
     assignedText: axis.describe(s.assigned),
     observedText: observedWords(axis, s.observed),
+    checkpointed: checkpoint ? mergeSpans(checkpoint.covered.flatMap((scope) => axis.spans(scope))) : [],
+    checkpointedText: checkpoint && checkpoint.covered.length > 0 ? checkpointedWords(axis, checkpoint) : undefined,
     usageText: `${s.usage.modelCalls} model call${s.usage.modelCalls === 1 ? '' : 's'}, estimated cost ${s.usage.estimatedCost}`,
     reason: s.reason,
     late: s.late?.length ?? 0,

@@ -256,6 +256,10 @@ export const renderPicture = (doc: Document, p: Picture): SVGSVGElement => {
     for (const span of drawnSpans(s.assigned)) {
       shapes.push(el(doc, 'rect', { class: 'assigned', ...spanBox(span), y, height: LAYOUT.bar, 'data-assigned': '' }));
     }
+    // Live coverage: what a running worker has checkpointed, under what it will report.
+    for (const span of drawnSpans(s.checkpointed)) {
+      shapes.push(el(doc, 'rect', { class: 'checkpointed', ...spanBox(span), y: y + 4, height: LAYOUT.bar - 8, 'data-checkpointed': '' }));
+    }
     for (const span of drawnSpans(s.observed)) {
       shapes.push(el(doc, 'rect', { class: 'observed', ...spanBox(span), y: y + 4, height: LAYOUT.bar - 8, 'data-observed': '' }));
     }
@@ -286,6 +290,7 @@ export const renderLegend = (doc: Document): HTMLUListElement => {
     { class: 'legend', 'aria-label': 'Legend' },
     item('assigned', 'assigned'),
     item('observed', 'read (observed)'),
+    item('checkpointed', 'read so far (checkpointed, still running)'),
     ...gaps,
     item('unanswered', 'unanswered question'),
     item('overlap', 'overlap'),

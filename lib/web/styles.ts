@@ -40,6 +40,7 @@ svg .band { fill: #f3f4f6; stroke: #6b7280; }
 svg .read { fill: var(--tessera-read); }
 svg .assigned { fill: #ffffff; stroke: #374151; stroke-dasharray: 4 2; }
 svg .observed { fill: var(--tessera-read); }
+svg .checkpointed { fill: var(--tessera-read); fill-opacity: 0.5; stroke: var(--tessera-read); stroke-dasharray: 3 2; }
 svg .mark:focus { outline: none; }
 svg .mark:focus .focus-ring, svg .mark:hover .focus-ring { stroke: var(--tessera-focus); stroke-width: 2; }
 svg .focus-ring { fill: none; stroke: transparent; }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SourceLabel, WorkerKind as WorkerKindName, type Dimension } from '../contract';
+import { SourceLabel, WorkerKind as WorkerKindName, type Dimension, type Scope } from '../contract';
 import type { Assignment } from './assignment';
 import { WorkerDefinitionError } from './errors';
 import type { WorkerModel } from './model';
@@ -35,7 +35,7 @@ export type ToolsOf<S> = { readonly [K in keyof S]: S[K] extends DataSource<Dime
  *   return summarise(rows);
  * }
  */
-export interface WorkerContext<D extends Dimension, Input, Tools> {
+export interface WorkerContext<D extends Dimension, Input, Tools, Output = unknown> {
   /** Deeply frozen: scope, input, deadline and allowance, the same for every generation. */
   readonly assignment: Assignment<D, Input>;
   /** Scoped tools built from the kind's sources. */
@@ -46,6 +46,21 @@ export interface WorkerContext<D extends Dimension, Input, Tools> {
   readonly signal: AbortSignal;
   /** Milliseconds left before the deadline. */
   remainingMs(): number;
+  /**
+   * Reports findings over every record the tools have returned so far, in this kind's `output`
+   * schema, for a kind that declares `partialFindings: true` (otherwise it throws
+   * `WorkerDefinitionError`). The SDK stores them in the next checkpoint together with the
+   * coverage observed at this call, so a deadline that cuts the worker off keeps them: the
+   * retry is sent only the unread rest (docs/workers.md, "Checkpoints and partial findings").
+   * Call it when the findings account for everything read, and only then.
+   */
+  checkpoint(findings: Output): void;
+  /**
+   * On a redelivery after a crash: what an earlier generation's last checkpoint had covered,
+   * with its partial findings, for a kind that declares `partialFindings`. A kind may skip that
+   * region and start its findings from these; the SDK still refuses reads outside the assignment.
+   */
+  readonly resumeFrom?: Readonly<{ covered: readonly Scope[]; findings: Output }>;
 }
 
 /** Tool names double as model tool names, so they follow Bedrock's rule. */
@@ -89,7 +104,13 @@ export interface WorkerDefinition<D extends Dimension, I extends z.ZodType, O ex
   /** Schema of the findings `run` returns. Output that fails it makes the outcome `invalid`. */
   readonly output: O;
   readonly sources: S;
-  readonly run: (ctx: WorkerContext<D, z.output<I>, ToolsOf<S>>) => Promise<z.input<O>>;
+  readonly run: (ctx: WorkerContext<D, z.output<I>, ToolsOf<S>, z.input<O>>) => Promise<z.input<O>>;
+  /**
+   * The kind reports partial findings with `ctx.checkpoint(findings)` while it reads. Reconcile
+   * then counts what they rest on as read when the deadline cuts the worker off. Without it,
+   * checkpoints hold only the observation, and a timed-out subtask is read again in full.
+   */
+  readonly partialFindings?: boolean;
   /**
    * Folds the findings of the `ok` outcomes into the answer's `result`. Kinds that share an
    * `output` schema (a source and its alternate) must share this function too.
@@ -144,6 +165,10 @@ export interface WorkerRunParts<D extends Dimension> {
   remainingMs(): number;
   /** Builds the binding of one tool; the SDK supplies scope, recorder, refusals and signal. */
   binding(tool: string): ToolBinding<D>;
+  /** Stores partial findings (already validated) in the next checkpoint. */
+  checkpoint(findings: unknown): void;
+  /** An earlier generation's partial checkpoint, when this run resumes one. */
+  readonly resumeFrom?: Readonly<{ covered: readonly Scope[]; findings: unknown }> | undefined;
 }
 
 /**
@@ -181,6 +206,8 @@ export interface DefinedWorker {
   readonly synthesizer?: Synthesizer;
   readonly offlineScripts: Readonly<Record<string, OfflineScript>>;
   readonly hasBaseline: boolean;
+  /** The kind reports partial findings (`ctx.checkpoint`). */
+  readonly partialFindings: boolean;
   parseInput(input: unknown): { ok: true; input: unknown } | { ok: false; issues: { path: string; message: string }[] };
   /** Runs the kind's `run` with tools bound to `parts`; resolves with its raw, unvalidated output. */
   execute(parts: WorkerRunParts<Dimension>): Promise<unknown>;
@@ -278,6 +305,7 @@ export const defineWorker = <D extends Dimension, I extends z.ZodType, O extends
     ...(synthesizer === undefined ? {} : { synthesizer }),
     offlineScripts: Object.freeze({ ...definition.offlineScripts }),
     hasBaseline: baseline !== undefined,
+    partialFindings: definition.partialFindings === true,
     parseInput: (input: unknown) => {
       const parsed = definition.input.safeParse(input ?? {});
       return parsed.success
@@ -292,6 +320,13 @@ export const defineWorker = <D extends Dimension, I extends z.ZodType, O extends
         model: parts.model,
         signal: parts.signal,
         remainingMs: parts.remainingMs,
+        checkpoint: (findings) => {
+          if (definition.partialFindings !== true) {
+            throw new WorkerDefinitionError(definition.kind, 'ctx.checkpoint needs partialFindings: true in the definition');
+          }
+          parts.checkpoint(definition.output.parse(findings));
+        },
+        ...(parts.resumeFrom === undefined ? {} : { resumeFrom: parts.resumeFrom as { covered: readonly Scope[]; findings: z.input<O> } }),
       });
     },
     baseline: async (input: unknown) => (baseline === undefined ? undefined : baseline(definition.input.parse(input))),

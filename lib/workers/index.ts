@@ -113,3 +113,12 @@ export {
   workerModuleFromPackageJson,
   WORKER_MODULE_EXPORT_HINT,
 } from './worker-module';
+export {
+  DEFAULT_CHECKPOINT_POLICY,
+  openCheckpointer,
+  type CheckpointPolicy,
+  type CheckpointPort,
+  type Checkpointer,
+  type CheckpointerOptions,
+  type CheckpointSource,
+} from './checkpointer';

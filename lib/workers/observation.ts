@@ -1,4 +1,14 @@
-import type { Dimension, FileScope, LineRange, ObservedIds, ObservedPaths, ObservedTime, Refusal } from '../contract';
+import {
+  parseTimePoint,
+  type Dimension,
+  type FileScope,
+  type LineRange,
+  type Observed,
+  type ObservedIds,
+  type ObservedPaths,
+  type ObservedTime,
+  type Refusal,
+} from '../contract';
 
 /**
  * Observation recorders: the only writers of an outcome's `observed` block. Scoped tools feed
@@ -221,4 +231,38 @@ export const openEvidence = <D extends Dimension>(dimension: D): Evidence<D> => 
     sources: () => [...reached],
     refusals: () => [...refused],
   };
+};
+
+/**
+ * The observation of a run that resumed an earlier generation's checkpoint: what that
+ * generation's partial findings rest on, plus what this run's tools returned. The kind skipped
+ * the resumed region, so records are added; ids and line ranges are united.
+ *
+ * @example
+ * mergeObserved({ minDate: '2025-04-01', maxDate: '2025-05-31', recordCount: 12 }, { minDate: '2025-06-01', maxDate: '2025-06-27', recordCount: 6 })
+ * // { minDate: '2025-04-01', maxDate: '2025-06-27', recordCount: 18 }
+ */
+export const mergeObserved = (earlier: Observed, later: Observed): Observed => {
+  if ('minDate' in earlier && 'minDate' in later) {
+    const pick = (a: string | null, b: string | null, first: boolean): string | null => {
+      if (a === null || b === null) return a ?? b;
+      return (parseTimePoint(a)?.ms ?? 0) <= (parseTimePoint(b)?.ms ?? 0) === first ? a : b;
+    };
+    return {
+      minDate: pick(earlier.minDate, later.minDate, true),
+      maxDate: pick(earlier.maxDate, later.maxDate, false),
+      recordCount: earlier.recordCount + later.recordCount,
+    };
+  }
+  if ('ids' in earlier && 'ids' in later)
+    return { ids: [...new Set([...earlier.ids, ...later.ids])].sort(), recordCount: earlier.recordCount + later.recordCount };
+  if ('files' in earlier && 'files' in later) {
+    const merged = pathsRecorder();
+    for (const file of [...earlier.files, ...later.files]) {
+      if (file.lines === undefined) merged.recordWholeFile(file.path, 0);
+      else for (const range of file.lines) merged.recordLines(file.path, range);
+    }
+    return { files: merged.observed().files, recordCount: earlier.recordCount + later.recordCount };
+  }
+  return later;
 };

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { DispatchedSubtask, OutcomeInput, TerminalState } from '../contract';
+import type { Checkpoint, CheckpointPartial, DispatchedSubtask, Observed, OutcomeInput, TerminalState } from '../contract';
 import { classifyOutcome } from '../domain/outcome';
 import { buildAssignment, deadlineMsOf, parseRunnableSubtask, scopeFor, type Assignment, type RunnableSubtask } from './assignment';
 import type { DefinedWorker } from './define';
@@ -7,7 +7,8 @@ import { DeadlineExceeded, ModelNotAllowed, ScopeViolation, SubtaskCancelled, Tr
 import { meterModel, type MeteredModel, type PortFailures } from './metered-model';
 import type { BudgetPort, ModelAdapter } from './model';
 import type { ModelProvider } from './models/provider';
-import { openEvidence, type Evidence } from './observation';
+import { openCheckpointer, type CheckpointPolicy, type CheckpointPort, type Checkpointer } from './checkpointer';
+import { mergeObserved, openEvidence, type Evidence } from './observation';
 import type { WorkerRegistry } from './registry';
 import { openSession, raceAbort, type Session, type SetTimer } from './session';
 import { sameJson, type ToolBinding } from './sources';
@@ -38,6 +39,17 @@ export interface RunSubtaskOptions {
    * @default 0
    */
   readonly lateGraceMs?: number;
+  /**
+   * Where and how checkpoints are written while the worker runs (the ledger's `writeCheckpoint`
+   * for this claim, docs/workers.md "Checkpoints"); none are written without it.
+   */
+  readonly checkpoints?: {
+    readonly port: CheckpointPort;
+    readonly generation: number;
+    /** The last checkpoint stored for the subtask (`claim.checkpoint`): a redelivery resumes from its partial findings. */
+    readonly previous?: Checkpoint | undefined;
+    readonly policy?: Partial<CheckpointPolicy>;
+  };
 }
 
 /** Reasons are for people and stored in the ledger; the contract caps them at 500 characters. */
@@ -89,6 +101,9 @@ interface Run {
   readonly model: MeteredModel;
   readonly failures: PortFailures;
   readonly now: () => number;
+  checkpointer: Checkpointer | undefined;
+  /** An earlier generation's partial checkpoint this run resumes, for a kind with partial findings. */
+  readonly resumed: CheckpointPartial | undefined;
 }
 
 const bindingFor = (run: Run, tool: string): ToolBinding<DefinedWorker['dimension']> => ({
@@ -107,7 +122,14 @@ const bindingFor = (run: Run, tool: string): ToolBinding<DefinedWorker['dimensio
     run.evidence.ask();
     return run.session.guard(work);
   },
+  cover: (scope) => run.checkpointer?.covered(scope),
 });
+
+/** This run's observation, with what a resumed checkpoint's partial findings rest on. */
+const observedOf = (run: Run): Observed => {
+  const own = run.evidence.recorder.observed();
+  return run.resumed === undefined ? own : mergeObserved(run.resumed.observed, own);
+};
 
 type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
 
@@ -144,7 +166,7 @@ const within = (work: Promise<unknown>, ms: number): Promise<Settled> => {
 /** Turns what happened into the outcome, by the outcome rules (lib/domain/outcome.ts). */
 const conclude = async (run: Run, settled: Settled, settledAt: number, late = false): Promise<OutcomeInput> => {
   const { kind, assignment } = run.prepared;
-  const observed = run.evidence.recorder.observed();
+  const observed = observedOf(run);
   const sources = run.evidence.sources();
   const finish = (state: TerminalState, reason: string | undefined, extra: Partial<OutcomeInput> = {}): OutcomeInput => ({
     subtaskId: assignment.subtaskId,
@@ -211,11 +233,41 @@ export const runSubtask = async (options: RunSubtaskOptions): Promise<OutcomeInp
     failures,
     refuse: evidence.refuse,
   });
-  const run: Run = { prepared, session, evidence, model, failures, now };
+  const previous = options.checkpoints?.previous;
+  const resumed = kind.partialFindings ? previous?.partial : undefined;
+  const run: Run = { prepared, session, evidence, model, failures, now, checkpointer: undefined, resumed };
+  const checkpointer =
+    options.checkpoints === undefined
+      ? undefined
+      : openCheckpointer(
+          {
+            dimension: kind.dimension,
+            assigned: subtask.assigned,
+            observed: () => observedOf(run),
+            sources: evidence.sources,
+            usage: model.usage,
+          },
+          {
+            ...options.checkpoints,
+            previous: resumed === undefined ? undefined : previous,
+            deadlineMs: assignment.deadlineMs,
+            now,
+            setTimer: options.setTimer ?? realSetTimer,
+          },
+        );
+  run.checkpointer = checkpointer;
   try {
     // Only a halt (deadline, cancellation, lost lease) stops the wait; after a mere stop
     // (allowance exhausted) the worker may still return what it has.
-    const execution = kind.execute({ assignment, model, signal: session.signal, remainingMs: session.remainingMs, binding: (tool) => bindingFor(run, tool) });
+    const execution = kind.execute({
+      assignment,
+      model,
+      signal: session.signal,
+      remainingMs: session.remainingMs,
+      binding: (tool) => bindingFor(run, tool),
+      checkpoint: (findings) => checkpointer?.partial(findings),
+      ...(resumed === undefined ? {} : { resumeFrom: { covered: resumed.covered, findings: resumed.findings } }),
+    });
     let settled = await settle(raceAbort(session.halted, execution));
     let late = false;
     const grace = options.lateGraceMs ?? 0;
@@ -228,6 +280,13 @@ export const runSubtask = async (options: RunSubtaskOptions): Promise<OutcomeInp
     if (!settled.ok && settled.error instanceof TransientFailure) throw settled.error;
     return await conclude(run, settled, settledAt, late);
   } finally {
+    checkpointer?.close();
     session.close();
   }
+};
+
+const realSetTimer: SetTimer = (callback, delayMs) => {
+  const timer = setTimeout(callback, delayMs);
+  timer.unref?.();
+  return () => clearTimeout(timer);
 };

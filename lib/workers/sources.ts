@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { LineRange, normalizeFilePath, parseTimePoint, TimeRange, type Dimension, type FileScope, type ParsedTimePoint } from '../contract';
+import { LineRange, normalizeFilePath, parseTimePoint, TimeRange, type Dimension, type FileScope, type ParsedTimePoint, type Scope } from '../contract';
 import type { ScopeByDimension } from './assignment';
 import { ScopeViolation, SourceDataError } from './errors';
 import { mergeRanges, type RecorderByDimension } from './observation';
@@ -54,6 +54,12 @@ export interface ToolBinding<D extends Dimension> {
   refuse(requested: string, reason: string): ScopeViolation;
   /** Runs `work` unless the subtask has stopped, and rejects as soon as it stops. */
   guard<T>(work: () => Promise<T>): Promise<T>;
+  /**
+   * The tool answered a request for `scope` in full (a whole requested range, an id, lines): the
+   * checkpoint's covered region. A custom source that never calls it checkpoints no coverage, so
+   * no prefix of its reads is ever counted.
+   */
+  cover(scope: Scope): void;
 }
 
 /**
@@ -177,6 +183,7 @@ export const timeSeriesSource = <Row extends object>(spec: TimeSeriesSpec<Row>):
     // Recorded only once every record parsed: a call that throws returns nothing, so covers nothing.
     for (const batch of batches) binding.reach(batch.source);
     for (const { row, point, written } of kept) binding.recorder.record(row[spec.idField] as string, point.ms, inAssignedForm(point, written, assignedForm));
+    binding.cover(request);
     return kept.map(({ row }) => row);
   },
 });
@@ -263,6 +270,7 @@ export const keyedSource = <Args, Row>(spec: KeyedSpec<Args, Row>): DataSource<'
       const batch = await binding.guard(() => spec.load(args, { signal: binding.signal }));
       binding.reach(batch.source);
       binding.recorder.record(spec.idOf(args), batch.rows.length);
+      binding.cover({ ids: [spec.idOf(args)] });
       return [...batch.rows];
     };
     return Object.assign(call, { spec: toolSpec(binding.tool, spec.description, spec.args) });
@@ -346,11 +354,13 @@ export const fileSource = (spec: FileSpec): DataSource<'paths', FileTool> => ({
     binding.reach(path);
     if (!request.lines) {
       binding.recorder.recordWholeFile(path, lines.length);
+      binding.cover({ files: [{ path }] });
       return [...lines];
     }
     const [first, last] = [request.lines[0], Math.min(request.lines[1], lines.length)];
     if (first > last) return [];
     binding.recorder.recordLines(path, [first, last]);
+    binding.cover({ files: [{ path, lines: [[first, last]] }] });
     return lines.slice(first - 1, last);
   },
 });

@@ -1,6 +1,6 @@
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { compactDynamoRows, createCompactor, dynamoRows } from '../../bench/pipeline/model';
+import { checkpointWrites, compactDynamoRows, createCompactor, dynamoRows } from '../../bench/pipeline/model';
 import { totalCapacity } from '../../bench/pipeline/report';
 import type { Exchange } from '../../bench/request-counter';
 
@@ -42,5 +42,21 @@ describe('the capacity model', () => {
   it('sizes an item no call saw before its first write by its size after the run (an upper bound)', () => {
     const rows = compactDynamoRows([createCompactor()(exchange('UpdateItem', { TableName: 't', Key: marshall(SUB_KEY) }))], new Map([[key(SUB_KEY), 2_100]]));
     expect(totalCapacity(rows).writeUnits).toBe(3);
+  });
+});
+
+describe('checkpoint writes', () => {
+  it("counts the UpdateItems that set a subtask's checkpoint sequence, and no other write", () => {
+    const names = (...attributes: string[]) => Object.fromEntries(attributes.map((a) => [`#${a}`, a]));
+    const exchanges = [
+      // writeCheckpoint: SET #checkpoint, #checkpointSequence, #updatedAt.
+      exchange('UpdateItem', { TableName: 't', Key: marshall(SUB_KEY), ExpressionAttributeNames: names('checkpoint', 'checkpointSequence', 'updatedAt') }),
+      exchange('UpdateItem', { TableName: 't', Key: marshall(SUB_KEY), ExpressionAttributeNames: names('checkpoint', 'checkpointSequence', 'updatedAt') }),
+      // A claim (generation, lease) and a Put: not checkpoints.
+      exchange('UpdateItem', { TableName: 't', Key: marshall(SUB_KEY), ExpressionAttributeNames: names('state', 'generation', 'leaseExpiresAt') }),
+      exchange('PutItem', { TableName: 't', Item: marshall(SUB_KEY) }),
+    ];
+    expect(checkpointWrites(exchanges)).toBe(2);
+    expect(checkpointWrites(exchanges.slice(2))).toBe(0);
   });
 });

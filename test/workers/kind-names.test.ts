@@ -12,7 +12,7 @@ import { registry } from '../../examples/app/workers';
 describe('the worker-kind seam of the example app', () => {
   it("names exactly the kinds the fault-injection module defines, and the production module lacks only the fault suite's", () => {
     expect([...faultRegistry.kinds()].sort()).toEqual(Object.values(KIND_NAMES).sort());
-    expect(FAULT_SUITE_KINDS).toEqual(['chaos', 'helpdesk', 'helpdesk-mirrored', 'ticket-export']);
+    expect(FAULT_SUITE_KINDS).toEqual(['chaos', 'helpdesk', 'helpdesk-mirrored', 'ticket-export', 'tax-statements-faulty']);
     expect([...registry.kinds()].sort()).toEqual(
       Object.values(KIND_NAMES)
         .filter((kind) => !FAULT_SUITE_KINDS.includes(kind))

@@ -1,0 +1,170 @@
+/**
+ * The SDK's checkpoint writer: while a worker runs, it stores what the tools have observed so far
+ * (and the kind's partial findings, when it reports them with `ctx.checkpoint`) through a
+ * `CheckpointPort` (the ledger's `writeCheckpoint(claim, …)`). Worker code does nothing for the
+ * observation part: the scoped tools report each answered request here.
+ *
+ * Bounded: a write is due when at least `everyRecords` new records were read (or new partial
+ * findings were reported) and `everyMs` passed since the last write, whichever comes later; one
+ * pending write is flushed when it becomes due and `flushBeforeDeadlineMs` before the deadline;
+ * at most `maxWrites` per subtask across its generations. A worker that finishes before its
+ * first write is due writes none: the no-op path costs nothing more.
+ */
+import type { Checkpoint, CheckpointInput, Dimension, Observed, Scope, Usage } from '../contract';
+import { algebraFor, MAX_CHECKPOINTS } from '../domain';
+import type { SetTimer } from './session';
+
+/** Where checkpoints are stored: the ledger's `writeCheckpoint(claim, checkpoint)`. */
+export interface CheckpointPort {
+  write(checkpoint: CheckpointInput): Promise<unknown>;
+}
+
+/** When checkpoints are written. */
+export interface CheckpointPolicy {
+  /** New records read since the last write before another is due. @default 100 */
+  readonly everyRecords: number;
+  /** Milliseconds since the last write (or the start) before another is due. @default 5000 */
+  readonly everyMs: number;
+  /** The pending checkpoint is flushed this long before the deadline, when the ledger still takes it. @default 1000 */
+  readonly flushBeforeDeadlineMs: number;
+  /** Writes per subtask, across its generations. @default MAX_CHECKPOINTS (32) */
+  readonly maxWrites: number;
+}
+
+/** @example DEFAULT_CHECKPOINT_POLICY.everyMs // 5000 */
+export const DEFAULT_CHECKPOINT_POLICY: CheckpointPolicy = Object.freeze({
+  everyRecords: 100,
+  everyMs: 5_000,
+  flushBeforeDeadlineMs: 1_000,
+  maxWrites: MAX_CHECKPOINTS,
+});
+
+/** What the checkpointer reads of the running subtask. */
+export interface CheckpointSource {
+  readonly dimension: Dimension;
+  readonly assigned: Scope;
+  observed(): Observed;
+  sources(): string[];
+  usage(): Usage;
+}
+
+/** Options of {@link openCheckpointer}. */
+export interface CheckpointerOptions {
+  readonly port: CheckpointPort;
+  readonly generation: number;
+  /** The last checkpoint stored for the subtask (an earlier generation's): sequence numbers go on from it, and its covered region is kept. */
+  readonly previous?: Checkpoint | undefined;
+  readonly policy?: Partial<CheckpointPolicy> | undefined;
+  readonly deadlineMs: number;
+  readonly now: () => number;
+  readonly setTimer: SetTimer;
+}
+
+/** The running checkpointer of one subtask run. */
+export interface Checkpointer {
+  /** A tool answered a request for `scope` (a whole requested range, an id, lines). */
+  covered(scope: Scope): void;
+  /** The kind reported findings over everything read so far (`ctx.checkpoint`). */
+  partial(findings: unknown): void;
+  /** What was covered so far. */
+  coveredScopes(): Scope[];
+  /** Checkpoints written by this run. */
+  written(): number;
+  /** Stops writing (the run ended). */
+  close(): void;
+}
+
+/**
+ * Opens the checkpointer of one run.
+ *
+ * @example
+ * const checkpointer = openCheckpointer(source, { port: { write: (c) => ledger.writeCheckpoint(claim, c) }, generation: claim.generation, … });
+ */
+export const openCheckpointer = (source: CheckpointSource, options: CheckpointerOptions): Checkpointer => {
+  const policy = { ...DEFAULT_CHECKPOINT_POLICY, ...options.policy };
+  const algebra = algebraFor(source.dimension);
+  const assigned = algebra.normalise(source.assigned);
+  let covered = algebra.difference(assigned, assigned);
+  for (const scope of options.previous?.partial?.covered ?? []) covered = algebra.union(covered, algebra.normalise(scope));
+  let sequence = options.previous?.sequence ?? 0;
+  let lastAt = options.now();
+  let lastRecords = 0;
+  let partial: Checkpoint['partial'] = options.previous?.partial;
+  let partialDirty = false;
+  let dirty = false;
+  let writes = 0;
+  let closed = false;
+  let inFlight: Promise<void> | undefined;
+  let cancelTimer: (() => void) | undefined;
+
+  const build = (): CheckpointInput => ({
+    generation: options.generation,
+    sequence: sequence + 1,
+    writtenAt: new Date(options.now()).toISOString(),
+    covered: algebra.toScopes(covered),
+    observed: source.observed(),
+    sources: source.sources(),
+    sourcesReached: source.sources().length,
+    usage: source.usage(),
+    ...(partial === undefined ? {} : { partial }),
+  });
+  const due = (final: boolean): boolean => {
+    if (closed || !dirty || sequence >= policy.maxWrites) return false;
+    if (final) return true;
+    const records = source.observed().recordCount - lastRecords;
+    return (partialDirty || records >= policy.everyRecords) && options.now() - lastAt >= policy.everyMs;
+  };
+  const write = (): void => {
+    const checkpoint = build();
+    sequence += 1;
+    writes += 1;
+    lastAt = options.now();
+    lastRecords = checkpoint.observed.recordCount;
+    dirty = false;
+    partialDirty = false;
+    // A refused write (lease lost, run ended, deadline passed) stops checkpointing: the outcome write meets the same refusal.
+    inFlight = options.port.write(checkpoint).then(
+      () => undefined,
+      () => void (closed = true),
+    );
+    void inFlight.finally(() => {
+      inFlight = undefined;
+      consider();
+    });
+  };
+  const schedule = (): void => {
+    cancelTimer?.();
+    cancelTimer = undefined;
+    if (closed || !dirty) return;
+    const now = options.now();
+    const flushAt = options.deadlineMs - policy.flushBeforeDeadlineMs;
+    const nextAt = partialDirty || source.observed().recordCount - lastRecords >= policy.everyRecords ? Math.min(lastAt + policy.everyMs, flushAt) : flushAt;
+    if (nextAt <= now && now >= flushAt) return;
+    cancelTimer = options.setTimer(() => consider(options.now() >= flushAt), Math.max(0, nextAt - now));
+  };
+  const consider = (final = false): void => {
+    if (inFlight !== undefined) return;
+    if (due(final)) write();
+    else schedule();
+  };
+
+  return {
+    covered: (scope) => {
+      covered = algebra.union(covered, algebra.intersect(algebra.normalise(scope), assigned));
+      dirty = true;
+      consider();
+    },
+    partial: (findings) => {
+      partial = { covered: algebra.toScopes(covered), observed: source.observed(), findings };
+      partialDirty = true;
+      dirty = true;
+      consider();
+    },
+    coveredScopes: () => algebra.toScopes(covered),
+    written: () => writes,
+    close: () => {
+      closed = true;
+      cancelTimer?.();
+    },
+  };
+};
