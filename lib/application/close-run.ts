@@ -77,7 +77,8 @@ const finalStatus = (runStatus: RunStatus, task: CloseTask, decision: StatusDeci
 
 /** The error the run ends with, if any: why its execution ended, why a step failed, or the required gap. */
 const closingError = (task: CloseTask, status: RunStatus, decision: StatusDecision): RunError | undefined => {
-  if (task.closes) return task.closes.error;
+  // A cancelled run's execution ends because the cancel stopped it: the cancellation is the story.
+  if (task.closes) return status === 'cancelled' ? undefined : task.closes.error;
   // The step's own error name (an adapter's class, `States.TaskFailed`) is logged, never made
   // public: a run's `error.code` is one of the codes docs/api.md lists ("Run error codes").
   if (task.mode === 'abort') return { code: RUN_ABORTED_ERROR_CODE, message: 'a step of the run failed after its retries; see the execution history' };
@@ -116,7 +117,7 @@ const emitMetrics = (metrics: Metrics, status: string, coverage: Coverage, state
   for (const state of states) count(METRICS.subtasksByState, [METRIC_DIMENSIONS.state, state]);
   const rechecked = coverage.gaps.filter((g) => g.recheckedAgainst !== undefined).length;
   if (rechecked > 0) metrics.singleMetric().addMetric(METRICS.gapsRechecked, MetricUnit.Count, rechecked);
-  if (task.closes) count(METRICS.runsClosedOnExecutionEnd, [METRIC_DIMENSIONS.executionStatus, task.closes.executionStatus]);
+  if (task.closes && status !== 'cancelled') count(METRICS.runsClosedOnExecutionEnd, [METRIC_DIMENSIONS.executionStatus, task.closes.executionStatus]);
   publishMetrics(metrics);
 };
 

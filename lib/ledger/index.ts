@@ -28,7 +28,7 @@ export { TENANT_DAY_RETENTION_SECONDS, type Reservation, type TenantUsage } from
 export type { RecordedOutcome } from './outcomes';
 export type { StartedHedge } from './hedges';
 export type { SealResult, WaiterRegistration } from './claims';
-export type { ClosedRun } from './closing';
+export type { CancelledRun, ClosedRun } from './closing';
 export { boundOutcome, itemSize, FINDINGS_LIMIT_BYTES, OUTCOME_LIMIT_BYTES, ANSWER_LIMIT_BYTES } from './size';
 export { DEFAULT_CONFLICT_RETRY, type ConflictRetry } from './failures';
 export { sealReason, closeReason } from './reason';

@@ -17,7 +17,7 @@ import {
   type SealResult,
   type WaiterRegistration,
 } from './claims';
-import { cancelRun, finishRun, type ClosedRun } from './closing';
+import { cancelRun, finishRun, type CancelledRun, type ClosedRun } from './closing';
 import { LedgerConfigurationError } from './errors';
 import { DEFAULT_CONFLICT_RETRY, type ConflictRetry } from './failures';
 import type { AppendRoundInput, Claim, ClaimInput, CreateRunInput, DeliveryFailureInput, FinishRunInput, SubtaskRef, WaiterInput } from './inputs';
@@ -151,10 +151,11 @@ export interface Ledger {
    */
   getSubtask(input: SubtaskRef): Promise<SubtaskItem | undefined>;
   /**
-   * Cancels a run and closes its unfinished subtasks. Idempotent.
-   * @example const { taskTokens } = await ledger.cancelRun(tenantId, runId);
+   * Cancels a run: one conditional write of the run item (and its allowance block and summary);
+   * its subtasks are swept when it closes (`finishRun`). Idempotent.
+   * @example const { status, answered } = await ledger.cancelRun(tenantId, runId);
    */
-  cancelRun(tenantId: string, runId: string): Promise<ClosedRun>;
+  cancelRun(tenantId: string, runId: string): Promise<CancelledRun>;
   /**
    * Ends a run with its answer and closes any unfinished subtask.
    * @example await ledger.finishRun({ tenantId, runId, status: 'succeeded', answer });

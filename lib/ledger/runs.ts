@@ -14,7 +14,7 @@ import { IdempotencyItem, LateItem, MetaItem, parseItem, RunItem, SubtaskItem } 
 import { cancellationReasons, conditionFailed, type CancellationReason } from './failures';
 import { idempotencyKey, metaKey, runKey, runPartition, shardCount, shardPartitions, SORT_KEYS } from './keys';
 import { rememberShards, SHARD_READS } from './shards';
-import { dispatchedSubtasks, isTerminal, toOutcome, type RunRecord } from './view';
+import { asRunDecides, dispatchedSubtasks, isTerminal, toOutcome, type RunRecord } from './view';
 import { summaryItem } from './summary';
 
 /** How long an `Idempotency-Key` is remembered. */
@@ -226,7 +226,7 @@ export const loadRun = async (ctx: LedgerContext, tenantId: string, runId: strin
   const { subtasks: all, copies } = splitCopies(
     items
       .filter((item) => String(item.sk).startsWith(SORT_KEYS.subtaskPrefix))
-      .map((item) => parseItem(SubtaskItem, unspill(item, parts, context), context))
+      .map((item) => asRunDecides(run)(parseItem(SubtaskItem, unspill(item, parts, context), context)))
       .sort(byDispatchOrder),
   );
   const late = items

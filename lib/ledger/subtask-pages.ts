@@ -16,6 +16,7 @@ import { LateItem, parseItem, RunItem, SubtaskItem } from './items';
 import { runKey, shardPartitions, SORT_KEYS } from './keys';
 import { SHARD_READS } from './shards';
 import { withParts } from './parts';
+import { asRunDecides } from './view';
 import type { LedgerErrorContext } from './errors';
 
 /** What a page asks for. */
@@ -195,14 +196,15 @@ export const readSubtaskPage = async (ctx: LedgerContext, request: SubtaskPageRe
   const context = { tenantId, runId };
   const image = await getItem(ctx, runKey(tenantId, runId));
   if (image === undefined) return { kind: 'not_found' };
-  const { round: committed, shards = 1 } = parseItem(RunItem.pick({ round: true, shards: true }), image, context);
+  const run = parseItem(RunItem.pick({ round: true, shards: true, status: true, cancelledAt: true }), image, context);
+  const { round: committed, shards = 1 } = run;
   const from = after === undefined ? undefined : `${SORT_KEYS.subtaskPrefix}${after}`;
   const read = await mergeShards(ctx, context, shardPartitions(tenantId, runId, shards), from, limit + 1 + (after === undefined ? 0 : 1), committed);
   if (after !== undefined && read[0]?.subtaskId !== after) return { kind: 'unknown_position' };
   const rest = after === undefined ? read : read.slice(1);
-  const subtasks = rest.slice(0, limit);
+  const subtasks = rest.slice(0, limit).map(asRunDecides(run));
   const late = await pageLate(ctx, context, subtasks);
-  const copies = await queryCopies(ctx, context, subtasks);
+  const copies = (await queryCopies(ctx, context, subtasks)).map(asRunDecides(run));
   return { kind: 'page', subtasks, late, copies, more: rest.length > limit };
 };
 

@@ -16,7 +16,7 @@ import { parseItem, RunItem, SummaryItem } from './items';
 import { runKey, runListPartition, runListSort, SORT_KEYS, summaryKey } from './keys';
 import { acrossShards } from './shards';
 import { RUN_LIST_INDEX } from './table';
-import { runProgress } from './view';
+import { runProgress, stateAsRunDecides } from './view';
 
 /** The fields of a subtask item that its run's progress needs. */
 const SubtaskState = z.object({ round: z.int().min(1), state: SubtaskStates, hedgeOf: z.string().optional() });
@@ -96,14 +96,14 @@ const liveProgress = async (ctx: LedgerContext, tenantId: string, runId: string)
   // Hedge copies race a subtask; they are not subtasks of a round (docs/hedging.md).
   const states = subtasks.map((item) => parseItem(SubtaskState, item, context)).filter((item) => item.round <= committed && item.hedgeOf === undefined);
   const { status, updatedAt } = parseItem(RunState, run, context);
-  return { status, updatedAt, progress: runProgress(states) };
+  return { status, updatedAt, progress: runProgress(states.map((item) => ({ state: stateAsRunDecides({ status }, item.state) }))) };
 };
 
 /**
  * Records on the summary that the run ended: its status (moving it to that status's list
  * partition), the run item's last update, its final progress and, when the answer is known,
- * `complete`. Called by `cancelRun` and `finishRun` after their sweep; both are idempotent, so a
- * crash before this write is repaired by calling them again.
+ * `complete`. Called by `finishRun` after its sweep, which is idempotent, so a crash before this
+ * write is repaired by calling it again.
  */
 export const endSummary = async (ctx: LedgerContext, tenantId: string, runId: string, complete: boolean | undefined): Promise<void> => {
   const live = await liveProgress(ctx, tenantId, runId);
@@ -127,6 +127,33 @@ export const endSummary = async (ctx: LedgerContext, tenantId: string, runId: st
             ':complete': complete,
             ':one': 1,
           },
+        ),
+      }),
+    );
+  } catch (error) {
+    // A run created before summaries existed has none to update; anything else is a real failure.
+    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+  }
+};
+
+/**
+ * Records on the summary that a cancel ended the run: its status (moving it to the cancelled list
+ * partition) and the run item's last update, with no progress: the list counts an ended run
+ * without stored progress from its subtasks, as it counts a running one, until `endSummary`
+ * stores the final progress when the run closes. Two small requests, whatever the run's size.
+ */
+export const markSummaryEnded = async (ctx: LedgerContext, tenantId: string, runId: string): Promise<void> => {
+  const run = await getItem(ctx, runKey(tenantId, runId));
+  if (run === undefined) return;
+  const { status, updatedAt } = parseItem(RunState, run, { tenantId, runId });
+  try {
+    await ctx.client.send(
+      new UpdateCommand({
+        TableName: ctx.tableName,
+        Key: summaryKey(tenantId, runId),
+        ...expressions(
+          { update: 'SET #status = :status, #listPk = :listPk, #updatedAt = :updatedAt ADD #version :one', condition: 'attribute_exists(#pk)' },
+          { ':status': status, ':listPk': runListPartition(tenantId, status), ':updatedAt': updatedAt, ':one': 1 },
         ),
       }),
     );

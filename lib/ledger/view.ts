@@ -51,6 +51,33 @@ const TERMINAL = new Set<string>(TerminalState.options);
 export const isTerminal = (state: string): state is TerminalState => TERMINAL.has(state);
 
 /**
+ * A subtask's state as its run decides it. Once a run is cancelled its subtasks can no longer end
+ * any other way: the run condition refuses every later reservation and outcome. So a subtask
+ * still live in the table is read as `cancelled` from the cancel on; the run's closing sweep
+ * (`finishRun`) writes that state later, off the cancel's request. A seal that landed first
+ * (`timed_out`) stays what it is.
+ *
+ * @example
+ * stateAsRunDecides({ status: 'cancelled' }, 'running') // 'cancelled'
+ */
+export const stateAsRunDecides = <S extends string>(run: Pick<RunItem, 'status'>, state: S): S | 'cancelled' =>
+  run.status === 'cancelled' && !isTerminal(state) ? 'cancelled' : state;
+
+/**
+ * A stored subtask as reads show it: a live subtask of a cancelled run is cancelled by the cancel
+ * itself ({@link stateAsRunDecides}), at the run's `cancelledAt`.
+ *
+ * @example
+ * asRunDecides(cancelledRun)(pendingItem).state // 'cancelled'
+ */
+export const asRunDecides =
+  (run: Pick<RunItem, 'status' | 'cancelledAt'>) =>
+  (item: SubtaskItem): SubtaskItem =>
+    stateAsRunDecides(run, item.state) === item.state
+      ? item
+      : { ...item, state: 'cancelled', closedBy: 'cancel', ...(run.cancelledAt === undefined ? {} : { closedAt: run.cancelledAt }) };
+
+/**
  * The outcome of a terminal subtask as reconcile consumes it; `undefined` while it is live.
  * Sealed and cancelled subtasks get an outcome too (no observation, usage from the counters),
  * so the outcome list always matches the dispatched list once everything has ended.
