@@ -1,6 +1,5 @@
 import {
   SETTLED_GAP_STATUSES,
-  UnreadReason,
   type Coverage,
   type CoverageGap,
   type CoverageOverlap,
@@ -14,7 +13,7 @@ import {
 import { algebraFor, hasRegion, regionOf } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
 import { followUpsLeft, type FollowUpsLeft } from './follow-up';
-import { recheckId, reportedState, type AttemptChain } from './lineage';
+import { recheckId, reportedState, unreadReason, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 import { renderStatement, type StatementFacts, type UncoveredWork } from './statement';
 
@@ -179,7 +178,8 @@ export const unreadGapsOf = (manifest: Manifest, reconciliation: Reconciliation,
     }
   };
   return unread.flatMap((chain) => {
-    const reason = UnreadReason.parse(reportedState(chain));
+    const reason = unreadReason(chain);
+    if (reason === undefined) return [];
     const bound = left.retries.has(chain.latest.id) ? BOUND : {};
     return insideUniverse(chain.origin.assigned).map((scope): CoverageGap => ({
       ...scope,
@@ -193,9 +193,10 @@ export const unreadGapsOf = (manifest: Manifest, reconciliation: Reconciliation,
 };
 
 const uncoveredOf = (chains: readonly AttemptChain[]): UncoveredWork[] =>
-  chains
-    .filter((c) => c.state !== 'ok')
-    .map((c) => ({ subtaskId: c.latest.id, worker: c.latest.worker, state: reportedState(c), required: c.origin.required }));
+  chains.flatMap((c): UncoveredWork[] => {
+    const state = unreadReason(c);
+    return state === undefined ? [] : [{ subtaskId: c.latest.id, worker: c.latest.worker, state, required: c.origin.required }];
+  });
 
 const observationProblemsOf = (problems: readonly Problem[]): StatementFacts['observationProblems'] =>
   problems
@@ -211,7 +212,10 @@ const wonByPiecesOf = (reconciliation: Reconciliation): NonNullable<StatementFac
 /** A gap as the statement is told it: how a failed re-check ended, whose re-check an unconfirmed one was. */
 const gapFacts = (g: ResolvedGap): StatementFacts['gaps'][number] => {
   if (!g.recheck) return g.coverage;
-  if (g.coverage.status === 'recheck_failed') return { ...g.coverage, recheckState: reportedState(g.recheck) };
+  if (g.coverage.status === 'recheck_failed') {
+    const recheckState = unreadReason(g.recheck);
+    return recheckState === undefined ? g.coverage : { ...g.coverage, recheckState };
+  }
   if (g.coverage.status !== 'unconfirmed_empty') return g.coverage;
   return { ...g.coverage, sameSource: g.recheck.origin.worker === g.gap.worker, readNothing: g.recheck.state === 'ok' };
 };
