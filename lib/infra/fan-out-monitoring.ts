@@ -64,14 +64,18 @@ export class FanOutMonitoring extends Construct {
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
-    this.executionsUnfinished = this.unfinishedExpression(props.serviceName, props.stateMachine, props.batchStateMachine).createAlarm(this, 'ExecutionsUnfinished', {
-      alarmDescription:
-        'A run execution failed, timed out or was aborted other than by a cancel: a step failed after its retries (the run was recorded failed), Finalize failed, or the execution ended past every Catch (the history limit, the execution timeout, a StopExecution not made by a cancel), and the run was closed from the execution status change. A run that fails its policy does not fail its execution; a cancelled run stops its own.',
-      threshold: 0,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
+    this.executionsUnfinished = this.unfinishedExpression(props.serviceName, props.stateMachine, props.batchStateMachine).createAlarm(
+      this,
+      'ExecutionsUnfinished',
+      {
+        alarmDescription:
+          'A run execution failed, timed out or was aborted other than by a cancel: a step failed after its retries (the run was recorded failed), Finalize failed, or the execution ended past every Catch (the history limit, the execution timeout, a StopExecution not made by a cancel), and the run was closed from the execution status change. A run that fails its policy does not fail its execution; a cancelled run stops its own.',
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      },
+    );
     this.runClosureFailed = props.runClosureDeadLetterQueue
       .metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM })
       .createAlarm(this, 'RunClosureFailed', {

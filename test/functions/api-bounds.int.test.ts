@@ -135,8 +135,16 @@ describe('question ids', () => {
     const answer = await post(tenant, undeclared);
     expect(answer.statusCode).toBe(400);
     expect(errorOf(answer).issues).toEqual([
-      { code: 'unknown_question', path: 'subtasks.0.questionIds.0', message: 'names question q1, but the request declares no questions: declare it in questions' },
-      { code: 'unknown_question', path: 'subtasks.1.questionIds.0', message: 'names question q2, but the request declares no questions: declare it in questions' },
+      {
+        code: 'unknown_question',
+        path: 'subtasks.0.questionIds.0',
+        message: 'names question q1, but the request declares no questions: declare it in questions',
+      },
+      {
+        code: 'unknown_question',
+        path: 'subtasks.1.questionIds.0',
+        message: 'names question q2, but the request declares no questions: declare it in questions',
+      },
     ]);
     expect(await itemsOfTenant(p.get(), tenant)).toEqual([]);
   });

@@ -119,7 +119,9 @@ describe('run closure alarms', () => {
       Expression?: string;
       MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown } };
     }[];
-    expect(metrics.find((m) => m.Expression)?.Expression).toBe('FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0) + FILL(batchFailed, 0) + FILL(batchTimedOut, 0)');
+    expect(metrics.find((m) => m.Expression)?.Expression).toBe(
+      'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0) + FILL(batchFailed, 0) + FILL(batchTimedOut, 0)',
+    );
     const stats = Object.fromEntries(metrics.filter((m) => m.MetricStat).map((m) => [m.Id, [m.MetricStat?.Metric.Namespace, m.MetricStat?.Metric.MetricName]]));
     expect(stats).toEqual({
       failed: ['AWS/States', 'ExecutionsFailed'],
