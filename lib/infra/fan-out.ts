@@ -379,7 +379,7 @@ export class TesseraFanOut extends Construct {
           id: 'AwsSolutions-IAM5',
           reason:
             "A cancel stops its run's execution, which is named after the run id at run time: StopExecution on the run machine's executions (execution:<run machine name>:*) only.",
-          appliesTo: [{ regex: '/^Resource::arn:.*:states:.*:execution:.*RunStateMachine.*\\*$/g' }],
+          appliesTo: [{ regex: '/^Resource::arn:.*:states:.*:execution:.*RunsStateMachine.*\\*$/g' }],
         },
       ],
       true,
