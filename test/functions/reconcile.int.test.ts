@@ -233,7 +233,11 @@ describe('reconcile in abort mode', () => {
       partitions: 0,
       degradedReason: ['universe:assignment_gap'],
       gaps: [{ kind: 'assignment', from: '2025-01-01', toExclusive: '2025-07-01', status: 'unchecked' }],
-      statement: 'Coverage: 2025-01-01 to 2025-06-30, zero partitions, no overlaps. One gap (2025-01-01 to 2025-06-30) assigned to no subtask.',
+      // Both declared questions were only ever asked of subtasks that never ran.
+      missingQuestions: ['q1', 'q2'],
+      statement:
+        'Coverage: 2025-01-01 to 2025-06-30, zero partitions, no overlaps. One gap (2025-01-01 to 2025-06-30) assigned to no subtask. ' +
+        'Questions q1 and q2 unanswered.',
     });
   });
 });

@@ -38,6 +38,7 @@ export const staggeredDeadlineRequest = (): RunRequestInput => {
 export const secondQuarterRequest = (): RunRequestInput => ({
   goal: 'Total deductible household expenses for Q2 2025',
   universe: { dimension: 'time', from: '2025-04-01', toExclusive: '2025-07-01' },
+  questions: [{ id: 'q2' }],
   subtasks: [
     {
       ...QUARTER_TERMS,
