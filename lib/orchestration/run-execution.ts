@@ -14,6 +14,9 @@ const GONE: ReadonlySet<string> = new Set<WaitNotDelivered>(['TaskTimedOut', 'Ta
 /** The error a cancelled run's execution is stopped with (StopExecution's `error`), shown in its history. */
 export const RUN_CANCELLED_STOP_ERROR = 'RunCancelled';
 
+/** True for a refusal to stop an execution because it is no longer running (see `stop`). */
+const endedAlready = (error: unknown): boolean => (error as Error).name === 'ValidationException' && /\bnot running\b/i.test((error as Error).message);
+
 /**
  * The ARN of the execution of `stateMachineArn` named `name`: Step Functions names an execution
  * `arn:<partition>:states:<region>:<account>:execution:<state machine name>:<execution name>`.
@@ -71,8 +74,10 @@ export const createRunExecutions = ({ client, stateMachineArn }: RunExecutionOpt
   /**
    * Stops the execution of a cancelled run (one StopExecution, however many subtasks wait in it
    * or in its batches' child executions, which Step Functions stops with it). Answers
-   * `stopped: false` when there is no such execution (its start never happened). Stopping an
-   * execution that already ended changes nothing.
+   * `stopped: false` when there is no such execution (its start never happened), or when it had
+   * already ended, which ministack refuses (`ValidationException`, "Execution is not running"):
+   * an execution that ended before the cancel closes its run from that end, through the same
+   * execution status rule, and the cancel recorded on the run item is what that closing reads.
    */
   async stop(runId: string): Promise<{ stopped: boolean }> {
     try {
@@ -85,7 +90,7 @@ export const createRunExecutions = ({ client, stateMachineArn }: RunExecutionOpt
       );
       return { stopped: true };
     } catch (error) {
-      if ((error as Error).name === 'ExecutionDoesNotExist') return { stopped: false };
+      if ((error as Error).name === 'ExecutionDoesNotExist' || endedAlready(error)) return { stopped: false };
       throw error;
     }
   },
