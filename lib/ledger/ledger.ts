@@ -27,7 +27,7 @@ import { contextDefaults, type DailyAllowance, type LedgerContext } from './io';
 import type { SubtaskItem } from './items';
 import { startHedge, type StartedHedge } from './hedges';
 import { recordOutcome, type RecordedOutcome } from './outcomes';
-import { createRun, loadRun, readManifest, type CreatedRun, type ManifestRead } from './runs';
+import { createRun, loadRun, loadRunPage, readManifest, type CreatedRun, type ManifestRead, type RunPageRequest, type RunRead } from './runs';
 import type { RunRecord } from './view';
 import { readSubtaskPage, type SubtaskPageRead, type SubtaskPageRequest } from './subtask-pages';
 import { listRuns, runCreatedAt, runVersion, type RunListPage, type RunListRequest } from './summary';
@@ -74,6 +74,13 @@ export interface Ledger {
    * @example const record = await ledger.getRun(tenantId, runId);
    */
   getRun(tenantId: string, runId: string): Promise<RunRecord | undefined>;
+  /**
+   * A run with only the first `limit` of its subtasks (none for 0) and its progress, without
+   * reading every subtask item: what a large run's paged forms need (map it with
+   * `toPagedRunResource`); a run of at most `wholeUpTo` subtasks is read whole (`toRunResource`).
+   * @example const read = await ledger.getRunPage({ tenantId, runId, limit: 100, wholeUpTo: 1000 });
+   */
+  getRunPage(request: RunPageRequest): Promise<RunRead | undefined>;
   /**
    * The committed manifest and the outcomes of ended subtasks, for reconcile.
    * @example const { manifest, outcomes, unfinished } = await ledger.readManifest(tenantId, runId);
@@ -212,6 +219,10 @@ export const createLedger = (options: LedgerOptions): Ledger => {
   return {
     createRun: (input) => createRun(ctx, input),
     getRun: ofRun('getRun', loadRun),
+    getRunPage: (request) => {
+      const valid = parseInput(RunRef, { tenantId: request.tenantId, runId: request.runId }, 'getRunPage');
+      return loadRunPage(ctx, { ...request, ...valid });
+    },
     readManifest: ofRun('readManifest', readManifest),
     subtaskPage: (request) => {
       const valid = parseInput(RunRef, { tenantId: request.tenantId, runId: request.runId }, 'subtaskPage');

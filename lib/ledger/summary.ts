@@ -89,14 +89,27 @@ interface LiveProgress {
 const liveProgress = async (ctx: LedgerContext, tenantId: string, runId: string): Promise<LiveProgress | undefined> => {
   const run = await getItem(ctx, runKey(tenantId, runId));
   if (run === undefined) return undefined;
-  const committed = Number(run.round);
-  const shards = parseItem(RunItem.pick({ shards: true }), run, { tenantId, runId }).shards ?? 1;
+  const context = { tenantId, runId };
+  const { status, updatedAt, round, shards } = parseItem(RunItem.pick({ status: true, updatedAt: true, round: true, shards: true }), run, context);
+  return { status, updatedAt, progress: await committedProgress(ctx, { tenantId, runId, status, round, shards }) };
+};
+
+/**
+ * The progress of a run whose item the caller has read: its committed subtasks counted by state,
+ * as reads show them (`stateAsRunDecides`), from one Query per shard of the subtask items
+ * projected to their round, state and `hedgeOf` (copies of a hedged subtask are not counted). It
+ * reads every subtask's key, but no subtask is parsed whole.
+ *
+ * @example
+ * await committedProgress(ctx, { tenantId: 'acme', runId: 'r-1', status: 'running', round: 1 }) // { dispatched: 4, terminal: 1, byState: { … } }
+ */
+export const committedProgress = async (ctx: LedgerContext, run: Pick<RunItem, 'tenantId' | 'runId' | 'status' | 'round' | 'shards'>): Promise<RunProgress> => {
+  const { tenantId, runId, status, round: committed, shards = 1 } = run;
   const subtasks = await acrossShards(tenantId, runId, shards, (pk) => queryPartition(ctx, pk, SORT_KEYS.subtaskPrefix, '#round, #state, #hedgeOf'));
   const context = { tenantId, runId };
   // Hedge copies race a subtask; they are not subtasks of a round (docs/hedging.md).
   const states = subtasks.map((item) => parseItem(SubtaskState, item, context)).filter((item) => item.round <= committed && item.hedgeOf === undefined);
-  const { status, updatedAt } = parseItem(RunState, run, context);
-  return { status, updatedAt, progress: runProgress(states.map((item) => ({ state: stateAsRunDecides({ status }, item.state) }))) };
+  return runProgress(states.map((item) => ({ state: stateAsRunDecides({ status }, item.state) })));
 };
 
 /**

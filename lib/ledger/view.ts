@@ -180,8 +180,44 @@ export const runProgress = (subtasks: readonly Pick<SubtaskItem, 'state'>[]): Ru
  * const record = await ledger.getRun(tenantId, runId);
  * return record ? ok(toRunResource(record)) : notFound();
  */
-export const toRunResource = (record: RunRecord): RunResource => {
-  const { run, meta, subtasks } = record;
+export const toRunResource = (record: RunRecord): RunResource =>
+  runResourceOf(
+    { run: record.run, meta: record.meta, progress: runProgress(record.subtasks) },
+    toSubtaskViews(record.subtasks, record.late, record.copies ?? []),
+  );
+
+/**
+ * What the paged forms of a run resource read, without reading every subtask: the run and meta
+ * items, the progress counted from the committed subtasks' states (`committedProgress`), and one
+ * page of subtasks in id order (none for `?subtasks=none`).
+ */
+export interface RunPageRecord {
+  readonly run: RunItem;
+  readonly meta: MetaItem;
+  readonly progress: RunProgress;
+  /** Absent when no page was asked for (`limit` 0). */
+  readonly page?: {
+    /** Committed subtasks in id order, each as reads show it (`asRunDecides`). */
+    readonly subtasks: readonly SubtaskItem[];
+    readonly late: readonly LateItem[];
+    readonly copies: readonly SubtaskItem[];
+    /** Whether committed subtasks follow the page's last one. */
+    readonly more: boolean;
+  };
+}
+
+/**
+ * A run resource holding one page of its subtasks (in id order); the caller adds `subtasksPage`.
+ * Everything else is what {@link toRunResource} maps from the whole run.
+ *
+ * @example
+ * toPagedRunResource(await ledger.getRunPage({ tenantId, runId, limit: 100 })).subtasks.length // 100
+ */
+export const toPagedRunResource = (record: RunPageRecord): RunResource =>
+  runResourceOf(record, record.page === undefined ? [] : toSubtaskViews(record.page.subtasks, record.page.late, record.page.copies));
+
+const runResourceOf = (head: Pick<RunPageRecord, 'run' | 'meta' | 'progress'>, subtasks: readonly SubtaskView[]): RunResource => {
+  const { run, meta, progress } = head;
   return RunResource.parse({
     runId: run.runId,
     status: run.status,
@@ -190,10 +226,10 @@ export const toRunResource = (record: RunRecord): RunResource => {
     updatedAt: run.updatedAt,
     universe: meta.universe,
     round: run.round,
-    progress: runProgress(subtasks),
+    progress,
     budget: { modelCalls: run.callsLimit, costLimit: run.costLimit },
     usage: runUsage(run),
-    subtasks: toSubtaskViews(subtasks, record.late, record.copies ?? []),
+    subtasks,
     answer: run.answer ?? null,
     ...(run.error === undefined ? {} : { error: run.error }),
   });
