@@ -1,7 +1,17 @@
 import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import type { Answer, Coverage, RunStatus } from '../contract';
-import { buildCoverage, currentRound, decideStatus, planFollowUps, reconcile, synthesisInputs, withRecheckInputs, type Reconciliation } from '../domain';
+import {
+  assessCoverage,
+  currentRound,
+  decideStatus,
+  planFollowUps,
+  reconcile,
+  synthesisInputs,
+  withRecheckInputs,
+  type DegradedReason,
+  type Reconciliation,
+} from '../domain';
 
 type StatusDecision = ReturnType<typeof decideStatus>;
 import { METRIC_DIMENSIONS, METRICS } from '../observability/metrics';
@@ -104,7 +114,7 @@ const composeAnswer = (registry: WorkerRegistry, status: RunStatus, task: CloseT
 };
 
 /** Run-level metrics: they join what was dispatched with what came back, which no component metric can. */
-const emitMetrics = (metrics: Metrics, status: string, coverage: Coverage, states: readonly string[], task: CloseTask) => {
+const emitMetrics = (metrics: Metrics, status: string, coverage: Coverage, degraded: readonly DegradedReason[], states: readonly string[], task: CloseTask) => {
   const count = (name: string, dimension?: [string, string]) => {
     const single = metrics.singleMetric();
     if (dimension) single.addDimension(...dimension);
@@ -112,8 +122,7 @@ const emitMetrics = (metrics: Metrics, status: string, coverage: Coverage, state
   };
   count(METRICS.runsFinished, [METRIC_DIMENSIONS.status, status]);
   if (!coverage.complete) count(METRICS.runsDegraded);
-  for (const reason of new Set(coverage.degradedReason.map((r) => r.slice(r.lastIndexOf(':') + 1))))
-    count(METRICS.degradedByReason, [METRIC_DIMENSIONS.reason, reason]);
+  for (const why of new Set(degraded.map((reason) => reason.why))) count(METRICS.degradedByReason, [METRIC_DIMENSIONS.reason, why]);
   for (const state of states) count(METRICS.subtasksByState, [METRIC_DIMENSIONS.state, state]);
   const rechecked = coverage.gaps.filter((g) => g.recheckedAgainst !== undefined).length;
   if (rechecked > 0) metrics.singleMetric().addMetric(METRICS.gapsRechecked, MetricUnit.Count, rechecked);
@@ -167,7 +176,7 @@ export const reconcileRun =
         cutNow = next.notFollowedUp;
       }
     }
-    const coverage = buildCoverage(manifest, read.outcomes, reconciliation, { notFollowedUp: [...read.notFollowedUp, ...cutNow] });
+    const { coverage, degraded } = assessCoverage(manifest, read.outcomes, reconciliation, { notFollowedUp: [...read.notFollowedUp, ...cutNow] });
     const decision = decideStatus(manifest, coverage, reconciliation);
     const status = finalStatus(runStatus, task, decision);
     const error = closingError(task, status, decision);
@@ -177,6 +186,7 @@ export const reconcileRun =
       deps.metrics,
       status,
       coverage,
+      degraded,
       read.outcomes.map((o) => o.state),
       task,
     );

@@ -13,6 +13,7 @@ import {
 import { algebraFor, hasRegion, regionOf } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
 import { followUpsLeft, type FollowUpsLeft } from './follow-up';
+import { degradedReasonText, uniqueReasons, type DegradedReason } from './degraded';
 import { recheckId, reportedState, unreadReason, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 import { renderStatement, type StatementFacts, type UncoveredWork } from './statement';
@@ -98,26 +99,29 @@ const missingQuestionsOf = (manifest: Manifest, reconciliation: Reconciliation):
  * Who a plan problem is about, and what.
  *
  * @example
- * planReason({ code: 'assignment_overlap', message: '…', subtaskIds: ['A', 'B'] }) // 'A+B:assignment_overlap'
+ * planReason({ code: 'assignment_overlap', message: '…', subtaskIds: ['A', 'B'] }) // { who: 'A+B', why: 'assignment_overlap' }
  */
-export const planReason = (problem: Problem): string => {
+export const planReason = (problem: Problem): DegradedReason => {
   const ids = problem.subtaskIds ?? [];
   const who = problem.code === 'assignment_gap' || ids.length === 0 ? 'universe' : ids.join('+');
-  return `${who}:${problem.code}`;
+  return { who, why: problem.code };
 };
+
+/** A line of work that did not end `ok`: its latest attempt, and how that attempt ended. */
+export const chainReason = (chain: AttemptChain): DegradedReason => ({ who: chain.latest.id, why: reportedState(chain) });
 
 /**
  * Why a gap is unresolved: the gap's subtask and code when never re-checked, else the failed re-check.
  *
  * @example
- * gapReason(unchecked)   // 'B:observed_ends_early'
- * gapReason(timedOut)    // 'B.g1:timed_out'
- * gapReason(sameSource)  // 'H.g1:unconfirmed_empty' (the helpdesk re-read itself and again found nothing)
+ * gapReason(unchecked)   // { who: 'B', why: 'observed_ends_early' }
+ * gapReason(timedOut)    // { who: 'B.g1', why: 'timed_out' }
+ * gapReason(sameSource)  // { who: 'H.g1', why: 'unconfirmed_empty' } (the helpdesk re-read itself and again found nothing)
  */
-export const gapReason = (gap: ResolvedGap): string => {
-  if (!gap.recheck) return `${gap.gap.subtaskId}:${gap.gap.code}`;
+export const gapReason = (gap: ResolvedGap): DegradedReason => {
+  if (!gap.recheck) return { who: gap.gap.subtaskId, why: gap.gap.code };
   // An empty answer nobody else confirmed is not an ended-empty line of work: say what it is.
-  return `${gap.recheck.latest.id}:${gap.coverage.status === 'unconfirmed_empty' ? 'unconfirmed_empty' : reportedState(gap.recheck)}`;
+  return { who: gap.recheck.latest.id, why: gap.coverage.status === 'unconfirmed_empty' ? 'unconfirmed_empty' : reportedState(gap.recheck) };
 };
 
 /**
@@ -129,23 +133,21 @@ export const gapReason = (gap: ResolvedGap): string => {
 export const isResolved = (gap: ResolvedGap): boolean => RESOLVED.has(gap.coverage.status);
 
 /**
- * `"<who>:<why>"` for everything that keeps coverage from being complete, in a stable order:
- * plan problems, lines of work not ok (latest attempt), gaps left unresolved (the gap's
- * subtask when never re-checked, else the failed re-check), observation problems, and
- * outcomes that match no dispatched subtask.
+ * Everything that keeps coverage from being complete, in a stable order: plan problems, lines of
+ * work not ok (latest attempt), gaps left unresolved (the gap's subtask when never re-checked,
+ * else the failed re-check), observation problems, and outcomes that match no dispatched subtask.
  */
-const degradedReasonsOf = (reconciliation: Reconciliation, gaps: readonly ResolvedGap[]): string[] => {
+const degradedReasonsOf = (reconciliation: Reconciliation, gaps: readonly ResolvedGap[]): DegradedReason[] => {
   const { problems, chains } = reconciliation;
-  const first = (p: Problem): string => p.subtaskIds?.[0] ?? 'unknown';
-  const reasons = [
+  const first = (p: Problem): DegradedReason => ({ who: p.subtaskIds?.[0] ?? 'unknown', why: p.code });
+  return uniqueReasons([
     ...problems.filter((p) => PLAN_PROBLEM_CODES.has(p.code)).map(planReason),
-    ...chains.partitions.filter((c) => c.state !== 'ok').map((c) => `${c.latest.id}:${reportedState(c)}`),
-    ...problems.filter((p) => p.code === 'missing_outcome').map((p) => `${first(p)}:missing_outcome`),
+    ...chains.partitions.filter((c) => c.state !== 'ok').map(chainReason),
+    ...problems.filter((p) => p.code === 'missing_outcome').map(first),
     ...gaps.filter((g) => !isResolved(g)).map(gapReason),
-    ...problems.filter((p) => OBSERVATION_PROBLEM_CODES.has(p.code)).map((p) => `${first(p)}:${p.code}`),
-    ...problems.filter((p) => p.code === 'unexpected_outcome').map((p) => `${first(p)}:unexpected_outcome`),
-  ];
-  return [...new Set(reasons)];
+    ...problems.filter((p) => OBSERVATION_PROBLEM_CODES.has(p.code)).map(first),
+    ...problems.filter((p) => p.code === 'unexpected_outcome').map(first),
+  ]);
 };
 
 const overlapsOf = (problems: readonly Problem[]): CoverageOverlap[] =>
@@ -249,12 +251,32 @@ export const buildCoverage = (
   outcomes: readonly Outcome[],
   reconciliation: Reconciliation = reconcile(manifest, outcomes),
   options: CoverageOptions = {},
-): Coverage => {
+): Coverage => assessCoverage(manifest, outcomes, reconciliation, options).coverage;
+
+/** The coverage of an answer, and its degraded reasons as the typed objects its wire strings are written from. */
+export interface CoverageAssessment {
+  readonly coverage: Coverage;
+  readonly degraded: readonly DegradedReason[];
+}
+
+/**
+ * {@link buildCoverage}, with the degraded reasons typed beside it (`coverage.degradedReason`
+ * holds their wire form): what reads a reason's parts, such as a metric per reason, reads them here.
+ *
+ * @example
+ * assessCoverage(scoutManifest, outcomes).degraded // [{ who: 'C.r2', why: 'timed_out' }]
+ */
+export const assessCoverage = (
+  manifest: Manifest,
+  outcomes: readonly Outcome[],
+  reconciliation: Reconciliation = reconcile(manifest, outcomes),
+  options: CoverageOptions = {},
+): CoverageAssessment => {
   const { problems, chains } = reconciliation;
   const left = options.notFollowedUp === undefined ? NOTHING_LEFT : followUpsLeft(manifest, options.notFollowedUp);
   const resolved = resolveGaps(reconciliation, left);
   const missingQuestions = missingQuestionsOf(manifest, reconciliation);
-  const degradedReason = degradedReasonsOf(reconciliation, resolved);
+  const degraded = degradedReasonsOf(reconciliation, resolved);
   const overlaps = overlapsOf(problems);
   const assignmentGaps = assignmentGapsOf(problems);
   const unreadGaps = unreadGapsOf(manifest, reconciliation, left);
@@ -272,16 +294,17 @@ export const buildCoverage = (
   };
   const gaps = [...assignmentGaps, ...resolved.map((g) => g.coverage), ...unreadGaps];
   const unsettled = gaps.some((gap) => !RESOLVED.has(gap.status));
-  return {
-    complete: !unsettled && degradedReason.length === 0 && missingQuestions.length === 0,
+  const coverage: Coverage = {
+    complete: !unsettled && degraded.length === 0 && missingQuestions.length === 0,
     missingQuestions,
-    degradedReason,
+    degradedReason: degraded.map(degradedReasonText),
     partitions: chains.partitions.length,
     overlaps,
     gaps,
     problems,
     statement: renderStatement(facts),
   };
+  return { coverage, degraded };
 };
 
 /** The subtask and outcome of each `ok` line of work, for synthesis. */

@@ -24,6 +24,7 @@ export * from './history';
 export * from './capacity';
 export * from './follow-up';
 export * from './coverage';
+export * from './degraded';
 export * from './policy';
 export * from './statement';
 export * from './words';
