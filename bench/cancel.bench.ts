@@ -6,7 +6,10 @@
  * request to its answer, and the time until the run carries its answer (coverage and all).
  *
  * The API function answers within its timeout (29 s) and API Gateway's 30 s; the cancel must stay
- * well inside that at 10,000 subtasks (issue 27: at most 5 s, the run answered within 10 s).
+ * well inside that at 10,000 subtasks (at most 5 s, the run answered within 10 s): the cancel is
+ * one conditional write and one StopExecution, and the closing writes the answer before it sweeps
+ * the subtasks. Both figures are printed with their ratio to the goal; nothing is asserted on time
+ * (a loaded machine measures itself). Run it on a quiet machine (`uptime`), with `nice`.
  *
  * `npm run bench -- cancel`, or `npx tsx bench/cancel.bench.ts 2000` for another size.
  */
@@ -18,8 +21,8 @@ import { startTesseraCloud } from '../lib/local/tessera-cloud';
 
 const DEFAULT_SIZE = 10_000;
 const TENANT = 'bench-cancel';
-/** How long dispatch may take before the benchmark gives up (a 10,000 round takes about 50-80 s here). */
-const DISPATCH_LIMIT_MS = 300_000;
+/** How long dispatch may take before the benchmark gives up (a 10,000 round takes 50-80 s on a quiet machine, minutes on a loaded one). */
+const DISPATCH_LIMIT_MS = 900_000;
 /** Left after the round is dispatched, so Map iterations reach Await and register their tokens. */
 const SETTLE_MS = 5_000;
 
@@ -53,6 +56,11 @@ const until = async <T>(what: string, limitMs: number, probe: () => Promise<T | 
 
 const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
 
+/** Issue 27's goals: the cancel answered within 5 s, the run within 10 s. Printed as ratios, never asserted. */
+const CANCEL_GOAL_MS = 5_000;
+const ANSWER_GOAL_MS = 10_000;
+const ratio = (ms: number, goalMs: number): string => `${(ms / goalMs).toFixed(2)}×`;
+
 /** The run without its subtasks: counts, coverage and answer. */
 const summaryOf = async (client: TesseraClient, runId: string): Promise<RunResource> => {
   const read = await client.getRun(runId, { subtasks: 'none' });
@@ -84,9 +92,12 @@ const measure = async (client: TesseraClient, size: number): Promise<void> => {
   const answered = performance.now();
   console.log(`\n${size.toLocaleString('en-US')} subtasks, run ${runId}`);
   console.log(`  dispatched in ${seconds(dispatched - started)}; at the cancel: ${JSON.stringify(byState)}`);
-  console.log(`  POST /runs/${runId}/cancel answered ${cancelled} in ${seconds(answeredCancel - cancelAt)}`);
+  const cancelMs = answeredCancel - cancelAt;
+  const answerMs = answered - cancelAt;
+  console.log(`  POST /runs/${runId}/cancel answered ${cancelled} in ${seconds(cancelMs)} (${ratio(cancelMs, CANCEL_GOAL_MS)} of the 5 s goal)`);
   console.log(
-    `  the run carried its answer ${seconds(answered - cancelAt)} after the cancel (status ${final.status}, cancelled ${final.progress.byState.cancelled ?? 0})`,
+    `  the run carried its answer ${seconds(answerMs)} after the cancel (${ratio(answerMs, ANSWER_GOAL_MS)} of the 10 s goal; ` +
+      `status ${final.status}, cancelled ${final.progress.byState.cancelled ?? 0}, answer names the cancel: ${/cancelled/.test(final.answer?.coverage.statement ?? '')})`,
   );
 };
 

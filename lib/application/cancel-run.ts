@@ -1,14 +1,19 @@
 import type { RunResource, RunStatus } from '../contract';
-import { releaseAll } from '../orchestration/run-execution';
 import type { ApiDeps } from './deps';
 import { readRun, type RunRef } from './read-run';
 
 export type CancelRunResult = { readonly cancelled: true; readonly run: RunResource | undefined } | { readonly cancelled: false; readonly status: RunStatus };
 
 /**
- * Cancel a run: finished outcomes stay, the rest become `cancelled`, and the Map iterations
- * waiting on them are released. A run that already ended is left as it is. The answer is the run
- * as `GET /runs/{runId}` shows it (a large run with the first page of its subtasks).
+ * Cancel a run inside the API's request, in a bounded number of calls whatever the run's size:
+ * one conditional write records the cancellation on the run item (from then on the ledger refuses
+ * the run's reservations and outcomes), then one StopExecution ends its execution and every Map
+ * iteration waiting in it. The execution's end closes the run (reconcile, through the execution
+ * status rule): it writes the answer, which states the cancellation, and then sweeps the
+ * subtasks still open to `cancelled` (docs/architecture.md, "Cancelling a run"). A run that
+ * already ended is left as it is; a repeated cancel stops the execution again, which finishes a
+ * cancel interrupted between its two calls. The answer is the run as `GET /runs/{runId}` shows
+ * it (a large run with the first page of its subtasks), its open subtasks shown cancelled.
  *
  * @example
  * const result = await cancelRun(deps)({ tenantId: 'acme', runId }); // { cancelled: true, run }
@@ -16,10 +21,10 @@ export type CancelRunResult = { readonly cancelled: true; readonly run: RunResou
 export const cancelRun =
   (deps: Pick<ApiDeps, 'ledger' | 'executions' | 'logger' | 'runForms'>) =>
   async (ref: RunRef): Promise<CancelRunResult> => {
-    const closed = await deps.ledger.cancelRun(ref.tenantId, ref.runId);
-    if (closed.status !== 'cancelled') return { cancelled: false, status: closed.status };
-    // A bounded number of SendTaskSuccess calls at once, however many iterations wait.
-    const released = await releaseAll(deps.executions, closed.taskTokens, { cancelled: true });
-    deps.logger.info('run cancelled', { runId: ref.runId, closed: closed.cancelledSubtaskIds.length, ...released });
+    const cancelled = await deps.ledger.cancelRun(ref.tenantId, ref.runId);
+    if (cancelled.status !== 'cancelled') return { cancelled: false, status: cancelled.status };
+    // A run already answered has no execution left running.
+    const stopped = cancelled.answered ? { stopped: false } : await deps.executions.stop(ref.runId);
+    deps.logger.info('run cancelled', { runId: ref.runId, answered: cancelled.answered, ...stopped });
     return { cancelled: true, run: await readRun(deps)(ref) };
   };

@@ -2,7 +2,7 @@ import { MetricUnit, type Metrics } from '@aws-lambda-powertools/metrics';
 import { z } from 'zod';
 import type { Answer, Coverage, RunStatus } from '../contract';
 import {
-  buildCoverage,
+  assessCoverage,
   currentRound,
   decideStatus,
   findConflicts,
@@ -10,6 +10,7 @@ import {
   reconcile,
   synthesisInputs,
   withRecheckInputs,
+  type DegradedReason,
   type Reconciliation,
 } from '../domain';
 
@@ -88,7 +89,8 @@ const finalStatus = (runStatus: RunStatus, task: CloseTask, decision: StatusDeci
 
 /** The error the run ends with, if any: why its execution ended, why a step failed, or the required gap. */
 const closingError = (task: CloseTask, status: RunStatus, decision: StatusDecision): RunError | undefined => {
-  if (task.closes) return task.closes.error;
+  // A cancelled run's execution ends because the cancel stopped it: the cancellation is the story.
+  if (task.closes) return status === 'cancelled' ? undefined : task.closes.error;
   // The step's own error name (an adapter's class, `States.TaskFailed`) is logged, never made
   // public: a run's `error.code` is one of the codes docs/api.md lists ("Run error codes").
   if (task.mode === 'abort') return { code: RUN_ABORTED_ERROR_CODE, message: 'a step of the run failed after its retries; see the execution history' };
@@ -125,7 +127,7 @@ const composeAnswer = async (deps: ReconcileDeps, status: RunStatus, task: Close
 const OFFLINE_MODELS = createModelProvider({ config: parseModelConfig({}) });
 
 /** Run-level metrics: they join what was dispatched with what came back, which no component metric can. */
-const emitMetrics = (metrics: Metrics, status: string, coverage: Coverage, states: readonly string[], task: CloseTask) => {
+const emitMetrics = (metrics: Metrics, status: string, coverage: Coverage, degraded: readonly DegradedReason[], states: readonly string[], task: CloseTask) => {
   const count = (name: string, dimension?: [string, string]) => {
     const single = metrics.singleMetric();
     if (dimension) single.addDimension(...dimension);
@@ -133,12 +135,11 @@ const emitMetrics = (metrics: Metrics, status: string, coverage: Coverage, state
   };
   count(METRICS.runsFinished, [METRIC_DIMENSIONS.status, status]);
   if (!coverage.complete) count(METRICS.runsDegraded);
-  for (const reason of new Set(coverage.degradedReason.map((r) => r.slice(r.lastIndexOf(':') + 1))))
-    count(METRICS.degradedByReason, [METRIC_DIMENSIONS.reason, reason]);
+  for (const why of new Set(degraded.map((reason) => reason.why))) count(METRICS.degradedByReason, [METRIC_DIMENSIONS.reason, why]);
   for (const state of states) count(METRICS.subtasksByState, [METRIC_DIMENSIONS.state, state]);
   const rechecked = coverage.gaps.filter((g) => g.recheckedAgainst !== undefined).length;
   if (rechecked > 0) metrics.singleMetric().addMetric(METRICS.gapsRechecked, MetricUnit.Count, rechecked);
-  if (task.closes) count(METRICS.runsClosedOnExecutionEnd, [METRIC_DIMENSIONS.executionStatus, task.closes.executionStatus]);
+  if (task.closes && status !== 'cancelled') count(METRICS.runsClosedOnExecutionEnd, [METRIC_DIMENSIONS.executionStatus, task.closes.executionStatus]);
   publishMetrics(metrics);
 };
 
@@ -184,7 +185,7 @@ export const reconcileRun =
         runStatus = 'cancelled';
       }
     }
-    const coverage = buildCoverage(manifest, read.outcomes, reconciliation);
+    const { coverage, degraded } = assessCoverage(manifest, read.outcomes, reconciliation);
     const decision = decideStatus(manifest, coverage, reconciliation);
     const status = finalStatus(runStatus, task, decision);
     const error = closingError(task, status, decision);
@@ -196,6 +197,7 @@ export const reconcileRun =
       deps.metrics,
       status,
       coverage,
+      degraded,
       read.outcomes.map((o) => o.state),
       task,
     );

@@ -9,8 +9,19 @@
  * route: the ledger looks the run up inside the caller's tenant only.
  */
 import { z } from 'zod';
-import { PAGED_RUN_SUBTASKS, RunQuery, RunSubtasksForm, SUBTASK_PAGE_LIMITS, SubtaskId, SubtaskList, SubtaskListQuery, type RunResource } from '../contract';
-import { toSubtaskViews, type Ledger } from '../ledger';
+import {
+  PAGED_RUN_SUBTASKS,
+  RunQuery,
+  RunSubtasksForm,
+  SUBTASK_PAGE_LIMITS,
+  SubtaskId,
+  SubtaskList,
+  SubtaskListQuery,
+  type RunResource,
+  type SubtaskView,
+  type SubtasksPage,
+} from '../contract';
+import { toPagedRunResource, toRunResource, toSubtaskViews, type Ledger } from '../ledger';
 import { cursorProblem, decodeOpaque, encodeOpaque, tenantTag, type QueryProblem } from './cursor';
 
 const CURSOR_VERSION = 1;
@@ -133,6 +144,14 @@ export const runFormOf = (query: RawQuery): RunSubtasksForm | undefined | QueryP
 
 const byId = (a: { id: string }, b: { id: string }): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
+/** `subtasksPage` of a resource holding `page` (the first subtasks in id order) of `total`, `more` when others follow. */
+const subtasksPageOf = (tenantId: string, runId: string, total: number, page: readonly SubtaskView[], more: boolean): SubtasksPage => {
+  const last = page.at(-1);
+  if (page.length === 0) return { returned: 0, total, ...(total === 0 ? {} : { next: subtasksPath(runId) }) };
+  const next = more && last !== undefined ? subtasksPath(runId, encodeSubtaskCursor(tenantId, runId, last.id)) : undefined;
+  return { returned: page.length, total, ...(next === undefined ? {} : { next }) };
+};
+
 /**
  * A run resource in the form asked for. Without a form, a run at or under `pagedAbove` subtasks
  * is the whole resource, unchanged; a larger one, or `page`, carries the first page of its
@@ -147,11 +166,31 @@ export const shapeRun = (resource: RunResource, tenantId: string, form: RunSubta
   const pageSize = options.pageSize ?? SUBTASK_PAGE_LIMITS.default;
   const total = resource.subtasks.length;
   if (form === undefined && total <= pagedAbove) return resource;
-  if (form === 'none') {
-    return { ...resource, subtasks: [], subtasksPage: { returned: 0, total, ...(total === 0 ? {} : { next: subtasksPath(resource.runId) }) } };
-  }
-  const page = [...resource.subtasks].sort(byId).slice(0, pageSize);
-  const last = page.at(-1);
-  const next = total > page.length && last !== undefined ? subtasksPath(resource.runId, encodeSubtaskCursor(tenantId, resource.runId, last.id)) : undefined;
-  return { ...resource, subtasks: page, subtasksPage: { returned: page.length, total, ...(next === undefined ? {} : { next }) } };
+  const page = form === 'none' ? [] : [...resource.subtasks].sort(byId).slice(0, pageSize);
+  return { ...resource, subtasks: page, subtasksPage: subtasksPageOf(tenantId, resource.runId, total, page, total > page.length) };
+};
+
+/**
+ * A run resource in the form asked for ({@link shapeRun}), reading no more of the run than the
+ * form shows: a run the form shows whole is read whole; any other is read without its subtask
+ * items (its progress from their states only, and the one page it shows), so a 10,000-subtask
+ * run answers in the time of a page. `undefined` when the tenant has no such run.
+ *
+ * @example
+ * const run = await readRunForm(ledger, { tenantId: 'acme', runId }, 'none'); // run?.subtasksPage.total
+ */
+export const readRunForm = async (
+  ledger: Ledger,
+  ref: { readonly tenantId: string; readonly runId: string },
+  form: RunSubtasksForm | undefined,
+  options: RunFormOptions = {},
+): Promise<RunResource | undefined> => {
+  const pagedAbove = options.pagedAbove ?? PAGED_RUN_SUBTASKS;
+  const pageSize = options.pageSize ?? SUBTASK_PAGE_LIMITS.default;
+  const read = await ledger.getRunPage({ ...ref, limit: form === 'none' ? 0 : pageSize, ...(form === undefined ? { wholeUpTo: pagedAbove } : {}) });
+  if (read === undefined) return undefined;
+  if (read.kind === 'whole') return shapeRun(toRunResource(read.record), ref.tenantId, form, options);
+  const resource = toPagedRunResource(read.record);
+  const more = read.record.page?.more ?? false;
+  return { ...resource, subtasksPage: subtasksPageOf(ref.tenantId, ref.runId, read.record.progress.dispatched, resource.subtasks, more) };
 };

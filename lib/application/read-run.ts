@@ -1,7 +1,6 @@
 import type { RunResource } from '../contract';
-import { toRunResource } from '../ledger';
 import type { ApiDeps } from './deps';
-import { shapeRun } from './list-subtasks';
+import { readRunForm } from './list-subtasks';
 
 /** A run of one tenant. */
 export interface RunRef {
@@ -11,15 +10,13 @@ export interface RunRef {
 
 /**
  * Read a run as `GET /runs/{runId}` shows it without `?subtasks=`: a run past the paging
- * threshold with the first page of its subtasks (`shapeRun`); `undefined` when the tenant has no
- * such run.
+ * threshold with the first page of its subtasks (`shapeRun`), read without its other subtask
+ * items (`readRunForm`); `undefined` when the tenant has no such run.
  *
  * @example
  * const run = await readRun(deps)({ tenantId: 'acme', runId });
  */
 export const readRun =
   (deps: Pick<ApiDeps, 'ledger' | 'runForms'>) =>
-  async (ref: RunRef): Promise<RunResource | undefined> => {
-    const record = await deps.ledger.getRun(ref.tenantId, ref.runId);
-    return record ? shapeRun(toRunResource(record), ref.tenantId, undefined, deps.runForms) : undefined;
-  };
+  (ref: RunRef): Promise<RunResource | undefined> =>
+    readRunForm(deps.ledger, ref, undefined, deps.runForms);

@@ -12,8 +12,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { RunResource, RunSubtasksForm } from '../contract';
-import { toRunResource, type Ledger } from '../ledger';
-import { shapeRun, type RunFormOptions } from './list-subtasks';
+import type { Ledger } from '../ledger';
+import { readRunForm, type RunFormOptions } from './list-subtasks';
 
 /** How often a waiting request reads the run's change version. */
 export const WATCH_POLL_MS = 250;
@@ -107,11 +107,11 @@ export const watchRun = async (ledger: Ledger, request: WatchRequest, options: W
   let slowestRead = 0;
   const read = async (): Promise<WatchResult> => {
     const started = now();
-    const record = await ledger.getRun(tenantId, runId);
+    // A large run is read without its subtask items (`readRunForm`): the form shows one page at most.
+    const resource = await readRunForm(ledger, { tenantId, runId }, request.subtasks, options);
     slowestRead = Math.max(slowestRead, now() - started);
-    if (record === undefined) return { kind: 'not_found' };
+    if (resource === undefined) return { kind: 'not_found' };
     // Each form is its own representation, so its tag differs from the other forms' tags.
-    const resource = shapeRun(toRunResource(record), tenantId, request.subtasks, options);
     const etag = etagOf(resource);
     return matchesAny(ifNoneMatch, etag) ? { kind: 'not_modified', etag } : { kind: 'ok', resource, etag };
   };

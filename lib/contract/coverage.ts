@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { FileScope, ItemId, TimePoint, Universe } from './scope';
 import { Policy, QuestionId, SubtaskId, WorkerKind } from './run-request';
-import { DispatchedSubtask, Outcome } from './outcome';
+import { DispatchedSubtask, Outcome, TerminalState } from './outcome';
 import { AnswerSynthesis, Conflict } from './synthesis';
 
 /**
@@ -88,9 +88,13 @@ export type GapStatus = z.infer<typeof GapStatus>;
  */
 export const SETTLED_GAP_STATUSES: readonly GapStatus[] = Object.freeze(['confirmed_empty', 'data_found'] as const);
 
-/** Why an assigned region was never read: its line of work's latest attempt did not end `ok`. */
+/**
+ * Why an assigned region was never read: its line of work's latest attempt did not end `ok`.
+ * Every terminal state but `ok` is one (so a new terminal state is an unread reason by
+ * construction), then `source_unreachable` and `missing_outcome`.
+ */
 export const UnreadReason = z
-  .enum(['timed_out', 'invalid', 'empty', 'cancelled', 'source_unreachable', 'missing_outcome'])
+  .enum([...TerminalState.exclude(['ok']).options, 'source_unreachable', 'missing_outcome'])
   .describe('For unread gaps: how the latest attempt ended (source_unreachable is empty with no source reached).');
 export type UnreadReason = z.infer<typeof UnreadReason>;
 

@@ -1,6 +1,5 @@
 import {
   SETTLED_GAP_STATUSES,
-  UnreadReason,
   type Coverage,
   type CoverageGap,
   type CoverageOverlap,
@@ -14,7 +13,8 @@ import {
 import { prefixRegion, type CountedPrefix } from './checkpoint';
 import { algebraFor, hasRegion, regionOf } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
-import { recheckId, reportedState, type AttemptChain } from './lineage';
+import { degradedReasonText, uniqueReasons, type DegradedReason } from './degraded';
+import { recheckId, reportedState, unreadReason, type AttemptChain } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 import { renderStatement, type StatementFacts, type UncoveredWork } from './statement';
 
@@ -95,26 +95,29 @@ const missingQuestionsOf = (manifest: Manifest, reconciliation: Reconciliation):
  * Who a plan problem is about, and what.
  *
  * @example
- * planReason({ code: 'assignment_overlap', message: '…', subtaskIds: ['A', 'B'] }) // 'A+B:assignment_overlap'
+ * planReason({ code: 'assignment_overlap', message: '…', subtaskIds: ['A', 'B'] }) // { who: 'A+B', why: 'assignment_overlap' }
  */
-export const planReason = (problem: Problem): string => {
+export const planReason = (problem: Problem): DegradedReason => {
   const ids = problem.subtaskIds ?? [];
   const who = problem.code === 'assignment_gap' || ids.length === 0 ? 'universe' : ids.join('+');
-  return `${who}:${problem.code}`;
+  return { who, why: problem.code };
 };
+
+/** A line of work that did not end `ok`: its latest attempt, and how that attempt ended. */
+export const chainReason = (chain: AttemptChain): DegradedReason => ({ who: chain.latest.id, why: reportedState(chain) });
 
 /**
  * Why a gap is unresolved: the gap's subtask and code when never re-checked, else the failed re-check.
  *
  * @example
- * gapReason(unchecked)   // 'B:observed_ends_early'
- * gapReason(timedOut)    // 'B.g1:timed_out'
- * gapReason(sameSource)  // 'H.g1:unconfirmed_empty' (the helpdesk re-read itself and again found nothing)
+ * gapReason(unchecked)   // { who: 'B', why: 'observed_ends_early' }
+ * gapReason(timedOut)    // { who: 'B.g1', why: 'timed_out' }
+ * gapReason(sameSource)  // { who: 'H.g1', why: 'unconfirmed_empty' } (the helpdesk re-read itself and again found nothing)
  */
-export const gapReason = (gap: ResolvedGap): string => {
-  if (!gap.recheck) return `${gap.gap.subtaskId}:${gap.gap.code}`;
+export const gapReason = (gap: ResolvedGap): DegradedReason => {
+  if (!gap.recheck) return { who: gap.gap.subtaskId, why: gap.gap.code };
   // An empty answer nobody else confirmed is not an ended-empty line of work: say what it is.
-  return `${gap.recheck.latest.id}:${gap.coverage.status === 'unconfirmed_empty' ? 'unconfirmed_empty' : reportedState(gap.recheck)}`;
+  return { who: gap.recheck.latest.id, why: gap.coverage.status === 'unconfirmed_empty' ? 'unconfirmed_empty' : reportedState(gap.recheck) };
 };
 
 /**
@@ -126,23 +129,21 @@ export const gapReason = (gap: ResolvedGap): string => {
 export const isResolved = (gap: ResolvedGap): boolean => RESOLVED.has(gap.coverage.status);
 
 /**
- * `"<who>:<why>"` for everything that keeps coverage from being complete, in a stable order:
- * plan problems, lines of work not ok (latest attempt), gaps left unresolved (the gap's
- * subtask when never re-checked, else the failed re-check), observation problems, and
- * outcomes that match no dispatched subtask.
+ * Everything that keeps coverage from being complete, in a stable order: plan problems, lines of
+ * work not ok (latest attempt), gaps left unresolved (the gap's subtask when never re-checked,
+ * else the failed re-check), observation problems, and outcomes that match no dispatched subtask.
  */
-const degradedReasonsOf = (reconciliation: Reconciliation, gaps: readonly ResolvedGap[]): string[] => {
+const degradedReasonsOf = (reconciliation: Reconciliation, gaps: readonly ResolvedGap[]): DegradedReason[] => {
   const { problems, chains } = reconciliation;
-  const first = (p: Problem): string => p.subtaskIds?.[0] ?? 'unknown';
-  const reasons = [
+  const first = (p: Problem): DegradedReason => ({ who: p.subtaskIds?.[0] ?? 'unknown', why: p.code });
+  return uniqueReasons([
     ...problems.filter((p) => PLAN_PROBLEM_CODES.has(p.code)).map(planReason),
-    ...chains.partitions.filter((c) => c.state !== 'ok').map((c) => `${c.latest.id}:${reportedState(c)}`),
-    ...problems.filter((p) => p.code === 'missing_outcome').map((p) => `${first(p)}:missing_outcome`),
+    ...chains.partitions.filter((c) => c.state !== 'ok').map(chainReason),
+    ...problems.filter((p) => p.code === 'missing_outcome').map(first),
     ...gaps.filter((g) => !isResolved(g)).map(gapReason),
-    ...problems.filter((p) => OBSERVATION_PROBLEM_CODES.has(p.code)).map((p) => `${first(p)}:${p.code}`),
-    ...problems.filter((p) => p.code === 'unexpected_outcome').map((p) => `${first(p)}:unexpected_outcome`),
-  ];
-  return [...new Set(reasons)];
+    ...problems.filter((p) => OBSERVATION_PROBLEM_CODES.has(p.code)).map(first),
+    ...problems.filter((p) => p.code === 'unexpected_outcome').map(first),
+  ]);
 };
 
 const overlapsOf = (problems: readonly Problem[]): CoverageOverlap[] =>
@@ -175,7 +176,8 @@ export const unreadGapsOf = (manifest: Manifest, reconciliation: Reconciliation)
     }
   };
   return unread.flatMap((chain) => {
-    const reason = UnreadReason.parse(reportedState(chain));
+    const reason = unreadReason(chain);
+    if (reason === undefined) return [];
     // A prefix read before a deadline, with its partial findings, is read: only the rest is unread.
     const resumed = reconciliation.resumed.get(chain.origin.id);
     const unreadScopes =
@@ -220,9 +222,10 @@ const resumedFacts = (reconciliation: Reconciliation): NonNullable<StatementFact
 };
 
 const uncoveredOf = (chains: readonly AttemptChain[]): UncoveredWork[] =>
-  chains
-    .filter((c) => c.state !== 'ok')
-    .map((c) => ({ subtaskId: c.latest.id, worker: c.latest.worker, state: reportedState(c), required: c.origin.required }));
+  chains.flatMap((c): UncoveredWork[] => {
+    const state = unreadReason(c);
+    return state === undefined ? [] : [{ subtaskId: c.latest.id, worker: c.latest.worker, state, required: c.origin.required }];
+  });
 
 const observationProblemsOf = (problems: readonly Problem[]): StatementFacts['observationProblems'] =>
   problems
@@ -238,7 +241,10 @@ const wonByPiecesOf = (reconciliation: Reconciliation): NonNullable<StatementFac
 /** A gap as the statement is told it: how a failed re-check ended, whose re-check an unconfirmed one was. */
 const gapFacts = (g: ResolvedGap): StatementFacts['gaps'][number] => {
   if (!g.recheck) return g.coverage;
-  if (g.coverage.status === 'recheck_failed') return { ...g.coverage, recheckState: reportedState(g.recheck) };
+  if (g.coverage.status === 'recheck_failed') {
+    const recheckState = unreadReason(g.recheck);
+    return recheckState === undefined ? g.coverage : { ...g.coverage, recheckState };
+  }
   if (g.coverage.status !== 'unconfirmed_empty') return g.coverage;
   return { ...g.coverage, sameSource: g.recheck.origin.worker === g.gap.worker, readNothing: g.recheck.state === 'ok' };
 };
@@ -257,11 +263,31 @@ const gapFacts = (g: ResolvedGap): StatementFacts['gaps'][number] => {
  * // 'Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-06-28 to
  * //  2025-06-30) re-checked against the transaction feed: zero transactions.'
  */
-export const buildCoverage = (manifest: Manifest, outcomes: readonly Outcome[], reconciliation: Reconciliation = reconcile(manifest, outcomes)): Coverage => {
+export const buildCoverage = (manifest: Manifest, outcomes: readonly Outcome[], reconciliation: Reconciliation = reconcile(manifest, outcomes)): Coverage =>
+  assessCoverage(manifest, outcomes, reconciliation).coverage;
+
+/** The coverage of an answer, and its degraded reasons as the typed objects its wire strings are written from. */
+export interface CoverageAssessment {
+  readonly coverage: Coverage;
+  readonly degraded: readonly DegradedReason[];
+}
+
+/**
+ * {@link buildCoverage}, with the degraded reasons typed beside it (`coverage.degradedReason`
+ * holds their wire form): what reads a reason's parts, such as a metric per reason, reads them here.
+ *
+ * @example
+ * assessCoverage(scoutManifest, outcomes).degraded // [{ who: 'C.r2', why: 'timed_out' }]
+ */
+export const assessCoverage = (
+  manifest: Manifest,
+  outcomes: readonly Outcome[],
+  reconciliation: Reconciliation = reconcile(manifest, outcomes),
+): CoverageAssessment => {
   const { problems, chains } = reconciliation;
   const resolved = resolveGaps(reconciliation);
   const missingQuestions = missingQuestionsOf(manifest, reconciliation);
-  const degradedReason = degradedReasonsOf(reconciliation, resolved);
+  const degraded = degradedReasonsOf(reconciliation, resolved);
   const overlaps = overlapsOf(problems);
   const assignmentGaps = assignmentGapsOf(problems);
   const unreadGaps = unreadGapsOf(manifest, reconciliation);
@@ -280,16 +306,17 @@ export const buildCoverage = (manifest: Manifest, outcomes: readonly Outcome[], 
   };
   const gaps = [...assignmentGaps, ...resolved.map((g) => g.coverage), ...unreadGaps];
   const unsettled = gaps.some((gap) => !RESOLVED.has(gap.status));
-  return {
-    complete: !unsettled && degradedReason.length === 0 && missingQuestions.length === 0,
+  const coverage: Coverage = {
+    complete: !unsettled && degraded.length === 0 && missingQuestions.length === 0,
     missingQuestions,
-    degradedReason,
+    degradedReason: degraded.map(degradedReasonText),
     partitions: chains.partitions.length,
     overlaps,
     gaps,
     problems,
     statement: renderStatement(facts),
   };
+  return { coverage, degraded };
 };
 
 /** The subtask and outcome of each `ok` line of work, for synthesis. */

@@ -1,4 +1,5 @@
 import type { Coverage, Dimension } from '../contract';
+import { degradedReasonText, type DegradedReason } from './degraded';
 
 /**
  * Base of the domain's errors; catch it to handle any of them.
@@ -72,7 +73,8 @@ export class SplitError extends DomainError {
 /**
  * A required subtask did not end `ok`, or its observed gap was not resolved, under
  * `onRequiredGap: "fail"`. The run fails, but its answer still carries `coverage`.
- * `unmet` holds `"<subtaskId>:<reason>"` for each required line of work that is not covered.
+ * `unmet` holds who and why for each required line of work that is not covered; the message names
+ * them in their wire form (`"<subtaskId>:<reason>"`).
  *
  * @example
  * const decision = decideStatus(manifest, coverage, reconciliation);
@@ -82,9 +84,9 @@ export class RequiredGapError extends DomainError {
   override readonly name = 'RequiredGapError';
   constructor(
     readonly coverage: Coverage,
-    readonly unmet: readonly string[],
+    readonly unmet: readonly DegradedReason[],
     options?: ErrorOptions,
   ) {
-    super(`required coverage is missing: ${unmet.join(', ')}`, options);
+    super(`required coverage is missing: ${unmet.map(degradedReasonText).join(', ')}`, options);
   }
 }

@@ -2,7 +2,7 @@ import { Policy, type DispatchedSubtask, type Manifest, type Outcome } from '../
 import type { WorkerCatalog } from './catalog';
 import { prefixRegion, type ResumedLine } from './checkpoint';
 import { dimensionOf } from './scope';
-import { HEDGE_SUFFIX, recheckId, retryId, type AttemptChain } from './lineage';
+import { HEDGE_SUFFIX, recheckId, retryId, type AttemptChain, type ChainState } from './lineage';
 import { reconcile, type ObservedGap, type Reconciliation } from './reconcile';
 
 /**
@@ -33,9 +33,20 @@ const inherited = (from: DispatchedSubtask) => ({
   ...(from.model === undefined ? {} : { model: from.model }),
 });
 
-const RETRYABLE = ['timed_out', 'invalid', 'empty'] as const;
-type Retryable = (typeof RETRYABLE)[number];
-const isRetryable = (state: string): state is Retryable => (RETRYABLE as readonly string[]).includes(state);
+/**
+ * The `policy.retry` entry that retries a line of work, by how its latest attempt ended
+ * (`undefined`: never retried). A record over every way a line of work ends other than `ok`, so
+ * a new terminal state does not compile until it is decided here. A cancelled line of work is
+ * not retried (its run is over), nor one with no outcome (`missing_outcome`: it never ended, so
+ * there is no ending to retry after).
+ */
+const RETRY_ENTRY: Readonly<Record<Exclude<ChainState, 'ok'>, keyof Policy['retry'] | undefined>> = {
+  timed_out: 'timed_out',
+  invalid: 'invalid',
+  empty: 'empty',
+  cancelled: undefined,
+  missing_outcome: undefined,
+};
 
 /**
  * The retry of a line of work whose latest attempt may go again. A line that resumed from
@@ -44,9 +55,10 @@ const isRetryable = (state: string): state is Retryable => (RETRYABLE as readonl
  * prefix in `lineage.prefix`. Any other line is sent its whole scope again.
  */
 const retryOf = (chain: AttemptChain, policy: Policy, round: number, resumed: ResumedLine | undefined): DispatchedSubtask | undefined => {
-  if (!isRetryable(chain.state)) return undefined;
+  const entry = chain.state === 'ok' ? undefined : RETRY_ENTRY[chain.state];
+  if (entry === undefined) return undefined;
   const retriesUsed = chain.attempts.length - 1;
-  if (retriesUsed >= policy.retry[chain.state]) return undefined;
+  if (retriesUsed >= policy.retry[entry]) return undefined;
   const attempt = chain.attempts.length + 1;
   const { origin } = chain;
   const rest = resumed === undefined ? undefined : (resumed.unsent ?? chain.latest.assigned);

@@ -23,6 +23,7 @@ export * from './reconcile';
 export * from './capacity';
 export * from './follow-up';
 export * from './coverage';
+export * from './degraded';
 export * from './policy';
 export * from './statement';
 export * from './words';

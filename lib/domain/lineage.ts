@@ -1,4 +1,4 @@
-import type { DispatchedSubtask, Outcome, TerminalState } from '../contract';
+import type { DispatchedSubtask, Outcome, TerminalState, UnreadReason } from '../contract';
 
 /**
  * Id of a retry: attempt `n` of a line of work (`C.r2`, then `C.r3`; a retried re-check is
@@ -97,6 +97,9 @@ export const buildChains = (subtasks: readonly DispatchedSubtask[], outcomeOf: (
   };
 };
 
+/** How a line of work is reported: `ok`, or why the region it was assigned went unread. */
+export type ReportedState = 'ok' | UnreadReason;
+
 /**
  * How a line of work's state is reported: `empty` with no source reached is an unreachable
  * source (the Scout example), not "nothing found".
@@ -104,5 +107,16 @@ export const buildChains = (subtasks: readonly DispatchedSubtask[], outcomeOf: (
  * @example
  * reportedState(chain) // 'timed_out' | 'source_unreachable' | 'missing_outcome' | …
  */
-export const reportedState = (chain: AttemptChain): string =>
+export const reportedState = (chain: AttemptChain): ReportedState =>
   chain.state === 'empty' && chain.outcome?.sourcesReached === 0 ? 'source_unreachable' : chain.state;
+
+/**
+ * Why a line of work left its region unread, or `undefined` when it ended `ok`.
+ *
+ * @example
+ * unreadReason(timedOutChain) // 'timed_out'
+ */
+export const unreadReason = (chain: AttemptChain): UnreadReason | undefined => {
+  const state = reportedState(chain);
+  return state === 'ok' ? undefined : state;
+};

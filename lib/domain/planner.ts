@@ -236,10 +236,10 @@ const questionLists = (request: RunRequest): { readonly path: string; readonly i
 
 /**
  * The questions' problems: a question id declared twice; a delegation naming a question twice,
- * or, when the request declares its questions, naming one it does not declare (a typo would
- * otherwise leave that subtask's question out of `missingQuestions`); a declared question no
- * subtask was given. A request that declares no questions uses its `questionIds` as the
- * questions themselves.
+ * or naming one the request does not declare, whether it declares other questions or none at all
+ * (a typo would otherwise leave that subtask's question out of `missingQuestions`, and a run
+ * would succeed with `missingQuestions: []` for a question nobody declared); a declared question
+ * no subtask was given.
  */
 const questionProblems = (request: RunRequest, drafts: readonly Draft[]): RequestProblem[] => {
   const declared = request.questions ?? [];
@@ -258,9 +258,12 @@ const questionProblems = (request: RunRequest, drafts: readonly Draft[]): Reques
       if (before !== undefined)
         return [{ code: 'duplicate_question', path: `${path}.${j}`, message: `names question ${id} twice (also at ${path}.${before})` }];
       seen.set(id, j);
-      if (request.questions === undefined || firstAt.has(id)) return [];
-      const known = declared.length === 0 ? 'none' : listSome([...firstAt.keys()], 10);
-      return [{ code: 'unknown_question', path: `${path}.${j}`, message: `names question ${id}, which questions does not declare (declared: ${known})` }];
+      if (firstAt.has(id)) return [];
+      const message =
+        request.questions === undefined
+          ? `names question ${id}, but the request declares no questions: declare it in questions`
+          : `names question ${id}, which questions does not declare (declared: ${declared.length === 0 ? 'none' : listSome([...firstAt.keys()], 10)})`;
+      return [{ code: 'unknown_question', path: `${path}.${j}`, message }];
     });
   });
   const assigned = new Set(drafts.flatMap((d) => d.delegation.questionIds));

@@ -1,7 +1,7 @@
 import type { Coverage, Manifest } from '../contract';
-import { gapReason, isResolved, PLAN_PROBLEM_CODES, planReason, resolveGaps } from './coverage';
+import { chainReason, gapReason, isResolved, PLAN_PROBLEM_CODES, planReason, resolveGaps } from './coverage';
+import { uniqueReasons, type DegradedReason } from './degraded';
 import { RequiredGapError } from './errors';
-import { reportedState } from './lineage';
 import type { Reconciliation } from './reconcile';
 import { policyOf } from './follow-up';
 
@@ -14,16 +14,16 @@ export type StatusDecision = { readonly status: 'succeeded'; readonly degraded: 
  * (a universe that is not tiled has a part nobody was responsible for).
  *
  * @example
- * unmetRequirements(manifest, reconciliation) // ['C.r2:timed_out', 'B.g1:source_unreachable']
+ * unmetRequirements(manifest, reconciliation) // [{ who: 'C.r2', why: 'timed_out' }, { who: 'B.g1', why: 'source_unreachable' }]
  */
-export const unmetRequirements = (manifest: Manifest, reconciliation: Reconciliation): string[] => {
+export const unmetRequirements = (manifest: Manifest, reconciliation: Reconciliation): DegradedReason[] => {
   const required = new Set(manifest.subtasks.filter((s) => s.required).map((s) => s.id));
   const plan = reconciliation.problems.filter((p) => PLAN_PROBLEM_CODES.has(p.code)).map(planReason);
-  const work = reconciliation.chains.partitions.filter((c) => c.origin.required && c.state !== 'ok').map((c) => `${c.latest.id}:${reportedState(c)}`);
+  const work = reconciliation.chains.partitions.filter((c) => c.origin.required && c.state !== 'ok').map(chainReason);
   const gaps = resolveGaps(reconciliation)
     .filter((g) => required.has(g.gap.subtaskId) && !isResolved(g))
     .map(gapReason);
-  return [...new Set([...plan, ...work, ...gaps])];
+  return uniqueReasons([...plan, ...work, ...gaps]);
 };
 
 /**

@@ -1,5 +1,6 @@
-import type { CoverageGap, CoverageOverlap, Scope, SourceLabel, Universe } from '../contract';
+import type { CoverageGap, CoverageOverlap, Scope, SourceLabel, Universe, UnreadReason } from '../contract';
 import { describeRead } from './checkpoint';
+import type { ReportedState } from './lineage';
 import { describeScope, regionOf } from './dimensions';
 import { filePath } from './paths';
 import { capitalise, countOf, listWords, numberWord, plural } from './words';
@@ -8,8 +9,8 @@ import { capitalise, countOf, listWords, numberWord, plural } from './words';
 export interface UncoveredWork {
   readonly subtaskId: string;
   readonly worker: string;
-  /** A terminal state, `source_unreachable` or `missing_outcome`. */
-  readonly state: string;
+  /** Why its region went unread: a terminal state other than `ok`, `source_unreachable` or `missing_outcome`. */
+  readonly state: UnreadReason;
   readonly required: boolean;
 }
 
@@ -23,7 +24,7 @@ export interface StatementFacts {
    * `unconfirmed_empty` gap whether the re-check ran on the kind that left the gap (`sameSource`)
    * and whether it read nothing at all (`readNothing`: it asked no source).
    */
-  readonly gaps: ReadonlyArray<CoverageGap & { readonly recheckState?: string; readonly sameSource?: boolean; readonly readNothing?: boolean }>;
+  readonly gaps: ReadonlyArray<CoverageGap & { readonly recheckState?: UnreadReason; readonly sameSource?: boolean; readonly readNothing?: boolean }>;
   readonly uncovered: readonly UncoveredWork[];
   readonly missingQuestions: readonly string[];
   /** Observation problems: data outside assignments, unexpected ids, inconsistent observations. */
@@ -45,11 +46,12 @@ export interface StatementFacts {
     readonly read: readonly Scope[];
     readonly rest: Scope;
     readonly sentAs?: string;
-    readonly sentState?: string;
+    readonly sentState?: ReportedState;
   }>;
 }
 
-const STATE_PHRASES: Readonly<Record<string, string>> = {
+/** Every unread reason in words: a new reason is a compile error here until it has its phrase. */
+const STATE_PHRASES: Readonly<Record<UnreadReason, string>> = {
   timed_out: 'timed out',
   invalid: 'returned invalid output',
   empty: 'found no records',
@@ -57,7 +59,7 @@ const STATE_PHRASES: Readonly<Record<string, string>> = {
   cancelled: 'was cancelled',
   missing_outcome: 'has no outcome',
 };
-const statePhrase = (state: string): string => STATE_PHRASES[state] ?? `ended ${state}`;
+const statePhrase = (state: UnreadReason): string => STATE_PHRASES[state];
 
 /** A statement stays one readable line: lists show five items, then how many more. */
 const SHOWN = 5;
@@ -99,7 +101,7 @@ const gapPhrase = (facts: StatementFacts, gap: StatementFacts['gaps'][number]): 
   if (gap.status === 'data_found') return `re-checked ${against}: ${countOf(gap.records ?? 0, recordsOf(facts, kind))} found and included`;
   if (gap.status === 'source_unreachable') return `re-checked ${against}: source unreachable`;
   if (gap.status === 'unconfirmed_empty') return unconfirmedPhrase(labelOf(facts, kind), gap);
-  return `re-check ${against} ${statePhrase(gap.recheckState ?? 'failed')}`;
+  return `re-check ${against} ${gap.recheckState === undefined ? 'ended failed' : statePhrase(gap.recheckState)}`;
 };
 
 const gapsSentence = (facts: StatementFacts): string | undefined => {
@@ -131,7 +133,7 @@ const resumedSentences = (facts: StatementFacts): string[] => {
     const sent =
       r.sentAs === undefined
         ? `${rest} was not read`
-        : `${rest} was sent again as ${r.sentAs} and ${r.sentState === 'ok' ? 'read' : statePhrase(r.sentState ?? 'missing_outcome')}`;
+        : `${rest} was sent again as ${r.sentAs} and ${r.sentState === 'ok' ? 'read' : statePhrase(r.sentState === undefined ? 'missing_outcome' : r.sentState)}`;
     return `${r.subtaskId} read ${describeRead(dimension, r.read)} before its deadline; ${sent}.`;
   });
 };

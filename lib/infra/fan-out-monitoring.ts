@@ -65,14 +65,18 @@ export class FanOutMonitoring extends Construct {
         evaluationPeriods: 1,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
       });
-    this.executionsUnfinished = this.unfinishedExpression(props.stateMachine, props.batchStateMachine).createAlarm(this, 'ExecutionsUnfinished', {
-      alarmDescription:
-        'A run execution failed, timed out or was aborted: a step failed after its retries (the run was recorded failed), Finalize failed, or the execution ended past every Catch (the history limit, the execution timeout, StopExecution), and the run was closed from the execution status change. A run that fails its policy does not fail its execution.',
-      threshold: 0,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      evaluationPeriods: 1,
-      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-    });
+    this.executionsUnfinished = this.unfinishedExpression(props.serviceName, props.stateMachine, props.batchStateMachine).createAlarm(
+      this,
+      'ExecutionsUnfinished',
+      {
+        alarmDescription:
+          'A run execution failed, timed out or was aborted other than by a cancel: a step failed after its retries (the run was recorded failed), Finalize failed, or the execution ended past every Catch (the history limit, the execution timeout, a StopExecution not made by a cancel), and the run was closed from the execution status change. A run that fails its policy does not fail its execution; a cancelled run stops its own.',
+        threshold: 0,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      },
+    );
     this.runClosureFailed = props.runClosureDeadLetterQueue
       .metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: cloudwatch.Stats.MAXIMUM })
       .createAlarm(this, 'RunClosureFailed', {
@@ -110,30 +114,36 @@ export class FanOutMonitoring extends Construct {
   }
 
   /**
-   * Executions that did not end the way the state machine ends a run it recorded: every failed,
-   * timed-out and aborted one. A run that fails its policy ends its execution SUCCEEDED (Reconcile
-   * recorded it), so a FAILED execution always means a fault: a step failed after its retries
-   * (Finalize recorded the run, then RunFailed), Finalize itself failed, or the execution failed
-   * past every Catch (the 25,000-event history limit, a States.Runtime error). Counted from the
-   * service's own metrics, so the alarm fires even when the run-closure function cannot run.
+   * Executions that did not end the way the state machine ends a run it recorded. A run that fails
+   * its policy ends its execution SUCCEEDED (Reconcile recorded it), so a FAILED execution always
+   * means a fault: a step failed after its retries (Finalize recorded the run, then RunFailed),
+   * Finalize itself failed, or the execution failed past every Catch (the 25,000-event history
+   * limit, a States.Runtime error). Failed and timed-out executions of both machines are counted
+   * from the service's own metrics, so the alarm fires even when the run-closure function cannot
+   * run. An ABORTED execution is normally a cancel, which stops the run's execution (and its
+   * batches' children with it): so aborts are counted from `RunsClosedOnExecutionEnd` with
+   * `executionStatus` ABORTED instead, which the run-closure function emits only for a run that
+   * was not cancelled (someone stopped the execution itself); if that function cannot run, the
+   * RunClosureFailed alarm fires. A batch child stopped on its own fails its parent's StartBatch,
+   * and so its run's execution.
    */
-  /** Unfinished executions of the run machine, plus those of the batch machine (a batch's child) when there is one. */
-  private unfinishedExpression(stateMachine: sfn.StateMachine, batchStateMachine?: sfn.StateMachine): cloudwatch.MathExpression {
+  private unfinishedExpression(serviceName: string, stateMachine: sfn.StateMachine, batchStateMachine?: sfn.StateMachine): cloudwatch.MathExpression {
     const options = { period: Duration.minutes(5), statistic: cloudwatch.Stats.SUM };
     const run: Record<string, cloudwatch.IMetric> = {
       failed: stateMachine.metricFailed(options),
       timedOut: stateMachine.metricTimedOut(options),
-      aborted: stateMachine.metricAborted(options),
+      aborted: new cloudwatch.Metric({
+        namespace: METRICS.namespace,
+        metricName: METRICS.runsClosedOnExecutionEnd,
+        dimensionsMap: { service: serviceName, [METRIC_DIMENSIONS.executionStatus]: 'ABORTED' },
+        ...options,
+      }),
     };
     const batch: Record<string, cloudwatch.IMetric> = batchStateMachine
-      ? {
-          batchFailed: batchStateMachine.metricFailed(options),
-          batchTimedOut: batchStateMachine.metricTimedOut(options),
-          batchAborted: batchStateMachine.metricAborted(options),
-        }
+      ? { batchFailed: batchStateMachine.metricFailed(options), batchTimedOut: batchStateMachine.metricTimedOut(options) }
       : {};
     return new cloudwatch.MathExpression({
-      label: 'Executions that failed, timed out or were aborted',
+      label: 'Executions that failed, timed out or were aborted (not by a cancel)',
       expression: Object.keys({ ...run, ...batch })
         .map((name) => `FILL(${name}, 0)`)
         .join(' + '),

@@ -498,8 +498,20 @@ export class TesseraFanOut extends Construct {
     this.batchStateMachine.grantTaskResponse(worker);
 
     this.stateMachine.grantStartExecution(api);
-    this.stateMachine.grantTaskResponse(api);
-    this.batchStateMachine.grantTaskResponse(api);
+    // A cancel stops the run's execution (one StopExecution; its batches' children stop with it).
+    this.stateMachine.grantExecution(api, 'states:StopExecution');
+    NagSuppressions.addResourceSuppressions(
+      api.role,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            "A cancel stops its run's execution, which is named after the run id at run time: StopExecution on the run machine's executions (execution:<run machine name>:*) only.",
+          appliesTo: [{ regex: '/^Resource::arn:.*:states:.*:execution:.*RunsStateMachine.*\\*$/g' }],
+        },
+      ],
+      true,
+    );
     api.function.addEnvironment(ENV.stateMachineArn, this.stateMachine.stateMachineArn);
 
     // The state machine invokes the deadline function, so granting through the function's default

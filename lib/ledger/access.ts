@@ -33,7 +33,7 @@ export interface LedgerGrant {
  */
 export const LEDGER_ACTIONS = {
   // Creates runs (Put of the run, meta, summary and idempotency items), reads them, lists them on
-  // the run list index, pages subtasks, and cancels (Update of the run and its open subtasks).
+  // the run list index, pages subtasks, and cancels (Update of the run, its block and summary).
   api: { table: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], runListIndex: ['dynamodb:Query'] },
   // Reads the manifest, appends a round (chunked transactions with a ConditionCheck on the run),
   // and writes a batched round's batch items in BatchWriteItem.

@@ -1,9 +1,13 @@
 /**
  * Ending a run: cancellation and the final status with its answer. Both first flip the run item
- * (so every later claim, reservation and outcome is refused by its run condition), then give the
- * unspent rest of the run's block of the tenant's day allowance back to the day, then sweep the
- * run's unfinished subtasks to `cancelled`. Completed outcomes and reserved usage are untouched.
- * Both are idempotent, so a crashed sweep is finished by simply calling again.
+ * (so every later reservation and outcome is refused by its run condition), then give the unspent
+ * rest of the run's block of the tenant's day allowance back to the day. Only `finishRun` then
+ * sweeps the run's unfinished subtasks to `cancelled`: a cancel is answered inside the API's
+ * request, so it writes the run item and the summary and nothing per subtask, and the sweep
+ * happens when the run is closed with its answer (docs/architecture.md, "Cancelling a run").
+ * Until then reads show a live subtask of a cancelled run as cancelled (`asRunDecides`). Completed
+ * outcomes and reserved usage are untouched. Both are idempotent, so a crash is repaired by
+ * simply calling again.
  */
 import type { RunStatus } from '../contract';
 import { ItemTooLarge, RunEnded, RunNotFound } from './errors';
@@ -17,12 +21,12 @@ import { acrossShards, runShards } from './shards';
 import { ANSWER_LIMIT_BYTES, valueSize } from './size';
 import { isTerminal } from './view';
 import { returnBlock } from './leases';
-import { endSummary } from './summary';
+import { endSummary, markSummaryEnded } from './summary';
 
 /**
- * Subtask updates in flight at once while sweeping a run. A cancel sweeps inside the API's
- * request: 10,000 subtasks at 32 at a time are about 310 rounds of one UpdateItem each, around
- * 2 s at DynamoDB's single-digit-millisecond writes, spread over the run's write shards.
+ * Subtask updates in flight at once while sweeping a run as it closes (reconcile, after the
+ * answer is stored): 10,000 subtasks at 32 at a time are about 310 rounds of one UpdateItem each,
+ * around 2 s at DynamoDB's single-digit-millisecond writes, spread over the run's write shards.
  */
 const SWEEP_CONCURRENCY = 32;
 
@@ -84,16 +88,27 @@ const closeUnfinished = async (ctx: LedgerContext, tenantId: string, runId: stri
   return { cancelledSubtaskIds: closed.map((item) => item.subtaskId), taskTokens: [...new Set(tokens)] };
 };
 
+/** What cancelling did: the run's status after the call, and whether its answer is already stored. */
+export interface CancelledRun {
+  readonly status: RunStatus;
+  /** True when the run already carries its answer: nothing of it is still running. */
+  readonly answered: boolean;
+}
+
 /**
- * Cancels a running run: the run becomes `cancelled`, then every unfinished subtask becomes
- * `cancelled`. Completed outcomes stay, reserved usage stays charged, and in-flight workers are
- * refused from then on (their results kept as late evidence). Calling it again finishes an
- * interrupted sweep; a run that already ended otherwise is returned unchanged.
+ * Cancels a running run with one conditional write of its run item: from then on every
+ * reservation and outcome of the run is refused (results are kept as late evidence), completed
+ * outcomes stay and reserved usage stays charged. The unspent allowance block goes back to the
+ * tenant's day and the run list shows the run cancelled. No subtask item is written: the run's
+ * closing (`finishRun`) sweeps them, and reads show them cancelled meanwhile. Calling it again on
+ * a cancelled run repeats the two follow-up writes; a run that already ended otherwise is
+ * returned unchanged.
  */
-export const cancelRun = async (ctx: LedgerContext, tenantIdRaw: string, runIdRaw: string): Promise<ClosedRun> => {
+export const cancelRun = async (ctx: LedgerContext, tenantIdRaw: string, runIdRaw: string): Promise<CancelledRun> => {
   const { tenantId, runId } = parseInput(RunRef, { tenantId: tenantIdRaw, runId: runIdRaw }, 'cancelRun');
   const context = { tenantId, runId };
   const nowIso = iso(ctx.now());
+  let answered = false;
   try {
     await updateItem(
       ctx,
@@ -107,12 +122,15 @@ export const cancelRun = async (ctx: LedgerContext, tenantIdRaw: string, runIdRa
     if (failure === undefined) throw error;
     if (failure.item === undefined) throw new RunNotFound(context, { cause: error });
     const run = parseItem(RunItem, failure.item, context);
-    if (run.status !== 'cancelled') return { status: run.status, cancelledSubtaskIds: [], taskTokens: [] };
+    // `finishedAt` is written with the answer, whether the answer is inline or in parts.
+    answered = run.finishedAt !== undefined;
+    if (run.status !== 'cancelled') return { status: run.status, answered };
+    // Already answered: the closing wrote everything, the summary included.
+    if (answered) return { status: 'cancelled', answered };
   }
   await returnBlock(ctx, tenantId, runId);
-  const closed = await closeUnfinished(ctx, tenantId, runId, 'cancel');
-  await endSummary(ctx, tenantId, runId, undefined);
-  return { status: 'cancelled', ...closed };
+  await markSummaryEnded(ctx, tenantId, runId);
+  return { status: 'cancelled', answered };
 };
 
 type EndStatus = Exclude<RunStatus, 'running'>;

@@ -20,15 +20,27 @@ export {
 export type { DailyAllowance } from './io';
 export type { SummaryItem, RunItem, MetaItem, SubtaskItem, LateItem, DeliveryFailure, StoredOutcome } from './items';
 export type { SubtaskPageRead, SubtaskPageRequest } from './subtask-pages';
-export { runProgress, toRunResource, toSubtaskViews, toOutcome, toSubtaskView, subtaskUsage, runUsage, isTerminal, type RunRecord } from './view';
-export { hashRequest, IDEMPOTENCY_TTL_SECONDS, type CreatedRun, type ManifestRead } from './runs';
+export {
+  runProgress,
+  toRunResource,
+  toPagedRunResource,
+  toSubtaskViews,
+  toOutcome,
+  toSubtaskView,
+  subtaskUsage,
+  runUsage,
+  isTerminal,
+  type RunPageRecord,
+  type RunRecord,
+} from './view';
+export { hashRequest, IDEMPOTENCY_TTL_SECONDS, type CreatedRun, type ManifestRead, type RunPageRequest, type RunRead } from './runs';
 export { SUBTASKS_PER_TRANSACTION, type AppendedRound } from './rounds';
 export { SHARDING, SUBTASKS_PER_SHARD, shardCount, shardOf } from './keys';
 export { TENANT_DAY_RETENTION_SECONDS, type Reservation, type TenantUsage } from './budget';
 export type { RecordedOutcome } from './outcomes';
 export type { StartedHedge } from './hedges';
 export type { SealResult, WaiterRegistration } from './claims';
-export type { ClosedRun } from './closing';
+export type { CancelledRun, ClosedRun } from './closing';
 export { boundOutcome, itemSize, FINDINGS_LIMIT_BYTES, OUTCOME_LIMIT_BYTES, ANSWER_LIMIT_BYTES } from './size';
 export { DEFAULT_CONFLICT_RETRY, type ConflictRetry } from './failures';
 export { sealReason, closeReason } from './reason';

@@ -18,7 +18,7 @@ import {
   type SealResult,
   type WaiterRegistration,
 } from './claims';
-import { cancelRun, finishRun, type ClosedRun } from './closing';
+import { cancelRun, finishRun, type CancelledRun, type ClosedRun } from './closing';
 import { readSynthesis, recordSynthesis, reserveSynthesisCall, type SynthesisCall, type SynthesisRef, type SynthesisReservation } from './synthesis';
 import type { AnswerSynthesis } from '../contract';
 import { LedgerConfigurationError } from './errors';
@@ -30,7 +30,7 @@ import { contextDefaults, type DailyAllowance, type LedgerContext } from './io';
 import type { SubtaskItem } from './items';
 import { startHedge, type StartedHedge } from './hedges';
 import { recordOutcome, type RecordedOutcome } from './outcomes';
-import { createRun, loadRun, readManifest, type CreatedRun, type ManifestRead } from './runs';
+import { createRun, loadRun, loadRunPage, readManifest, type CreatedRun, type ManifestRead, type RunPageRequest, type RunRead } from './runs';
 import type { RunRecord } from './view';
 import { readSubtaskPage, type SubtaskPageRead, type SubtaskPageRequest } from './subtask-pages';
 import { listRuns, runCreatedAt, runVersion, type RunListPage, type RunListRequest } from './summary';
@@ -77,6 +77,13 @@ export interface Ledger {
    * @example const record = await ledger.getRun(tenantId, runId);
    */
   getRun(tenantId: string, runId: string): Promise<RunRecord | undefined>;
+  /**
+   * A run with only the first `limit` of its subtasks (none for 0) and its progress, without
+   * reading every subtask item: what a large run's paged forms need (map it with
+   * `toPagedRunResource`); a run of at most `wholeUpTo` subtasks is read whole (`toRunResource`).
+   * @example const read = await ledger.getRunPage({ tenantId, runId, limit: 100, wholeUpTo: 1000 });
+   */
+  getRunPage(request: RunPageRequest): Promise<RunRead | undefined>;
   /**
    * The committed manifest and the outcomes of ended subtasks, for reconcile.
    * @example const { manifest, outcomes, unfinished } = await ledger.readManifest(tenantId, runId);
@@ -159,10 +166,11 @@ export interface Ledger {
    */
   getSubtask(input: SubtaskRef): Promise<SubtaskItem | undefined>;
   /**
-   * Cancels a run and closes its unfinished subtasks. Idempotent.
-   * @example const { taskTokens } = await ledger.cancelRun(tenantId, runId);
+   * Cancels a run: one conditional write of the run item (and its allowance block and summary);
+   * its subtasks are swept when it closes (`finishRun`). Idempotent.
+   * @example const { status, answered } = await ledger.cancelRun(tenantId, runId);
    */
-  cancelRun(tenantId: string, runId: string): Promise<ClosedRun>;
+  cancelRun(tenantId: string, runId: string): Promise<CancelledRun>;
   /**
    * Ends a run with its answer and closes any unfinished subtask.
    * @example await ledger.finishRun({ tenantId, runId, status: 'succeeded', answer });
@@ -235,6 +243,10 @@ export const createLedger = (options: LedgerOptions): Ledger => {
   return {
     createRun: (input) => createRun(ctx, input),
     getRun: ofRun('getRun', loadRun),
+    getRunPage: (request) => {
+      const valid = parseInput(RunRef, { tenantId: request.tenantId, runId: request.runId }, 'getRunPage');
+      return loadRunPage(ctx, { ...request, ...valid });
+    },
     readManifest: ofRun('readManifest', readManifest),
     subtaskPage: (request) => {
       const valid = parseInput(RunRef, { tenantId: request.tenantId, runId: request.runId }, 'subtaskPage');

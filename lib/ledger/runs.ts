@@ -6,7 +6,7 @@ import { RunRequest, type Manifest, type Outcome, type RunRequestInput, type Syn
 import { contentHash } from './canonical';
 import { splitCopies } from './hedges';
 import { IdempotencyConflict, ImmutableAssignment, ManifestIncomplete, RequestTooLarge, RunNotFound, type LedgerErrorContext } from './errors';
-import { completeParts, partPuts, partsPrefix, spill, unspill, type Spilled } from './parts';
+import { completeParts, partPuts, partsPrefix, spill, unspill, withParts, type Spilled } from './parts';
 import { MAX_RUN_REQUEST_BYTES, requestSize } from './size';
 import { CreateRunInput, parseInput } from './inputs';
 import { getItem, iso, mapLimit, queryPartition, transact, type LedgerContext, type LedgerTransactItem } from './io';
@@ -14,8 +14,9 @@ import { IdempotencyItem, LateItem, MetaItem, parseItem, RunItem, SubtaskItem } 
 import { cancellationReasons, conditionFailed, type CancellationReason } from './failures';
 import { idempotencyKey, metaKey, runKey, runPartition, shardCount, shardPartitions, SORT_KEYS } from './keys';
 import { rememberShards, SHARD_READS } from './shards';
-import { dispatchedSubtasks, isTerminal, toOutcome, type RunRecord } from './view';
-import { summaryItem } from './summary';
+import { asRunDecides, dispatchedSubtasks, isTerminal, toOutcome, type RunPageRecord, type RunRecord } from './view';
+import { committedProgress, summaryItem } from './summary';
+import { firstSubtaskPage } from './subtask-pages';
 
 /** How long an `Idempotency-Key` is remembered. */
 export const IDEMPOTENCY_TTL_SECONDS = 24 * 3600;
@@ -226,7 +227,7 @@ export const loadRun = async (ctx: LedgerContext, tenantId: string, runId: strin
   const { subtasks: all, copies } = splitCopies(
     items
       .filter((item) => String(item.sk).startsWith(SORT_KEYS.subtaskPrefix))
-      .map((item) => parseItem(SubtaskItem, unspill(item, parts, context), context))
+      .map((item) => asRunDecides(run)(parseItem(SubtaskItem, unspill(item, parts, context), context)))
       .sort(byDispatchOrder),
   );
   const late = items
@@ -240,6 +241,46 @@ export const loadRun = async (ctx: LedgerContext, tenantId: string, runId: strin
     uncommitted: all.filter((item) => item.round > run.round),
     copies,
   };
+};
+
+/** What {@link loadRunPage} asks for. */
+export interface RunPageRequest {
+  readonly tenantId: string;
+  readonly runId: string;
+  /** Subtasks of the page, the first in id order (0: no page). */
+  readonly limit: number;
+  /** A run of at most this many committed subtasks is read whole instead (`loadRun`). */
+  readonly wholeUpTo?: number;
+}
+
+/** A run read whole (a small one), or without reading all of it. */
+export type RunRead = { readonly kind: 'whole'; readonly record: RunRecord } | { readonly kind: 'page'; readonly record: RunPageRecord };
+
+/**
+ * A run without reading all of it, or `undefined` when this tenant has no such run: GetItems of
+ * the run and meta items (and their parts), the committed subtasks' states only
+ * (`committedProgress`), and the first `limit` subtasks in id order (`firstSubtaskPage`; no page
+ * read for 0). What it reads grows with the run by one small projected key per subtask, not by
+ * whole subtask items, which is what lets a large run's cancel and paged reads answer in time.
+ * A run of at most `wholeUpTo` committed subtasks (its run item's `roundSizes`) is read whole.
+ *
+ * @example
+ * const read = await loadRunPage(ctx, { tenantId: 'acme', runId: 'r-1', limit: 100 }); // read?.kind === 'page'
+ */
+export const loadRunPage = async (ctx: LedgerContext, request: RunPageRequest): Promise<RunRead | undefined> => {
+  const { tenantId, runId, limit, wholeUpTo } = request;
+  const context = { tenantId, runId };
+  const [runImage, metaImage] = await Promise.all([getItem(ctx, runKey(tenantId, runId)), getItem(ctx, metaKey(tenantId, runId))]);
+  if (runImage === undefined) return undefined;
+  const run = parseItem(RunItem, await withParts(ctx, runImage, context), context);
+  if (wholeUpTo !== undefined && run.roundSizes.reduce((sum, size) => sum + size, 0) <= wholeUpTo) {
+    const record = await loadRun(ctx, tenantId, runId);
+    return record === undefined ? undefined : { kind: 'whole', record };
+  }
+  rememberShards(ctx, tenantId, runId, run.shards ?? 1);
+  const meta = metaFromStored(metaImage === undefined ? undefined : await withParts(ctx, metaImage, context), [], context);
+  const [progress, page] = await Promise.all([committedProgress(ctx, run), limit === 0 ? undefined : firstSubtaskPage(ctx, run, limit)]);
+  return { kind: 'page', record: { run, meta, progress, ...(page === undefined ? {} : { page }) } };
 };
 
 /** What reconcile reads: the manifest of committed rounds and the outcomes of ended subtasks. */

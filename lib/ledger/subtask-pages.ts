@@ -11,11 +11,13 @@
  * per subtask.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { z } from 'zod';
 import { expressions, getItem, mapLimit, queryPartition, type LedgerContext } from './io';
 import { LateItem, parseItem, RunItem, SubtaskItem } from './items';
 import { runKey, shardPartitions, SORT_KEYS } from './keys';
 import { SHARD_READS } from './shards';
 import { withParts } from './parts';
+import { asRunDecides } from './view';
 import type { LedgerErrorContext } from './errors';
 
 /** What a page asks for. */
@@ -177,6 +179,44 @@ const queryCopies = async (ctx: LedgerContext, context: LedgerErrorContext, subt
   return found.flat();
 };
 
+/** The fields of the run item a page needs: its committed round, its shards, and whether it was cancelled. */
+const PageRun = RunItem.pick({ round: true, shards: true, status: true, cancelledAt: true });
+type PageRun = z.infer<typeof PageRun>;
+
+/** A page read. */
+export type SubtaskPage = Extract<SubtaskPageRead, { kind: 'page' }>;
+
+/** The page of `read` (the subtasks from the page's first on, one more than `limit` when more follow). */
+const pageOf = async (ctx: LedgerContext, context: LedgerErrorContext, run: PageRun, read: readonly SubtaskItem[], limit: number): Promise<SubtaskPage> => {
+  const subtasks = read.slice(0, limit).map(asRunDecides(run));
+  const late = await pageLate(ctx, context, subtasks);
+  const copies = (await queryCopies(ctx, context, subtasks)).map(asRunDecides(run));
+  return { kind: 'page', subtasks, late, copies, more: read.length > limit };
+};
+
+const subtaskPageOf = async (ctx: LedgerContext, run: PageRun, request: SubtaskPageRequest): Promise<Exclude<SubtaskPageRead, { kind: 'not_found' }>> => {
+  const { tenantId, runId, limit, after } = request;
+  const context = { tenantId, runId };
+  const { round: committed, shards = 1 } = run;
+  const from = after === undefined ? undefined : `${SORT_KEYS.subtaskPrefix}${after}`;
+  const read = await mergeShards(ctx, context, shardPartitions(tenantId, runId, shards), from, limit + 1 + (after === undefined ? 0 : 1), committed);
+  if (after !== undefined && read[0]?.subtaskId !== after) return { kind: 'unknown_position' };
+  return pageOf(ctx, context, run, after === undefined ? read : read.slice(1), limit);
+};
+
+/**
+ * The first page of a run whose item the caller has read already (the paged forms of
+ * `GET /runs/{runId}` read it for the resource too, so the page and the resource agree on the run).
+ *
+ * @example
+ * const page = await firstSubtaskPage(ctx, run, 100); // page.subtasks.length <= 100
+ */
+export const firstSubtaskPage = async (ctx: LedgerContext, run: PageRun & Pick<RunItem, 'tenantId' | 'runId'>, limit: number): Promise<SubtaskPage> => {
+  const { tenantId, runId, round: committed, shards = 1 } = run;
+  const context = { tenantId, runId };
+  return pageOf(ctx, context, run, await mergeShards(ctx, context, shardPartitions(tenantId, runId, shards), undefined, limit + 1, committed), limit);
+};
+
 /**
  * One page of a run's committed subtasks in id order, with their late evidence and the copies of
  * any hedged subtask among them.
@@ -191,19 +231,10 @@ const queryCopies = async (ctx: LedgerContext, context: LedgerErrorContext, subt
  * const read = await readSubtaskPage(ctx, { tenantId: 'acme', runId: 'r-1', limit: 100, after: 'B' });
  */
 export const readSubtaskPage = async (ctx: LedgerContext, request: SubtaskPageRequest): Promise<SubtaskPageRead> => {
-  const { tenantId, runId, limit, after } = request;
-  const context = { tenantId, runId };
+  const { tenantId, runId } = request;
   const image = await getItem(ctx, runKey(tenantId, runId));
   if (image === undefined) return { kind: 'not_found' };
-  const { round: committed, shards = 1 } = parseItem(RunItem.pick({ round: true, shards: true }), image, context);
-  const from = after === undefined ? undefined : `${SORT_KEYS.subtaskPrefix}${after}`;
-  const read = await mergeShards(ctx, context, shardPartitions(tenantId, runId, shards), from, limit + 1 + (after === undefined ? 0 : 1), committed);
-  if (after !== undefined && read[0]?.subtaskId !== after) return { kind: 'unknown_position' };
-  const rest = after === undefined ? read : read.slice(1);
-  const subtasks = rest.slice(0, limit);
-  const late = await pageLate(ctx, context, subtasks);
-  const copies = await queryCopies(ctx, context, subtasks);
-  return { kind: 'page', subtasks, late, copies, more: rest.length > limit };
+  return subtaskPageOf(ctx, parseItem(PageRun, image, { tenantId, runId }), request);
 };
 
 /** The late evidence of a page's subtasks: one `LATE#` range Query per partition that holds some of them, in key order. */

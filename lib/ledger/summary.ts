@@ -16,7 +16,7 @@ import { parseItem, RunItem, SummaryItem } from './items';
 import { runKey, runListPartition, runListSort, SORT_KEYS, summaryKey } from './keys';
 import { acrossShards } from './shards';
 import { RUN_LIST_INDEX } from './table';
-import { runProgress } from './view';
+import { runProgress, stateAsRunDecides } from './view';
 
 /** The fields of a subtask item that its run's progress needs. */
 const SubtaskState = z.object({ round: z.int().min(1), state: SubtaskStates, hedgeOf: z.string().optional() });
@@ -89,21 +89,34 @@ interface LiveProgress {
 const liveProgress = async (ctx: LedgerContext, tenantId: string, runId: string): Promise<LiveProgress | undefined> => {
   const run = await getItem(ctx, runKey(tenantId, runId));
   if (run === undefined) return undefined;
-  const committed = Number(run.round);
-  const shards = parseItem(RunItem.pick({ shards: true }), run, { tenantId, runId }).shards ?? 1;
+  const context = { tenantId, runId };
+  const { status, updatedAt, round, shards } = parseItem(RunItem.pick({ status: true, updatedAt: true, round: true, shards: true }), run, context);
+  return { status, updatedAt, progress: await committedProgress(ctx, { tenantId, runId, status, round, shards }) };
+};
+
+/**
+ * The progress of a run whose item the caller has read: its committed subtasks counted by state,
+ * as reads show them (`stateAsRunDecides`), from one Query per shard of the subtask items
+ * projected to their round, state and `hedgeOf` (copies of a hedged subtask are not counted). It
+ * reads every subtask's key, but no subtask is parsed whole.
+ *
+ * @example
+ * await committedProgress(ctx, { tenantId: 'acme', runId: 'r-1', status: 'running', round: 1 }) // { dispatched: 4, terminal: 1, byState: { … } }
+ */
+export const committedProgress = async (ctx: LedgerContext, run: Pick<RunItem, 'tenantId' | 'runId' | 'status' | 'round' | 'shards'>): Promise<RunProgress> => {
+  const { tenantId, runId, status, round: committed, shards = 1 } = run;
   const subtasks = await acrossShards(tenantId, runId, shards, (pk) => queryPartition(ctx, pk, SORT_KEYS.subtaskPrefix, '#round, #state, #hedgeOf'));
   const context = { tenantId, runId };
   // Hedge copies race a subtask; they are not subtasks of a round (docs/hedging.md).
   const states = subtasks.map((item) => parseItem(SubtaskState, item, context)).filter((item) => item.round <= committed && item.hedgeOf === undefined);
-  const { status, updatedAt } = parseItem(RunState, run, context);
-  return { status, updatedAt, progress: runProgress(states) };
+  return runProgress(states.map((item) => ({ state: stateAsRunDecides({ status }, item.state) })));
 };
 
 /**
  * Records on the summary that the run ended: its status (moving it to that status's list
  * partition), the run item's last update, its final progress and, when the answer is known,
- * `complete`. Called by `cancelRun` and `finishRun` after their sweep; both are idempotent, so a
- * crash before this write is repaired by calling them again.
+ * `complete`. Called by `finishRun` after its sweep, which is idempotent, so a crash before this
+ * write is repaired by calling it again.
  */
 export const endSummary = async (ctx: LedgerContext, tenantId: string, runId: string, complete: boolean | undefined): Promise<void> => {
   const live = await liveProgress(ctx, tenantId, runId);
@@ -127,6 +140,33 @@ export const endSummary = async (ctx: LedgerContext, tenantId: string, runId: st
             ':complete': complete,
             ':one': 1,
           },
+        ),
+      }),
+    );
+  } catch (error) {
+    // A run created before summaries existed has none to update; anything else is a real failure.
+    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
+  }
+};
+
+/**
+ * Records on the summary that a cancel ended the run: its status (moving it to the cancelled list
+ * partition) and the run item's last update, with no progress: the list counts an ended run
+ * without stored progress from its subtasks, as it counts a running one, until `endSummary`
+ * stores the final progress when the run closes. Two small requests, whatever the run's size.
+ */
+export const markSummaryEnded = async (ctx: LedgerContext, tenantId: string, runId: string): Promise<void> => {
+  const run = await getItem(ctx, runKey(tenantId, runId));
+  if (run === undefined) return;
+  const { status, updatedAt } = parseItem(RunState, run, { tenantId, runId });
+  try {
+    await ctx.client.send(
+      new UpdateCommand({
+        TableName: ctx.tableName,
+        Key: summaryKey(tenantId, runId),
+        ...expressions(
+          { update: 'SET #status = :status, #listPk = :listPk, #updatedAt = :updatedAt ADD #version :one', condition: 'attribute_exists(#pk)' },
+          { ':status': status, ':listPk': runListPartition(tenantId, status), ':updatedAt': updatedAt, ':one': 1 },
         ),
       }),
     );

@@ -51,6 +51,33 @@ const TERMINAL = new Set<string>(TerminalState.options);
 export const isTerminal = (state: string): state is TerminalState => TERMINAL.has(state);
 
 /**
+ * A subtask's state as its run decides it. Once a run is cancelled its subtasks can no longer end
+ * any other way: the run condition refuses every later reservation and outcome. So a subtask
+ * still live in the table is read as `cancelled` from the cancel on; the run's closing sweep
+ * (`finishRun`) writes that state later, off the cancel's request. A seal that landed first
+ * (`timed_out`) stays what it is.
+ *
+ * @example
+ * stateAsRunDecides({ status: 'cancelled' }, 'running') // 'cancelled'
+ */
+export const stateAsRunDecides = <S extends string>(run: Pick<RunItem, 'status'>, state: S): S | 'cancelled' =>
+  run.status === 'cancelled' && !isTerminal(state) ? 'cancelled' : state;
+
+/**
+ * A stored subtask as reads show it: a live subtask of a cancelled run is cancelled by the cancel
+ * itself ({@link stateAsRunDecides}), at the run's `cancelledAt`.
+ *
+ * @example
+ * asRunDecides(cancelledRun)(pendingItem).state // 'cancelled'
+ */
+export const asRunDecides =
+  (run: Pick<RunItem, 'status' | 'cancelledAt'>) =>
+  (item: SubtaskItem): SubtaskItem =>
+    stateAsRunDecides(run, item.state) === item.state
+      ? item
+      : { ...item, state: 'cancelled', closedBy: 'cancel', ...(run.cancelledAt === undefined ? {} : { closedAt: run.cancelledAt }) };
+
+/**
  * The outcome of a terminal subtask as reconcile consumes it; `undefined` while it is live.
  * Sealed and cancelled subtasks get an outcome too (no observation, usage from the counters),
  * so the outcome list always matches the dispatched list once everything has ended.
@@ -156,8 +183,44 @@ export const runProgress = (subtasks: readonly Pick<SubtaskItem, 'state'>[]): Ru
  * const record = await ledger.getRun(tenantId, runId);
  * return record ? ok(toRunResource(record)) : notFound();
  */
-export const toRunResource = (record: RunRecord): RunResource => {
-  const { run, meta, subtasks } = record;
+export const toRunResource = (record: RunRecord): RunResource =>
+  runResourceOf(
+    { run: record.run, meta: record.meta, progress: runProgress(record.subtasks) },
+    toSubtaskViews(record.subtasks, record.late, record.copies ?? []),
+  );
+
+/**
+ * What the paged forms of a run resource read, without reading every subtask: the run and meta
+ * items, the progress counted from the committed subtasks' states (`committedProgress`), and one
+ * page of subtasks in id order (none for `?subtasks=none`).
+ */
+export interface RunPageRecord {
+  readonly run: RunItem;
+  readonly meta: MetaItem;
+  readonly progress: RunProgress;
+  /** Absent when no page was asked for (`limit` 0). */
+  readonly page?: {
+    /** Committed subtasks in id order, each as reads show it (`asRunDecides`). */
+    readonly subtasks: readonly SubtaskItem[];
+    readonly late: readonly LateItem[];
+    readonly copies: readonly SubtaskItem[];
+    /** Whether committed subtasks follow the page's last one. */
+    readonly more: boolean;
+  };
+}
+
+/**
+ * A run resource holding one page of its subtasks (in id order); the caller adds `subtasksPage`.
+ * Everything else is what {@link toRunResource} maps from the whole run.
+ *
+ * @example
+ * toPagedRunResource(await ledger.getRunPage({ tenantId, runId, limit: 100 })).subtasks.length // 100
+ */
+export const toPagedRunResource = (record: RunPageRecord): RunResource =>
+  runResourceOf(record, record.page === undefined ? [] : toSubtaskViews(record.page.subtasks, record.page.late, record.page.copies));
+
+const runResourceOf = (head: Pick<RunPageRecord, 'run' | 'meta' | 'progress'>, subtasks: readonly SubtaskView[]): RunResource => {
+  const { run, meta, progress } = head;
   return RunResource.parse({
     runId: run.runId,
     status: run.status,
@@ -166,10 +229,10 @@ export const toRunResource = (record: RunRecord): RunResource => {
     updatedAt: run.updatedAt,
     universe: meta.universe,
     round: run.round,
-    progress: runProgress(subtasks),
+    progress,
     budget: { modelCalls: run.callsLimit, costLimit: run.costLimit },
     usage: runUsage(run),
-    subtasks: toSubtaskViews(subtasks, record.late, record.copies ?? []),
+    subtasks,
     answer: run.answer ?? null,
     ...(run.error === undefined ? {} : { error: run.error }),
   });

@@ -1,4 +1,4 @@
-import { SendTaskFailureCommand, SendTaskSuccessCommand, StartExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
+import { SendTaskFailureCommand, SendTaskSuccessCommand, StartExecutionCommand, StopExecutionCommand, type SFNClient } from '@aws-sdk/client-sfn';
 import { ExecutionStartFailed } from './errors';
 
 export interface RunExecutionOptions {
@@ -11,14 +11,20 @@ export type WaitNotDelivered = 'TaskTimedOut' | 'TaskDoesNotExist' | 'InvalidTok
 
 const GONE: ReadonlySet<string> = new Set<WaitNotDelivered>(['TaskTimedOut', 'TaskDoesNotExist', 'InvalidToken']);
 
+/** The error a cancelled run's execution is stopped with (StopExecution's `error`), shown in its history. */
+export const RUN_CANCELLED_STOP_ERROR = 'RunCancelled';
+
+/** True for a refusal to stop an execution because it is no longer running (see `stop`). */
+const endedAlready = (error: unknown): boolean => (error as Error).name === 'ValidationException' && /\bnot running\b/i.test((error as Error).message);
+
 /**
- * SendTaskSuccess calls in flight at once when many waiters are released together (a cancelled
- * run). Step Functions throttles SendTaskSuccess per account with a token bucket, and every
- * running execution of the account draws on it: a bounded number of calls keeps one large cancel
- * from being throttled, or from throttling other runs' workers, while still answering hundreds of
- * waiters a second (the SDK's own retries absorb a throttled call).
+ * The ARN of the execution of `stateMachineArn` named `name`: Step Functions names an execution
+ * `arn:<partition>:states:<region>:<account>:execution:<state machine name>:<execution name>`.
+ *
+ * @example
+ * executionArnOf('arn:aws:states:eu-west-2:123456789012:stateMachine:Runs', 'r-1') // 'arn:aws:states:eu-west-2:123456789012:execution:Runs:r-1'
  */
-export const RELEASE_CONCURRENCY = 16;
+export const executionArnOf = (stateMachineArn: string, name: string): string => `${stateMachineArn.replace(':stateMachine:', ':execution:')}:${name}`;
 
 /**
  * Starts run executions and answers the state machine's waiting tasks.
@@ -65,6 +71,30 @@ export const createRunExecutions = ({ client, stateMachineArn }: RunExecutionOpt
     }
   },
 
+  /**
+   * Stops the execution of a cancelled run (one StopExecution, however many subtasks wait in it
+   * or in its batches' child executions, which Step Functions stops with it). Answers
+   * `stopped: false` when there is no such execution (its start never happened), or when it had
+   * already ended, which ministack refuses (`ValidationException`, "Execution is not running"):
+   * an execution that ended before the cancel closes its run from that end, through the same
+   * execution status rule, and the cancel recorded on the run item is what that closing reads.
+   */
+  async stop(runId: string): Promise<{ stopped: boolean }> {
+    try {
+      await client.send(
+        new StopExecutionCommand({
+          executionArn: executionArnOf(stateMachineArn, runId),
+          error: RUN_CANCELLED_STOP_ERROR,
+          cause: 'the run was cancelled (POST /runs/{runId}/cancel)',
+        }),
+      );
+      return { stopped: true };
+    } catch (error) {
+      if ((error as Error).name === 'ExecutionDoesNotExist' || endedAlready(error)) return { stopped: false };
+      throw error;
+    }
+  },
+
   /** Fails a waiting task with an error name the state machine can catch. */
   async fail(taskToken: string, error: string, cause: string): Promise<{ delivered: boolean }> {
     try {
@@ -77,30 +107,3 @@ export const createRunExecutions = ({ client, stateMachineArn }: RunExecutionOpt
   },
 });
 export type RunExecutions = ReturnType<typeof createRunExecutions>;
-
-/**
- * Releases many waiting tasks with the same output, {@link RELEASE_CONCURRENCY} at a time (never
- * one unbounded burst). Answers how many were delivered; a waiter already gone is not delivered,
- * and any other failure rejects once the calls in flight have settled.
- *
- * @example
- * await releaseAll(executions, closed.taskTokens, { cancelled: true }); // { delivered: 120, gone: 3 }
- */
-export const releaseAll = async (
-  executions: Pick<RunExecutions, 'release'>,
-  taskTokens: readonly string[],
-  output: Record<string, unknown>,
-): Promise<{ delivered: number; gone: number }> => {
-  let next = 0;
-  let delivered = 0;
-  const lane = async (): Promise<void> => {
-    while (next < taskTokens.length) {
-      const token = taskTokens[next++] as string;
-      if ((await executions.release(token, output)).delivered) delivered += 1;
-    }
-  };
-  const lanes = await Promise.allSettled(Array.from({ length: Math.min(RELEASE_CONCURRENCY, taskTokens.length) }, lane));
-  const failed = lanes.find((settled): settled is PromiseRejectedResult => settled.status === 'rejected');
-  if (failed) throw failed.reason;
-  return { delivered, gone: taskTokens.length - delivered };
-};

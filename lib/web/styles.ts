@@ -4,6 +4,28 @@
  * Colours pass WCAG AA contrast for their text; a page can restyle through the CSS custom
  * properties below (`tessera-run { --tessera-read: … }`).
  */
+import type { SubtaskState } from '../contract';
+
+/**
+ * The colour of each subtask state's word beside its bar (AA contrast on white): a record over the
+ * contract's states, so a new state does not compile until it is given its colour.
+ */
+const STATE_FILLS: Readonly<Record<SubtaskState, string>> = {
+  pending: '#1e40af',
+  running: '#1e40af',
+  ok: '#1e5e22',
+  timed_out: '#9b1c1c',
+  invalid: '#9b1c1c',
+  empty: '#5b4300',
+  cancelled: '#5b4300',
+};
+
+/** One rule per state: `svg .state-<state> { fill: … }`. */
+const stateFills = (): string =>
+  Object.entries(STATE_FILLS)
+    .map(([state, fill]) => `svg .state-${state} { fill: ${fill}; }`)
+    .join('\n');
+
 export const STYLES = `
 :host {
   display: block;
@@ -49,10 +71,7 @@ svg .gap-data-found { fill: url(#tessera-pattern-data-found); stroke: var(--tess
 svg .gap-unchecked { fill: url(#tessera-pattern-unchecked); stroke: var(--tessera-unchecked); }
 svg .gap-unread { fill: url(#tessera-pattern-unread); stroke: var(--tessera-unread); }
 svg .overlap { fill: url(#tessera-pattern-overlap); stroke: var(--tessera-overlap); }
-svg .state-ok { fill: #1e5e22; }
-svg .state-timed_out, svg .state-invalid { fill: #9b1c1c; }
-svg .state-empty, svg .state-cancelled { fill: #5b4300; }
-svg .state-pending, svg .state-running { fill: #1e40af; }
+${stateFills()}
 .lists { margin: .5rem 0 0; }
 .lists ul { margin: .15rem 0 .5rem; padding: 0; list-style: none; }
 .lists li { margin: .15rem 0; }

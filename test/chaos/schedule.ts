@@ -89,6 +89,10 @@ export const chaosRequest = (schedule: Schedule, submittedAt: number): RunReques
   return {
     goal: `Chaos: ${schedule.subtasks.map((s) => s.fault).join(', ')}`,
     universe: { dimension: 'ids', ids },
+    // Every question a subtask is given is declared (the planner refuses an undeclared one).
+    ...(schedule.subtasks.some((s) => s.asksQuestion)
+      ? { questions: schedule.subtasks.flatMap((s, index) => (s.asksQuestion ? [{ id: `q${index + 1}` }] : [])) }
+      : {}),
     subtasks: schedule.subtasks.map((s, index) => ({
       id: `S${index + 1}`,
       worker: 'chaos',

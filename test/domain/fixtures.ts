@@ -92,6 +92,7 @@ export const taxRequest = (bStart = '2025-04-01'): RunRequestInput => {
   return {
     goal: 'Total deductible household expenses for tax year 2025',
     universe: { dimension: 'time', from: '2025-01-01', toExclusive: '2026-01-01', field: 'postedDate' },
+    questions: [{ id: 'q1' }],
     subtasks: [
       quarter('A', '2025-01-01', '2025-04-01'),
       quarter('B', bStart, '2025-07-01'),

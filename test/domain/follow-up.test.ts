@@ -36,7 +36,7 @@ describe('planNextRound: bounded follow-ups', () => {
     expect(coverage).toMatchObject({ complete: false, degradedReason: ['B:observed_ends_early'], gaps: [{ subtaskId: 'B', status: 'unchecked' }] });
     expect(coverage.statement).toBe('Coverage: 2025-01-01 to 2025-12-31, four partitions, no overlaps. One gap (2025-06-28 to 2025-06-30) not re-checked.');
     const decision = decideStatus(manifest, coverage, reconciliation);
-    expect(decision.status === 'failed' && decision.error.unmet).toEqual(['B:observed_ends_early']);
+    expect(decision.status === 'failed' && decision.error.unmet).toEqual([{ who: 'B', why: 'observed_ends_early' }]);
   });
 
   it('retries a timed-out re-check against the same alternate source as B.g1.r2, and credits its answer', () => {

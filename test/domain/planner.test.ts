@@ -153,6 +153,7 @@ describe('planRun through validateRunRequest', () => {
     const result = validate({
       goal: 'tax',
       universe: year,
+      questions: [{ id: 'q1' }],
       split: {
         worker: 'tax-statements',
         by: 'quarter',
@@ -178,6 +179,25 @@ describe('planRun through validateRunRequest', () => {
       model: 'offline',
     });
     expect(result.subtasks.map((s) => s.id)).toEqual(['A', 'B', 'C', 'D']);
+  });
+
+  it('refuses questionIds of a request that declares no questions, naming each entry, and plans nothing', () => {
+    const split = { worker: 'tax-statements', by: 'quarter', questionIds: ['q1', 'q2'], required: true, justification: 'every quarter counts', ...allowance };
+    const result = validate({ goal: 'tax', universe: year, split, budget });
+    expect(result).toEqual({
+      ok: false,
+      problems: [
+        { code: 'unknown_question', path: 'split.questionIds.0', message: 'names question q1, but the request declares no questions: declare it in questions' },
+        { code: 'unknown_question', path: 'split.questionIds.1', message: 'names question q2, but the request declares no questions: declare it in questions' },
+      ],
+    });
+    // Declaring them is all it takes; naming one twice is refused at the second place.
+    expect(validate({ goal: 'tax', universe: year, questions: [{ id: 'q1' }, { id: 'q2' }], split, budget }).ok).toBe(true);
+    const twice = validate({ goal: 'tax', universe: year, questions: [{ id: 'q1' }], split: { ...split, questionIds: ['q1', 'q1'] }, budget });
+    expect(twice).toEqual({
+      ok: false,
+      problems: [{ code: 'duplicate_question', path: 'split.questionIds.1', message: 'names question q1 twice (also at split.questionIds.0)' }],
+    });
   });
 
   it('splits ids and files into near-equal parts in the order the universe lists them, larger parts last', () => {

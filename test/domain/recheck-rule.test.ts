@@ -81,7 +81,7 @@ describe('a gap re-read by the kind that left it', () => {
     const reconciliation = reconcile(both, outcomes);
     const decision = decideStatus(both, buildCoverage(both, outcomes, reconciliation), reconciliation);
     expect(decision.status).toBe('failed');
-    expect(decision.status === 'failed' ? decision.error.unmet : []).toEqual(['H.g1:unconfirmed_empty']);
+    expect(decision.status === 'failed' ? decision.error.unmet : []).toEqual([{ who: 'H.g1', why: 'unconfirmed_empty' }]);
 
     const degrading = { ...both, policy: { ...both.policy!, onRequiredGap: 'degrade' as const } };
     expect(decideStatus(degrading, buildCoverage(degrading, outcomes, reconciliation), reconciliation)).toEqual({ status: 'succeeded', degraded: true });

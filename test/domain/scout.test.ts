@@ -85,7 +85,11 @@ describe('the Scout example: Scout with the CRM worker stubbed to time out', () 
     const decision = decideStatus(manifest, coverage, reconciliation);
 
     if (decision.status !== 'failed') throw new Error('expected the run to fail');
-    expect(decision.error).toMatchObject({ name: 'RequiredGapError', unmet: ['C:timed_out'], message: 'required coverage is missing: C:timed_out' });
+    expect(decision.error).toMatchObject({
+      name: 'RequiredGapError',
+      unmet: [{ who: 'C', why: 'timed_out' }],
+      message: 'required coverage is missing: C:timed_out',
+    });
     expect(decision.error.coverage.missingQuestions).toEqual(['q3']);
   });
 

@@ -165,7 +165,7 @@ describe('the tax example: the tax year', () => {
     );
     if (decision.status !== 'failed') throw new Error('a required unresolved gap must fail the run');
     expect(decision.error.name).toBe('RequiredGapError');
-    expect(decision.error.unmet).toEqual(['B.g1:source_unreachable']);
+    expect(decision.error.unmet).toEqual([{ who: 'B.g1', why: 'source_unreachable' }]);
     expect(decision.error.coverage).toBe(coverage);
   });
 });

@@ -129,7 +129,27 @@ describe('question ids', () => {
     ]);
   });
 
-  it('accepts questionIds as the questions themselves when the request declares none', async () => {
+  it('refuses questionIds when the request declares no questions at all, naming each entry and writing nothing', async () => {
+    const tenant = uniqueName('tenant');
+    const { questions: _declared, ...undeclared } = halfYearRequest();
+    const answer = await post(tenant, undeclared);
+    expect(answer.statusCode).toBe(400);
+    expect(errorOf(answer).issues).toEqual([
+      {
+        code: 'unknown_question',
+        path: 'subtasks.0.questionIds.0',
+        message: 'names question q1, but the request declares no questions: declare it in questions',
+      },
+      {
+        code: 'unknown_question',
+        path: 'subtasks.1.questionIds.0',
+        message: 'names question q2, but the request declares no questions: declare it in questions',
+      },
+    ]);
+    expect(await itemsOfTenant(p.get(), tenant)).toEqual([]);
+  });
+
+  it('accepts the same request once it declares the questions its subtasks name', async () => {
     expect((await post(uniqueName('tenant'), halfYearRequest())).statusCode).toBe(202);
   });
 });

@@ -295,15 +295,23 @@ describe('GET /runs/{runId} of a large run', () => {
   });
 });
 
+/** What one read read: its command, how many items, and whether they were projected to a few attributes. */
+interface CountedRead {
+  readonly command: string;
+  readonly scanned: number;
+  readonly projected: boolean;
+}
+
 /** A document client that counts the items each Query and GetItem read. */
-const countingClient = (): { client: DynamoDBDocumentClient; reads: { command: string; scanned: number }[] } => {
+const countingClient = (): { client: DynamoDBDocumentClient; reads: CountedRead[] } => {
   const client = documentClient();
-  const reads: { command: string; scanned: number }[] = [];
+  const reads: CountedRead[] = [];
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const result = await next(args);
       const output = result.output as { ScannedCount?: number; Item?: unknown };
-      reads.push({ command: String(context.commandName), scanned: output.ScannedCount ?? (output.Item === undefined ? 0 : 1) });
+      const projected = (args.input as { ProjectionExpression?: string }).ProjectionExpression !== undefined;
+      reads.push({ command: String(context.commandName), scanned: output.ScannedCount ?? (output.Item === undefined ? 0 : 1), projected });
       return result;
     },
     { step: 'initialize', name: 'countReads' },
@@ -343,5 +351,52 @@ describe('what a page reads', () => {
     const whole = reads.reduce((sum, read) => sum + read.scanned, 0);
     // RUN, META, SUMMARY, 24 subtask items (one uncommitted) and one late item.
     expect(whole).toBe(28);
+  });
+
+  it('reads a large run for its paged form without its subtask items: RUN, META, every subtask projected to its state, and the page', async () => {
+    const tenant = uniqueName('tenant');
+    const runId = await bigRun(tenant);
+    const { client, reads } = countingClient();
+    const ledger = createLedger({ client, tableName: suite.tableName, now: suite.clock.now });
+
+    const read = await ledger.getRunPage({ tenantId: tenant, runId, limit: 5, wholeUpTo: SMALL.pagedAbove });
+    expect(read?.kind === 'page' ? read.record.progress : read).toEqual({
+      dispatched: 23,
+      terminal: 1,
+      byState: { pending: 21, running: 1, ok: 1, timed_out: 0, invalid: 0, empty: 0, cancelled: 0 },
+    });
+    // GetItem RUN and META (at once, so in either order); the 24 subtask keys (s-15x uncommitted
+    // among them) projected to round, state and hedgeOf; the page's Query (5 and one more); its LATE# range.
+    const byCommand = (a: CountedRead, b: CountedRead): number => a.command.localeCompare(b.command) || b.scanned - a.scanned;
+    expect([...reads].sort(byCommand)).toEqual([
+      { command: 'GetItemCommand', scanned: 1, projected: false },
+      { command: 'GetItemCommand', scanned: 1, projected: false },
+      { command: 'QueryCommand', scanned: 24, projected: true },
+      { command: 'QueryCommand', scanned: 6, projected: false },
+      { command: 'QueryCommand', scanned: 1, projected: false },
+    ]);
+
+    reads.length = 0;
+    // At or under `wholeUpTo` the run is read whole: RUN and META, then the partition's 28 items.
+    expect((await ledger.getRunPage({ tenantId: tenant, runId, limit: 5, wholeUpTo: 23 }))?.kind).toBe('whole');
+    expect(reads.map((one) => one.scanned).reduce((sum, scanned) => sum + scanned, 0)).toBe(2 + 28);
+  });
+
+  it('cancels a large run and answers its first page with every open subtask shown cancelled, as the whole read shows them', async () => {
+    const tenant = uniqueName('tenant');
+    const runId = await bigRun(tenant);
+    const answer = await call('small', { routeKey: 'POST /runs/{runId}/cancel', tenant, runId });
+    const cancelled = RunResource.parse(answer.body);
+    const { subtasks: all, ...header } = await fullRun(tenant, runId);
+
+    expect(cancelled).toMatchObject(header);
+    // s-2 ended ok before the cancel; the 22 others were open (s-12 still running: its late result was refused).
+    expect(cancelled.progress).toEqual({
+      dispatched: 23,
+      terminal: 23,
+      byState: { pending: 0, running: 0, ok: 1, timed_out: 0, invalid: 0, empty: 0, cancelled: 22 },
+    });
+    const byId = new Map(all.map((view) => [view.id, view]));
+    expect(cancelled.subtasks).toEqual(ID_ORDER.slice(0, 5).map((id) => byId.get(id)));
   });
 });

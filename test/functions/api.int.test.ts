@@ -151,7 +151,7 @@ describe('GET /runs/{runId}', () => {
 });
 
 describe('POST /runs/{runId}/cancel', () => {
-  it('cancels a dispatched run, answers 200 with its resource and releases the waiting iterations', async () => {
+  it('cancels a dispatched run and answers 200 with its resource, stopping its execution and answering no task token', async () => {
     const tenant = uniqueName('tenant');
     const runId = await acceptRun(p.get(), tenant, halfYearRequest());
     const { items } = await dispatchRound(p.get(), tenant, runId);
@@ -166,11 +166,17 @@ describe('POST /runs/{runId}/cancel', () => {
       ['A', 'cancelled'],
       ['B', 'cancelled'],
     ]);
-    const released = p.get().calls.release.filter((call) => call.taskToken.startsWith(`token-${runId}-`));
-    expect(released.sort((x, y) => x.taskToken.localeCompare(y.taskToken))).toEqual([
-      { taskToken: `token-${runId}-A`, output: { cancelled: true } },
-      { taskToken: `token-${runId}-B`, output: { cancelled: true } },
-    ]);
+    // One StopExecution ends every waiting iteration; the closing that follows sweeps the subtasks.
+    expect(p.get().calls.stop.filter((stopped) => stopped === runId)).toEqual([runId]);
+    expect(p.get().calls.release.filter((call) => call.taskToken.startsWith(`token-${runId}-`))).toEqual([]);
+
+    // A repeated cancel stops the execution again (finishing a cancel cut short between its calls)…
+    expect((await callApi(p.get(), { routeKey: 'POST /runs/{runId}/cancel', tenant, runId })).statusCode).toBe(200);
+    expect(p.get().calls.stop.filter((stopped) => stopped === runId)).toEqual([runId, runId]);
+    // …and once the run carries its answer, there is no execution left to stop.
+    await p.get().reconcile({ mode: 'reconcile', runId, tenantId: tenant, round: 1 });
+    expect((await callApi(p.get(), { routeKey: 'POST /runs/{runId}/cancel', tenant, runId })).statusCode).toBe(200);
+    expect(p.get().calls.stop.filter((stopped) => stopped === runId)).toEqual([runId, runId]);
   });
 
   it('answers 404 for a run that does not exist', async () => {

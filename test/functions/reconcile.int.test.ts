@@ -233,7 +233,11 @@ describe('reconcile in abort mode', () => {
       partitions: 0,
       degradedReason: ['universe:assignment_gap'],
       gaps: [{ kind: 'assignment', from: '2025-01-01', toExclusive: '2025-07-01', status: 'unchecked' }],
-      statement: 'Coverage: 2025-01-01 to 2025-06-30, zero partitions, no overlaps. One gap (2025-01-01 to 2025-06-30) assigned to no subtask.',
+      // Both declared questions were only ever asked of subtasks that never ran.
+      missingQuestions: ['q1', 'q2'],
+      statement:
+        'Coverage: 2025-01-01 to 2025-06-30, zero partitions, no overlaps. One gap (2025-01-01 to 2025-06-30) assigned to no subtask. ' +
+        'Questions q1 and q2 unanswered.',
     });
   });
 });
@@ -318,6 +322,23 @@ describe('closing the run of an execution that ended unfinished (the run-closure
 
     expect(await p.get().reconcile(statusChange(run, 'ABORTED'))).toEqual({ next: 'finish', ...run, round: 1, status: 'succeeded' });
     expect(await resourceOf(run.tenantId, run.runId)).toEqual(ended);
+  });
+
+  it('closes a cancelled run when the cancel stops its execution: cancelled, no error, its open subtasks swept', async () => {
+    const run = await roundOneWorked(halfYearRequest(), ['A']);
+    expect((await callApi(p.get(), { routeKey: 'POST /runs/{runId}/cancel', tenant: run.tenantId, runId: run.runId })).statusCode).toBe(200);
+
+    expect(await p.get().reconcile(statusChange(run, 'ABORTED'))).toEqual({ next: 'finish', ...run, round: 1, status: 'cancelled' });
+
+    const resource = await resourceOf(run.tenantId, run.runId);
+    expect(resource.status).toBe('cancelled');
+    expect(resource.error).toBeUndefined();
+    const statement =
+      'Coverage: 2025-01-01 to 2025-06-30, two partitions, no overlaps. One gap (2025-04-01 to 2025-06-30) not read: B was cancelled. Not covered: B (monthly statements, required) was cancelled. Question q2 unanswered.';
+    expect(resource.answer?.coverage).toMatchObject({ complete: false, degradedReason: ['B:cancelled'], statement });
+    expect(resource.answer?.text).toContain(statement);
+    // The closing swept B in the ledger itself, after the answer was stored.
+    expect((await p.get().ledger.getSubtask({ ...run, subtaskId: 'B' }))?.state).toBe('cancelled');
   });
 
   it('closes a run once: a second event for the same execution changes nothing', async () => {

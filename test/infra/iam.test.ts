@@ -147,14 +147,14 @@ describe('worker role: no recursion', () => {
 });
 
 describe('api role', () => {
-  test('starts executions of the run state machine only, and answers tokens of its own two machines only', () => {
+  test('starts executions of the run state machine only, stops only its executions (a cancel), and answers no task token', () => {
     const statements = statementsOf(synth.template, roleId('ApiFunction'));
     expect(allows(statements, 'states:StartExecution').map((s) => s.Resource)).toEqual([[stateMachine]]);
-    for (const action of ['states:SendTaskSuccess', 'states:SendTaskFailure']) {
-      const answers = allows(statements, action).flatMap((s) => s.Resource);
-      expect(answers).toHaveLength(2);
-      expect(answers).toEqual(expect.arrayContaining([stateMachine, batchStateMachine]));
-    }
+    const stops = allows(statements, 'states:StopExecution').map((s) => JSON.stringify(s.Resource));
+    expect(stops).toHaveLength(1);
+    expect(stops[0]).toContain(':execution:');
+    expect(stops[0]).toContain(stateMachine.Ref);
+    for (const action of ['states:SendTaskSuccess', 'states:SendTaskFailure']) expect(allows(statements, action)).toEqual([]);
   });
 });
 

@@ -112,7 +112,7 @@ describe('run closure alarms', () => {
     Object.values(synth.template.findResources('AWS::CloudWatch::Alarm')).find((a) => String(a.Metadata?.['aws:cdk:path']).includes(`/Monitoring/${name}/`))
       ?.Properties;
 
-  test('ExecutionsUnfinished counts every failed, timed-out and aborted execution of both machines, from the Step Functions metrics themselves', () => {
+  test('ExecutionsUnfinished counts failed and timed-out executions of both machines from Step Functions, and aborts not made by a cancel from reconcile', () => {
     const properties = alarm('ExecutionsUnfinished');
     const metrics = properties.Metrics as {
       Id: string;
@@ -120,21 +120,25 @@ describe('run closure alarms', () => {
       MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions: unknown } };
     }[];
     expect(metrics.find((m) => m.Expression)?.Expression).toBe(
-      'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0) + FILL(batchFailed, 0) + FILL(batchTimedOut, 0) + FILL(batchAborted, 0)',
+      'FILL(failed, 0) + FILL(timedOut, 0) + FILL(aborted, 0) + FILL(batchFailed, 0) + FILL(batchTimedOut, 0)',
     );
     const stats = Object.fromEntries(metrics.filter((m) => m.MetricStat).map((m) => [m.Id, [m.MetricStat?.Metric.Namespace, m.MetricStat?.Metric.MetricName]]));
     expect(stats).toEqual({
       failed: ['AWS/States', 'ExecutionsFailed'],
       timedOut: ['AWS/States', 'ExecutionsTimedOut'],
-      aborted: ['AWS/States', 'ExecutionsAborted'],
+      // A cancel stops its run's execution: only the closer knows whether an abort was one.
+      aborted: ['Tessera', 'RunsClosedOnExecutionEnd'],
       batchFailed: ['AWS/States', 'ExecutionsFailed'],
       batchTimedOut: ['AWS/States', 'ExecutionsTimedOut'],
-      batchAborted: ['AWS/States', 'ExecutionsAborted'],
     });
     const batchMachine = { Ref: logicalIdAt(synth.template, 'AWS::StepFunctions::StateMachine', '/Runs/BatchStateMachine/Resource') };
-    for (const m of metrics.filter((m) => m.MetricStat)) {
+    for (const m of metrics.filter((m) => m.MetricStat && m.Id !== 'aborted')) {
       expect(m.MetricStat?.Metric.Dimensions).toEqual([{ Name: 'StateMachineArn', Value: m.Id.startsWith('batch') ? batchMachine : stateMachine }]);
     }
+    expect(metrics.find((m) => m.Id === 'aborted')?.MetricStat?.Metric.Dimensions).toEqual([
+      { Name: 'executionStatus', Value: 'ABORTED' },
+      { Name: 'service', Value: 'tessera' },
+    ]);
     expect(properties.Threshold).toBe(0);
   });
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Answer } from '../../lib/contract';
 import { RunCancelled, RunNotFound, toRunResource } from '../../lib/ledger';
-import { documentClient, dynamoClient, uniqueName } from '../support/aws';
-import { dispatched, ledgerFor, ledgerTestTable, okOutcome, startRun } from './support';
+import { uniqueName } from '../support/aws';
+import { dispatched, ledgerTestTable, okOutcome, startRun } from './support';
 
 const suite = ledgerTestTable('ledger-cancel');
 const { clock } = suite;
@@ -42,17 +42,19 @@ const answer: Answer = {
 };
 
 describe('cancelRun', () => {
-  it('keeps the finished subtask, cancels the rest, and refuses the in-flight worker afterwards', async () => {
+  it('keeps the finished subtask, shows the rest cancelled at once, and refuses the in-flight worker afterwards', async () => {
     const { tenantId, runId, ref, claimB, resource } = await runWithOneFinished();
     clock.set('2040-06-01T12:00:10.000Z');
-    await expect(suite.ledger.cancelRun(tenantId, runId)).resolves.toEqual({ status: 'cancelled', cancelledSubtaskIds: ['B', 'C'], taskTokens: ['token-B'] });
+    await expect(suite.ledger.cancelRun(tenantId, runId)).resolves.toEqual({ status: 'cancelled', answered: false });
 
     clock.set('2040-06-01T12:00:15.000Z');
     await expect(suite.ledger.reserveBudget(claimB)).rejects.toBeInstanceOf(RunCancelled);
     const refused = suite.ledger.recordOutcome(claimB, okOutcome('B', '2025-04-01', '2025-06-27', 214));
     await expect(refused).rejects.toBeInstanceOf(RunCancelled);
     await expect(refused).rejects.toMatchObject({ keptAsLateEvidence: true });
-    await expect(suite.ledger.claimSubtask({ ...ref('C'), workerId: 'w-c', leaseMs: 30_000 })).rejects.toBeInstanceOf(RunCancelled);
+    // C is still pending in the table until the closing sweeps it: a claim gets it, its first reservation does not.
+    const claimC = await suite.ledger.claimSubtask({ ...ref('C'), workerId: 'w-c', leaseMs: 30_000 });
+    await expect(suite.ledger.reserveBudget(claimC)).rejects.toBeInstanceOf(RunCancelled);
 
     const view = await resource();
     expect(view.status).toBe('cancelled');
@@ -64,7 +66,7 @@ describe('cancelRun', () => {
         'cancelled',
         'run cancelled at 2040-06-01T12:00:10.000Z; claimed by generation 1 (worker w-b); its result arrived late at 2040-06-01T12:00:15.000Z and is kept as late evidence',
       ],
-      ['C', 'cancelled', 'run cancelled at 2040-06-01T12:00:10.000Z; never claimed'],
+      ['C', 'cancelled', 'run cancelled at 2040-06-01T12:00:10.000Z; claimed by generation 1 (worker w-c) but no result arrived'],
     ]);
     expect(view.subtasks[0]?.observed).toEqual({ minDate: '2025-01-02', maxDate: '2025-03-31', recordCount: 180 });
     expect(view.usage).toEqual({ modelCalls: 2, estimatedCost: 14 });
@@ -78,34 +80,41 @@ describe('cancelRun', () => {
       }),
     ]);
     expect(view.progress.byState).toMatchObject({ ok: 1, cancelled: 2, pending: 0, running: 0 });
+    // Reconcile reads the same: an outcome per subtask, the two open ones cancelled.
+    const read = await suite.ledger.readManifest(tenantId, runId);
+    expect(read.outcomes.map((o) => [o.subtaskId, o.state])).toEqual([
+      ['A', 'ok'],
+      ['B', 'cancelled'],
+      ['C', 'cancelled'],
+    ]);
+    expect(read.unfinished).toEqual([]);
   });
 
-  it('is idempotent and still hands back the waiter tokens on a second call', async () => {
+  it('writes no subtask item: the closing sweeps the open ones, with their waiters, after storing the answer', async () => {
+    const { tenantId, runId, ref } = await runWithOneFinished();
+    await suite.ledger.cancelRun(tenantId, runId);
+    expect((await suite.ledger.getSubtask(ref('B')))?.state).toBe('running');
+    expect((await suite.ledger.getSubtask(ref('C')))?.state).toBe('pending');
+
+    await expect(suite.ledger.finishRun({ tenantId, runId, status: 'cancelled', answer })).resolves.toEqual({
+      status: 'cancelled',
+      cancelledSubtaskIds: ['B', 'C'],
+      taskTokens: ['token-B'],
+    });
+    const stored = await Promise.all(['A', 'B', 'C'].map((id) => suite.ledger.getSubtask(ref(id))));
+    expect(stored.map((item) => [item?.state, item?.closedBy])).toEqual([
+      ['ok', undefined],
+      ['cancelled', 'run_cancelled'],
+      ['cancelled', 'run_cancelled'],
+    ]);
+  });
+
+  it('is idempotent, and says once the run carries its answer', async () => {
     const { tenantId, runId } = await runWithOneFinished();
     await suite.ledger.cancelRun(tenantId, runId);
-    await expect(suite.ledger.cancelRun(tenantId, runId)).resolves.toEqual({ status: 'cancelled', cancelledSubtaskIds: [], taskTokens: ['token-B'] });
-  });
-
-  it('refuses an in-flight outcome by the run check even while the sweep has not reached its subtask', async () => {
-    const { tenantId, runId, claimB, resource } = await runWithOneFinished();
-    // The cancelling Lambda dies right after flipping the run: its sweep (a Query) never runs.
-    const base = dynamoClient();
-    base.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === 'QueryCommand') throw new Error('injected crash before the sweep');
-        return next(args);
-      },
-      { step: 'initialize', name: 'injectCrash' },
-    );
-    await expect(ledgerFor({ tableName: suite.tableName, clock, client: documentClient(base) }).cancelRun(tenantId, runId)).rejects.toThrow('injected crash');
-    expect((await resource()).subtasks.map((s) => s.state)).toEqual(['ok', 'running', 'pending']);
-
-    await expect(suite.ledger.recordOutcome(claimB, okOutcome('B', '2025-04-01', '2025-06-27', 214))).rejects.toMatchObject({
-      name: 'RunCancelled',
-      keptAsLateEvidence: true,
-    });
-    await expect(suite.ledger.cancelRun(tenantId, runId)).resolves.toMatchObject({ cancelledSubtaskIds: ['B', 'C'] });
-    expect((await resource()).subtasks.map((s) => s.state)).toEqual(['ok', 'cancelled', 'cancelled']);
+    await expect(suite.ledger.cancelRun(tenantId, runId)).resolves.toEqual({ status: 'cancelled', answered: false });
+    await suite.ledger.finishRun({ tenantId, runId, status: 'cancelled', answer });
+    await expect(suite.ledger.cancelRun(tenantId, runId)).resolves.toEqual({ status: 'cancelled', answered: true });
   });
 
   it('leaves an ended run as it ended, stores the answer of a cancelled one, and knows unknown runs', async () => {
@@ -118,7 +127,7 @@ describe('cancelRun', () => {
 
     const finished = await runWithOneFinished();
     await suite.ledger.finishRun({ tenantId: finished.tenantId, runId: finished.runId, status: 'succeeded', answer });
-    await expect(suite.ledger.cancelRun(finished.tenantId, finished.runId)).resolves.toEqual({ status: 'succeeded', cancelledSubtaskIds: [], taskTokens: [] });
+    await expect(suite.ledger.cancelRun(finished.tenantId, finished.runId)).resolves.toEqual({ status: 'succeeded', answered: true });
     await expect(suite.ledger.cancelRun(tenantId, 'no-such-run')).rejects.toBeInstanceOf(RunNotFound);
   });
 });

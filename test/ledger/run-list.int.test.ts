@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { encodeCursor, listRuns, type ListRunsResult } from '../../lib/application/list-runs';
 import { etagOf, watchRun } from '../../lib/application/watch-run';
 import type { Answer, RunSummary } from '../../lib/contract';
-import { toRunResource } from '../../lib/ledger';
+import { toRunResource, type Ledger } from '../../lib/ledger';
 import { uniqueName } from '../support/aws';
 import { dispatched, ledgerTestTable, okOutcome, startRun, taxYearRequest } from './support';
 
@@ -241,14 +241,14 @@ describe('run summary progress and the change version', () => {
     const runId = await startRun(suite.ledger, tenantId, [dispatched('A', '2025-01-01', '2026-01-01')]);
     const first = await watchRun(suite.ledger, { tenantId, runId });
     if (first.kind !== 'ok') throw new Error('expected the run');
-    // A fake clock on which every read of the whole run takes 3 s (a large run under load).
+    // A fake clock on which every read of the run takes 3 s (a large run under load).
     let now = 0;
     const sleeps: number[] = [];
-    const slowLedger = {
+    const slowLedger: Ledger = {
       ...suite.ledger,
-      getRun: async (tenant: string, run: string) => {
+      getRunPage: async (request) => {
         now += 3_000;
-        return suite.ledger.getRun(tenant, run);
+        return suite.ledger.getRunPage(request);
       },
     };
     const clock = {

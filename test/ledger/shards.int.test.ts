@@ -129,7 +129,7 @@ describe.each([1, 4])('a run of %i shard(s)', (shards) => {
     }
   });
 
-  it('cancels every unfinished subtask in every shard', async () => {
+  it('reads every unfinished subtask in every shard as cancelled at once, and the closing sweeps them all', async () => {
     clock.set(T0);
     const ledger = ledgerOf();
     const tenantId = uniqueName('tenant');
@@ -141,12 +141,15 @@ describe.each([1, 4])('a run of %i shard(s)', (shards) => {
     await ledger.recordOutcome(claim, okOutcome('c-03', '2025-03-01', '2025-03-31', 3));
     await ledger.registerWaiter({ tenantId, runId, subtaskId: 'c-07', taskToken: 'token-c-07' });
 
-    const closed = await ledger.cancelRun(tenantId, runId);
-    expect([...closed.cancelledSubtaskIds].sort()).toEqual(all.filter((id) => id !== 'c-03'));
-    expect(closed.taskTokens).toEqual(['token-c-07']);
+    await expect(ledger.cancelRun(tenantId, runId)).resolves.toEqual({ status: 'cancelled', answered: false });
     const states = toRunResource((await ledger.getRun(tenantId, runId))!).subtasks.map((s) => s.state);
     expect(states.filter((s) => s === 'cancelled')).toHaveLength(11);
     expect(states[2]).toBe('ok');
+    // The cancel wrote no subtask: the closing finds all eleven still open, in every shard, and closes them.
+    const closed = await ledger.finishRun({ tenantId, runId, status: 'cancelled', answer });
+    expect([...closed.cancelledSubtaskIds].sort()).toEqual(all.filter((id) => id !== 'c-03'));
+    expect(closed.taskTokens).toEqual(['token-c-07']);
+    await expect(ledger.finishRun({ tenantId, runId, status: 'cancelled', answer })).resolves.toMatchObject({ cancelledSubtaskIds: [] });
   });
 });
 

@@ -43,6 +43,7 @@ describe('run closure in the local cloud', () => {
   const request: RunRequestInput = {
     goal: 'Run closure: an execution stopped while one subtask still works',
     universe: { dimension: 'ids', ids: ['quick', 'slow'] },
+    questions: [{ id: 'qB' }],
     subtasks: [
       {
         id: 'A',

@@ -59,6 +59,8 @@ export interface ExecutionCalls {
   readonly start: { runId: string; tenantId: string }[];
   readonly release: { taskToken: string; output: Record<string, unknown> }[];
   readonly fail: { taskToken: string; error: string; cause: string }[];
+  /** Runs whose execution was stopped (a cancel), in order. */
+  readonly stop: string[];
 }
 
 /**
@@ -70,7 +72,7 @@ export interface ExecutionCalls {
  * calls.start; // [{ runId, tenantId }]
  */
 export const recordingExecutions = (): { executions: RunExecutions; calls: ExecutionCalls } => {
-  const calls: ExecutionCalls = { start: [], release: [], fail: [] };
+  const calls: ExecutionCalls = { start: [], release: [], fail: [], stop: [] };
   const executions: RunExecutions = {
     start: async (run) => {
       const alreadyStarted = calls.start.some((earlier) => earlier.runId === run.runId);
@@ -84,6 +86,10 @@ export const recordingExecutions = (): { executions: RunExecutions; calls: Execu
     fail: async (taskToken, error, cause) => {
       calls.fail.push({ taskToken, error, cause });
       return { delivered: true };
+    },
+    stop: async (runId) => {
+      calls.stop.push(runId);
+      return { stopped: true };
     },
   };
   return { executions, calls };

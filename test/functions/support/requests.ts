@@ -10,6 +10,7 @@ const QUARTER_TERMS = { worker: 'tax-statements', required: true, justification:
 export const halfYearRequest = (overrides: Partial<RunRequestInput> = {}, bStart = '2025-04-01'): RunRequestInput => ({
   goal: 'Total deductible household expenses for the first half of 2025',
   universe: { dimension: 'time', from: '2025-01-01', toExclusive: '2025-07-01' },
+  questions: [{ id: 'q1' }, { id: 'q2' }],
   subtasks: [
     {
       ...QUARTER_TERMS,
@@ -37,6 +38,7 @@ export const staggeredDeadlineRequest = (): RunRequestInput => {
 export const secondQuarterRequest = (): RunRequestInput => ({
   goal: 'Total deductible household expenses for Q2 2025',
   universe: { dimension: 'time', from: '2025-04-01', toExclusive: '2025-07-01' },
+  questions: [{ id: 'q2' }],
   subtasks: [
     {
       ...QUARTER_TERMS,
