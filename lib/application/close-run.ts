@@ -11,7 +11,6 @@ import {
   synthesisInputs,
   withRecheckInputs,
   type DegradedReason,
-  type Reconciliation,
 } from '../domain';
 
 type StatusDecision = ReturnType<typeof decideStatus>;
