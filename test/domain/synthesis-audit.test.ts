@@ -183,7 +183,12 @@ describe('property: the audit flags every uncited, unknown or dropped id, and no
                 return `unknown_set_aside:${p.findingId}`;
               case 'dropped_finding':
                 return `dropped:${p.findingId}`;
-              default:
+              // None of these can arise here: no conflicts, no missing questions, no questions, output always valid.
+              case 'answers_missing_question':
+              case 'gap_not_missing':
+              case 'invalid_output':
+              case 'unaddressed_conflict':
+              case 'unaddressed_question':
                 return `unexpected:${p.code}`;
             }
           });
