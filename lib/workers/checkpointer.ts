@@ -96,12 +96,29 @@ export const openCheckpointer = (source: CheckpointSource, options: Checkpointer
   let closed = false;
   let inFlight: Promise<void> | undefined;
   let cancelTimer: (() => void) | undefined;
+  // Regions reported since they were last folded in: a worker reports one per record, and folding
+  // each one at once would cost the whole covered region per record (quadratic over 50,000 ids).
+  let pending: ReturnType<typeof algebra.normalise>[] = [];
+  let reportsSinceConsidered = 0;
+  const settled = (): typeof covered => {
+    if (pending.length === 0) return covered;
+    // Pairwise, level by level: each region takes part in log2(n) unions, not n.
+    let level = pending;
+    while (level.length > 1) {
+      const next: typeof level = [];
+      for (let i = 0; i < level.length; i += 2) next.push(i + 1 < level.length ? algebra.union(level[i]!, level[i + 1]!) : level[i]!);
+      level = next;
+    }
+    covered = algebra.union(covered, algebra.intersect(level[0]!, assigned));
+    pending = [];
+    return covered;
+  };
 
   const build = (): CheckpointInput => ({
     generation: options.generation,
     sequence: sequence + 1,
     writtenAt: new Date(options.now()).toISOString(),
-    covered: algebra.toScopes(covered),
+    covered: algebra.toScopes(settled()),
     observed: source.observed(),
     sources: source.sources(),
     sourcesReached: source.sources().length,
@@ -150,17 +167,23 @@ export const openCheckpointer = (source: CheckpointSource, options: Checkpointer
 
   return {
     covered: (scope) => {
-      covered = algebra.union(covered, algebra.intersect(algebra.normalise(scope), assigned));
+      pending.push(algebra.normalise(scope));
       dirty = true;
-      consider();
+      // A pending timer considers a write itself; between timers, once per `everyRecords` reports
+      // is enough to see the record threshold crossed (reading the observation costs the records).
+      reportsSinceConsidered += 1;
+      if (cancelTimer === undefined || reportsSinceConsidered >= policy.everyRecords) {
+        reportsSinceConsidered = 0;
+        consider();
+      }
     },
     partial: (findings) => {
-      partial = { covered: algebra.toScopes(covered), observed: source.observed(), findings };
+      partial = { covered: algebra.toScopes(settled()), observed: source.observed(), findings };
       partialDirty = true;
       dirty = true;
       consider();
     },
-    coveredScopes: () => algebra.toScopes(covered),
+    coveredScopes: () => algebra.toScopes(settled()),
     written: () => writes,
     close: () => {
       closed = true;
