@@ -188,7 +188,7 @@ describe('a model synthesis on the closing path', () => {
       },
     ]);
     // The claims are the text, and tessera appends the coverage statement after them.
-    expect(answer.text.startsWith('The sources disagree on vantage.pro.price: Pro is $49 a seat.; Pro is now $59.')).toBe(true);
+    expect(answer.text.startsWith('The sources disagree on vantage.pro.price: Pro is $49 a seat; Pro is now $59.')).toBe(true);
     expect(answer.text.endsWith(answer.coverage.statement)).toBe(true);
     // One synthesis call at 3, charged to the run (no subtask spent anything).
     expect(resource.usage).toEqual({ modelCalls: 1, estimatedCost: 3 });
