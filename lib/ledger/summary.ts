@@ -122,26 +122,27 @@ export const endSummary = async (ctx: LedgerContext, tenantId: string, runId: st
   const live = await liveProgress(ctx, tenantId, runId);
   if (live === undefined) return;
   const setComplete = complete === undefined ? '' : ', #complete = :complete';
+  await updateExistingSummary(
+    ctx,
+    tenantId,
+    runId,
+    `SET #status = :status, #listPk = :listPk, #updatedAt = :updatedAt, #progress = :progress${setComplete} ADD #version :one`,
+    {
+      ':status': live.status,
+      ':listPk': runListPartition(tenantId, live.status),
+      ':updatedAt': live.updatedAt,
+      ':progress': live.progress,
+      ':complete': complete,
+      ':one': 1,
+    },
+  );
+};
+
+/** One update of a run's summary, skipped when the run has none (one created before summaries existed). */
+const updateExistingSummary = async (ctx: LedgerContext, tenantId: string, runId: string, update: string, values: Record<string, unknown>): Promise<void> => {
   try {
     await ctx.client.send(
-      new UpdateCommand({
-        TableName: ctx.tableName,
-        Key: summaryKey(tenantId, runId),
-        ...expressions(
-          {
-            update: `SET #status = :status, #listPk = :listPk, #updatedAt = :updatedAt, #progress = :progress${setComplete} ADD #version :one`,
-            condition: 'attribute_exists(#pk)',
-          },
-          {
-            ':status': live.status,
-            ':listPk': runListPartition(tenantId, live.status),
-            ':updatedAt': live.updatedAt,
-            ':progress': live.progress,
-            ':complete': complete,
-            ':one': 1,
-          },
-        ),
-      }),
+      new UpdateCommand({ TableName: ctx.tableName, Key: summaryKey(tenantId, runId), ...expressions({ update, condition: 'attribute_exists(#pk)' }, values) }),
     );
   } catch (error) {
     // A run created before summaries existed has none to update; anything else is a real failure.
@@ -159,21 +160,12 @@ export const markSummaryEnded = async (ctx: LedgerContext, tenantId: string, run
   const run = await getItem(ctx, runKey(tenantId, runId));
   if (run === undefined) return;
   const { status, updatedAt } = parseItem(RunState, run, { tenantId, runId });
-  try {
-    await ctx.client.send(
-      new UpdateCommand({
-        TableName: ctx.tableName,
-        Key: summaryKey(tenantId, runId),
-        ...expressions(
-          { update: 'SET #status = :status, #listPk = :listPk, #updatedAt = :updatedAt ADD #version :one', condition: 'attribute_exists(#pk)' },
-          { ':status': status, ':listPk': runListPartition(tenantId, status), ':updatedAt': updatedAt, ':one': 1 },
-        ),
-      }),
-    );
-  } catch (error) {
-    // A run created before summaries existed has none to update; anything else is a real failure.
-    if ((error as { name?: string }).name !== 'ConditionalCheckFailedException') throw error;
-  }
+  await updateExistingSummary(ctx, tenantId, runId, 'SET #status = :status, #listPk = :listPk, #updatedAt = :updatedAt ADD #version :one', {
+    ':status': status,
+    ':listPk': runListPartition(tenantId, status),
+    ':updatedAt': updatedAt,
+    ':one': 1,
+  });
 };
 
 /** A position in a tenant's run list: the run the previous page ended with. */
