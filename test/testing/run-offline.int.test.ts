@@ -13,6 +13,17 @@ import { createTable, documentClient, dynamoClient, uniqueName } from '../suppor
  */
 
 const TENANT = 'tenant-offline';
+
+/**
+ * Resolves when the probe starts waiting for its deadline, after its model calls: the clock is
+ * advanced only then. (A fixed pause let a loaded machine advance it before the call was made.)
+ */
+let waiting: { reached: Promise<void>; resolve: () => void };
+const expectWait = () => {
+  let resolve = () => {};
+  const reached = new Promise<void>((r) => (resolve = r));
+  waiting = { reached, resolve };
+};
 const START = Date.parse('2025-06-01T12:00:00.000Z');
 const DEADLINE_SECONDS = 30;
 
@@ -36,7 +47,11 @@ const probe = defineWorker({
   run: async (ctx) => {
     const { calls, blob, waitForDeadline } = ctx.assignment.input;
     for (let i = 0; i < calls; i += 1) await ctx.model.call({ task: 'think', messages: [userText('think')] });
-    if (waitForDeadline) await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+    if (waitForDeadline) {
+      const aborted = new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+      waiting.resolve();
+      await aborted;
+    }
     let rows = 0;
     for (const id of ctx.assignment.scope.ids) rows += (await ctx.tools.records({ id })).length;
     return blob > 0 ? { rows, blob: 'x'.repeat(blob) } : { rows };
@@ -65,6 +80,7 @@ const throughTheLedger = async ({ ids, input, budget }: Case) => {
   const runId = uniqueName('run');
   const clock = createTestClock(START);
   now = START;
+  expectWait();
   const spec = { id: 'S', worker: 'probe', deadlineSeconds: DEADLINE_SECONDS, budget, input };
   await ledger.createRun({
     tenantId: TENANT,
@@ -88,7 +104,7 @@ const throughTheLedger = async ({ ids, input, budget }: Case) => {
     setTimer: clock.setTimer,
   });
   if (input.waitForDeadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waiting.reached;
     clock.advance(DEADLINE_SECONDS * 1000);
   }
   const outcome = await pending;
@@ -101,6 +117,7 @@ const throughTheLedger = async ({ ids, input, budget }: Case) => {
 
 const offline = async ({ ids, input, budget }: Case) => {
   const clock = createTestClock(START);
+  expectWait();
   const options: RunOfflineOptions = {
     registry,
     worker: 'probe',
@@ -113,7 +130,7 @@ const offline = async ({ ids, input, budget }: Case) => {
   };
   const pending = runOffline(options);
   if (input.waitForDeadline) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waiting.reached;
     clock.advance(DEADLINE_SECONDS * 1000);
   }
   return (await pending).outcome;
