@@ -107,10 +107,14 @@ const supervise = async (client: Client) => {
     waited = await call(client, 'wait_for_run', { runId, timeoutSeconds: 60 }, (p) => progress.push(p));
   }
   expect(waited.value.ended).toBe(true);
-  // Four quarters and the June re-check end: progress rises to 5 of 5, never past its total.
+  // Four quarters and the June re-check end: the answer counts 5 of 5 in round 2.
+  expect(waited.value.progress).toMatchObject({ ended: 5, dispatched: 5, round: 2 });
+  // The notifications rise and never pass their total. The last one sent may not reach the
+  // handler: the SDK's Client runs notification handlers a microtask late, and a response read
+  // in the same chunk has already removed the request's progress handler by then.
   expect(progress.length).toBeGreaterThan(0);
   for (const p of progress) expect(p.progress).toBeLessThanOrEqual(p.total ?? Number.POSITIVE_INFINITY);
-  expect(progress.at(-1)).toMatchObject({ progress: 5, total: 5 });
+  for (const [i, p] of progress.entries()) if (i > 0) expect(p.progress).toBeGreaterThanOrEqual(progress[i - 1]?.progress ?? 0);
 
   const read = await call(client, 'get_run', { runId });
   expect(read.value).toMatchObject({
