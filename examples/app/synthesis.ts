@@ -13,7 +13,8 @@ export const scoutSynthesizer = defineSynthesizer({
     'Cite only ids you were given; cite or set aside (with a reason) every finding; address every question that has findings; ' +
     'for each conflict write one claim citing every side; for a missing question write a claim of kind "gap" naming it, and never answer it. ' +
     'Reply by calling record_synthesis.',
-  // About 5,000 tokens of findings at four characters a token; more than that and synthesis runs as a tree.
-  inputBudget: { maxChars: 20_000 },
+  // At most 8 findings, and about 5,000 tokens of them at four characters a token, in one call; past
+  // either, synthesis runs as a tree (examples/scout-tree.json: 14 findings, two partials, then the final).
+  inputBudget: { maxChars: 20_000, maxFindings: 8 },
   offlineScript: faithfulSynthesis,
 });

@@ -140,7 +140,7 @@ const runSynthesizer = async (
     if (parsed.ok) return { ok: true, output: parsed.output };
     throw new Stop('model_failed', `the synthesizer's output failed its schema twice: ${again.message}`, invalidOutputAudit(at.findings.length, again.message));
   };
-  const tree = await synthesizeTree(findings, conflicts, synthesizer.inputBudget, node);
+  const tree = await synthesizeTree({ runId: closing.runId, findings, conflicts }, synthesizer.inputBudget, node);
   if (!tree.ok) throw new Stop('model_failed', tree.reason);
   return { output: tree.output, levels: tree.levels, attempts, model: model.id };
 };

@@ -5,7 +5,10 @@
  * The final output is then expanded back into the run's own finding ids, so the one audit that
  * decides (`auditSynthesis` over every finding) sees through every level: a finding cited by a
  * partial claim that the final answer cites counts as cited, and what any level set aside stays
- * set aside. Nothing is lost between levels without the audit naming it.
+ * set aside. A citation counts only for a synthesis that was given the finding (in its group, or
+ * through a partial it was given): an id of the run it never saw is rewritten so that the audit
+ * names it, so one group cannot hide that another dropped a finding by citing its id. Nothing is
+ * lost between levels without the audit naming it.
  */
 import type { Conflict, SetAside, SynthesisClaim, SynthesisOutput } from '../contract';
 import type { Finding } from './synthesis';
@@ -88,24 +91,60 @@ interface Expansion {
   readonly questionIds: readonly string[];
 }
 
+/** The id a citation names, without a run qualification (`<runId>/A#1` names `A#1`). */
 const unqualified = (raw: string): string => raw.slice(raw.lastIndexOf('/') + 1);
 
-/** Replaces each citation of a partial claim by what that claim cites; other citations stay as written. */
-const expandCites = (cites: readonly string[], partials: ReadonlyMap<string, Expansion>): string[] => [
-  ...new Set(cites.flatMap((raw) => partials.get(unqualified(raw))?.cites ?? [raw])),
-];
+/**
+ * What one synthesis of the tree may cite: the findings of its own input (a partial stands for
+ * what it cited), and, above level 1, a run finding that one of its partials cites (the final
+ * may cite `A#1` that a partial it was given rests on). Any other id of the run is outside its
+ * input: it never saw that finding, so the citation cannot count for it.
+ */
+interface Reach {
+  readonly runId: string;
+  /** `level.group` of the synthesis, for the words of an out-of-input citation. */
+  readonly at: string;
+  /** What each id of its input stands for: a partial's citations, or `undefined` for a run finding (kept as written). */
+  readonly inputs: ReadonlyMap<string, readonly string[] | undefined>;
+  /** Ids that would resolve at the top: the run's findings and this level's partials. */
+  readonly known: ReadonlySet<string>;
+}
 
-/** The output of a level in the run's own ids: claims expanded, and a set-aside partial claim sets aside what it cited. */
-const expandOutput = (output: SynthesisOutput, partials: ReadonlyMap<string, Expansion>, below: readonly SetAside[]): SynthesisOutput => ({
-  claims: output.claims.map((claim): SynthesisClaim => ({ ...claim, cites: expandCites(claim.cites, partials) })),
-  setAside: [
-    ...below,
-    ...output.setAside.flatMap((entry) => {
-      const partial = partials.get(unqualified(entry.findingId));
-      return partial === undefined ? [entry] : partial.cites.map((findingId) => ({ findingId, reason: entry.reason }));
-    }),
-  ],
+/**
+ * One citation (or set-aside id) of a synthesis, in the run's own ids. An id of its input is
+ * expanded; another run's id and an id nothing has stay as written (the top audit names them);
+ * an id of this run outside its input is rewritten so that the top audit cannot resolve it, and
+ * names it as an unknown citation: else a finding one group dropped would read as cited because
+ * another group, which never saw it, cited its id, and the drop would go unnoticed.
+ */
+const resolveAt = (reach: Reach, raw: string): readonly string[] => {
+  const slash = raw.lastIndexOf('/');
+  if (slash >= 0 && raw.slice(0, slash) !== reach.runId) return [raw];
+  const id = unqualified(raw);
+  if (reach.inputs.has(id)) return reach.inputs.get(id) ?? [raw];
+  return reach.known.has(id) ? [`${id} (not in the input of synthesis ${reach.at})`] : [raw];
+};
+
+/** The output of one synthesis in the run's own ids: citations resolved, and a set-aside partial sets aside what it cited. */
+const expandOutput = (output: SynthesisOutput, reach: Reach): SynthesisOutput => ({
+  claims: output.claims.map((claim): SynthesisClaim => ({ ...claim, cites: [...new Set(claim.cites.flatMap((raw) => resolveAt(reach, raw)))] })),
+  setAside: output.setAside.flatMap((entry) => resolveAt(reach, entry.findingId).map((findingId) => ({ findingId, reason: entry.reason }))),
 });
+
+/**
+ * The reach of the synthesis of `node` (see {@link Reach}): its input's ids, and the run's
+ * findings its partials cite in this run (not another run's, nor what nothing has).
+ */
+const reachOf = (runId: string, node: SynthesisNode, partials: ReadonlyMap<string, Expansion>, runFindings: ReadonlySet<string>): Reach => {
+  const inputs = new Map<string, readonly string[] | undefined>();
+  const ofThisRun = (raw: string) => raw.lastIndexOf('/') < 0 || raw.slice(0, raw.lastIndexOf('/')) === runId;
+  for (const finding of node.findings) {
+    const cited = partials.get(finding.id)?.cites ?? [];
+    for (const id of cited.filter(ofThisRun).map(unqualified)) if (runFindings.has(id)) inputs.set(id, undefined);
+  }
+  for (const finding of node.findings) inputs.set(finding.id, partials.get(finding.id)?.cites);
+  return { runId, at: `${node.level}.${node.group}`, inputs, known: new Set([...runFindings, ...partials.keys()]) };
+};
 
 /** The conflicts of a group's findings: those whose every side has a finding in the group. */
 const conflictsWithin = (conflicts: readonly Conflict[], findings: readonly Finding[], sideOf: (id: string) => readonly string[]): Conflict[] => {
@@ -124,21 +163,26 @@ const conflictsWithin = (conflicts: readonly Conflict[], findings: readonly Find
   });
 };
 
+/** What a tree synthesizes: the run (for its run-qualified ids), its `ok` findings and their conflicts. */
+export interface TreeInput {
+  readonly runId: string;
+  readonly findings: readonly Finding[];
+  readonly conflicts: readonly Conflict[];
+}
+
 /**
  * Synthesizes findings in one call when they fit the input budget, else as a tree of partial
  * syntheses. `synthesize` makes one synthesis (with its own repair); the tree stops at the first
- * that returns no output. The result's output speaks only of the run's own finding ids.
+ * that returns no output. The result's output speaks only of the run's own finding ids, and a
+ * citation counts only for a synthesis that was given the finding (directly, or through a partial).
  *
  * @example
- * const result = await synthesizeTree(findings, conflicts, { maxFindings: 40 }, (node) => callModel(node));
- * if (result.ok) auditSynthesis(input, result.output);
+ * const result = await synthesizeTree({ runId, findings, conflicts }, { maxFindings: 40 }, (node) => callModel(node));
+ * if (result.ok) auditSynthesis({ runId, findings, conflicts, missingQuestions }, result.output);
  */
-export const synthesizeTree = async (
-  findings: readonly Finding[],
-  conflicts: readonly Conflict[],
-  budget: InputBudget,
-  synthesize: (node: SynthesisNode) => Promise<NodeResult>,
-): Promise<TreeResult> => {
+export const synthesizeTree = async (input: TreeInput, budget: InputBudget, synthesize: (node: SynthesisNode) => Promise<NodeResult>): Promise<TreeResult> => {
+  const { runId, findings, conflicts } = input;
+  const runFindings = new Set(findings.map((f) => f.id));
   let level = 1;
   let current: readonly Finding[] = findings;
   let partials = new Map<string, Expansion>();
@@ -155,7 +199,7 @@ export const synthesizeTree = async (
       const node: SynthesisNode = { level, group: index + 1, final, findings: group, conflicts: conflictsWithin(conflicts, group, memberOf) };
       const result = await synthesize(node);
       if (!result.ok) return { ok: false, reason: result.reason, levels: level };
-      const expanded = expandOutput(result.output, partials, []);
+      const expanded = expandOutput(result.output, reachOf(runId, node, partials, runFindings));
       if (final) return { ok: true, output: { claims: expanded.claims, setAside: [...setAside, ...expanded.setAside] }, levels: level };
       nextSetAside.push(...expanded.setAside);
       const byId = new Map(group.map((f) => [f.id, f]));

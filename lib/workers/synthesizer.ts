@@ -214,7 +214,8 @@ export const faithfulOutput = (prompt: ReturnType<typeof synthesisPromptOf>): Sy
     const own = prompt.findings.filter((f) => f.questionIds.includes(q)).map((f) => f.id);
     if (own.length === 0) return [];
     const kind = missing.has(q) ? ('gap' as const) : ('finding' as const);
-    return [{ text: `${q}: ${words(own)}.`, cites: own, kind, questionIds: [q] }];
+    // A partial's claim leaves out the question's id: the final names it, so a tree's answer reads as one synthesis would.
+    return [{ text: prompt.part.final ? `${q}: ${words(own)}.` : `${words(own)}.`, cites: own, kind, questionIds: [q] }];
   });
   const orphans = prompt.findings.filter((f) => f.questionIds.length === 0).map((f) => f.id);
   const gaps = [...missing]

@@ -49,3 +49,47 @@ describe('a conflict, through the local cloud', () => {
     expect(run.answer?.coverage.synthesisAuditedClean).toBe(true);
   });
 });
+
+describe('a tree synthesis, through the local cloud', () => {
+  /**
+   * examples/scout-tree.json: six Scout workers, one source each, one finding per record they read:
+   * A (pricing, q1) 2, B (packaging, q2) 2, D (G2, q3) 2, R (Capterra, q3) 4, T (TrustRadius, q3) 3
+   * and E (news, q4) 1, so 14 findings. The example app's synthesizer takes at most 8 findings a
+   * call (their 20,000-character limit is far off), so level 1 is two partials, over
+   * A#1 A#2 B#1 B#2 D#1 D#2 R#1 R#2 and over R#3 R#4 T#1 T#2 T#3 E#1. The faithful offline model
+   * writes a claim per question of its input: 3 (q1, q2, q3) and 2 (q3, q4) partial claims, 5 in
+   * all, which fit one call: level 2 is the final. 3 calls, none repaired.
+   */
+  const IDS = {
+    q1: ['A#1', 'A#2'],
+    q2: ['B#1', 'B#2'],
+    q3: ['D#1', 'D#2', 'R#1', 'R#2', 'R#3', 'R#4', 'T#1', 'T#2', 'T#3'],
+    q4: ['E#1'],
+  };
+
+  it('14 findings over an input of 8: two partials, then the final; every finding is cited through both levels, and the 3 calls are in the usage', async () => {
+    const request = example('scout-tree');
+    const run = await runToEnd(request);
+
+    expect(run.status).toBe('succeeded');
+    const synthesis = run.answer?.synthesis;
+    expect(synthesis).toMatchObject({ by: 'model', model: 'offline', levels: 2, attempts: 3 });
+    expect(synthesis?.findings.map((f) => f.id)).toEqual(Object.values(IDS).flat());
+    expect(synthesis?.audit).toEqual({ clean: true, findings: 14, cited: 14, setAside: 0, problems: [] });
+    expect(synthesis?.setAside).toEqual([]);
+    // The final's claims cite partials; expanded back, each cites its question's findings of both groups.
+    expect(synthesis?.claims.map((claim) => [claim.questionIds, claim.cites])).toEqual(Object.entries(IDS).map(([q, ids]) => [[q], ids]));
+    // Nothing lost between levels: q3's claim joins the statements of D (group 1), R (both groups) and T (group 2).
+    expect(synthesis?.claims[2]?.text).toBe(
+      'q3: Reviewers rate onboarding highly: 4.6 out of 5 across 212 reviews; Several May reviews mention a steep price rise at renewal; ' +
+        'Capterra reviewers praise the new dashboard; Two reviewers report slower support since April; Admins like the audit log export; ' +
+        'One reviewer is moving to a rival at renewal; TrustRadius rates Vantage 8.1 out of 10; Buyers call the Growth tier good value; ' +
+        'Several reviewers want SSO back in Business.',
+    );
+    expect(run.answer?.coverage).toMatchObject({ complete: true, synthesisAuditedClean: true, missingQuestions: [] });
+    // Each subtask planned its one search (1 call at 3); synthesis made 3 calls at 3.
+    expect(run.subtasks.map((s) => [s.id, s.usage])).toEqual(['A', 'B', 'D', 'R', 'T', 'E'].map((id) => [id, { modelCalls: 1, estimatedCost: 3 }]));
+    expect(run.usage).toEqual({ modelCalls: 6 + 3, estimatedCost: 18 + 9 });
+    expect(run.budget).toEqual(request.budget);
+  });
+});
