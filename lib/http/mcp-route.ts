@@ -19,10 +19,20 @@ export const HTTP_MAX_WAIT_SECONDS = 20;
 /** Room a wait leaves before the invocation's answer is due, to write the summary. */
 const WAIT_ROOM_SECONDS = 3;
 
-const webRequest = (request: ApiRequest): Request => {
+/**
+ * The origin of the MCP route's requests: the one its transport reads, and the one its tools'
+ * client calls in process (`inProcessFetch` reads only the path). Only path, query, headers and
+ * body matter, so the origin is fixed rather than taken from the event's `domainName`: an
+ * emulator's (`<apiId>.execute-api.127.0.0.1`) ends in a number, which a WHATWG URL parses as an
+ * IPv4 address, and refuses.
+ */
+const MCP_REQUEST_ORIGIN = 'https://in-process';
+
+/** The API Gateway request as the web-standard `Request` the MCP transport handles. */
+export const webRequest = (request: Pick<ApiRequest, 'event' | 'body'>): Request => {
   const { event } = request;
   const headers = Object.entries(event.headers).flatMap(([name, value]): [string, string][] => (value === undefined ? [] : [[name, value]]));
-  const url = `https://${event.requestContext.domainName}${event.rawPath}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`;
+  const url = `${MCP_REQUEST_ORIGIN}${event.rawPath}${event.rawQueryString ? `?${event.rawQueryString}` : ''}`;
   const method = event.requestContext.http.method;
   return new Request(url, { method, headers, ...(method === 'POST' ? { body: request.body } : {}) });
 };
@@ -41,7 +51,7 @@ export const mcpRoutes = (deps: PlanDeps, api: ApiHandler): Record<string, Route
   const route: Route = async (request): Promise<APIGatewayProxyResultV2> => {
     const left = Math.floor((request.answerBy - Date.now()) / 1000) - WAIT_ROOM_SECONDS;
     const maxWaitSeconds = Math.max(1, Math.min(HTTP_MAX_WAIT_SECONDS, left));
-    const client = createTesseraClient({ apiUrl: 'https://in-process', token: '', fetch: inProcessFetch(request.event, api), readRetryDelaysMs: [] });
+    const client = createTesseraClient({ apiUrl: MCP_REQUEST_ORIGIN, token: '', fetch: inProcessFetch(request.event, api), readRetryDelaysMs: [] });
     const response = await answerMcpRequest(webRequest(request), () => createTesseraMcpServer({ client, plan, maxWaitSeconds }));
     return { statusCode: response.status, headers: Object.fromEntries(response.headers.entries()), body: await response.text() };
   };

@@ -341,14 +341,7 @@ const main = async (): Promise<number> => {
       command(
         'e2e',
         'npx',
-        [
-          'vitest',
-          'run',
-          '--project',
-          'e2e',
-          ...(KNOWN_FAILURES.length > 0 ? ['--testNamePattern', `^(?!.*${leaveOut}).*$`] : []),
-          ...chosenFiles,
-        ],
+        ['vitest', 'run', '--project', 'e2e', ...(KNOWN_FAILURES.length > 0 ? ['--testNamePattern', `^(?!.*${leaveOut}).*$`] : []), ...chosenFiles],
         {
           ...awsEnv(),
           TESSERA_API_URL: apiUrl,

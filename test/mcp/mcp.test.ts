@@ -10,6 +10,7 @@ import { createTesseraClient } from '../../lib/client';
 import { RunRequest, RunResource, type RunRequestInput } from '../../lib/contract';
 import { DEFAULT_MAX_DEADLINE_SECONDS } from '../../lib/domain';
 import { matchRoute } from '../../lib/http/in-process';
+import { webRequest } from '../../lib/http/mcp-route';
 import { createTesseraMcpServer } from '../../lib/mcp/server';
 import { compactRun, jsonBytes } from '../../lib/mcp/summary';
 import { GET_RUN_MAX_BYTES, toolDefinitions } from '../../lib/mcp/tools';
@@ -197,5 +198,25 @@ describe('the in-process route selection of /mcp', () => {
     expect(matchRoute('POST', '/mcp')).toBeUndefined();
     expect(matchRoute('DELETE', '/runs/r-1')).toBeUndefined();
     expect(matchRoute('GET', '/runs/')).toBeUndefined();
+  });
+});
+
+describe('the /mcp route on API Gateway events', () => {
+  it("reads an emulator's domain name ending in a number (a WHATWG URL refuses it as IPv4) as well as AWS's", async () => {
+    const event = (domainName: string) =>
+      ({
+        rawPath: '/mcp',
+        rawQueryString: '',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        requestContext: { domainName, http: { method: 'POST' } },
+      }) as unknown as Parameters<typeof webRequest>[0]['event'];
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    expect(() => new URL('https://2d2912d8.execute-api.127.0.0.1/mcp')).toThrow(TypeError);
+    for (const domainName of ['2d2912d8.execute-api.127.0.0.1', 'abc123.execute-api.eu-west-1.amazonaws.com']) {
+      const request = webRequest({ event: event(domainName), body });
+      expect(new URL(request.url).pathname).toBe('/mcp');
+      expect(request.method).toBe('POST');
+      expect(await request.text()).toBe(body);
+    }
   });
 });
