@@ -29,6 +29,8 @@ const resultsFile = process.env.TESSERA_TEST_RESULTS;
  * DynamoDB Local, and a second file beside them on two cores turns waits into timeouts.
  * TESSERA_UNIT_WORKERS overrides it. Projects with different worker counts run as groups in turn
  * (`sequence.groupOrder`): unit first, then integration, e2e and browser, then audit, then chaos.
+ * `npm test` runs them in two vitest processes side by side instead (scripts/test/streams.ts): the
+ * data plane (integration, browser, audit) beside the cloud (e2e, chaos), each one file at a time.
  */
 const unitWorkers = Number(process.env.TESSERA_UNIT_WORKERS) || availableParallelism();
 

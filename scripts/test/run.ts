@@ -1,0 +1,98 @@
+/**
+ * `npm test`'s test runner: the vitest projects of vitest.config.ts in two streams that run side by
+ * side, because the two halves of the slow suites are short of different things.
+ *
+ * - First the unit project alone: pure CPU, one file per core.
+ * - Then, at once:
+ *   - **data plane**: `integration` (DynamoDB Local and fauxqs), `browser`, then `audit` (which reads
+ *     the calls the integration files recorded). Mostly CPU: concurrent conditional writes.
+ *   - **cloud**: `e2e`, then `chaos`, each on a local cloud of its own. Mostly waiting: runs sit on
+ *     real deadlines of seconds.
+ *
+ *   Each stream still runs one file at a time (the projects' `maxWorkers: 1`), so no two files of
+ *   one stream ever race each other's deadlines or share an emulator; only the two streams overlap.
+ *   One vitest with two workers over both would pair any two files, two CPU-bound ones included.
+ *
+ * Every line a stream prints comes with its name in front (`[cloud] ✓ |e2e| …`). With
+ * TESSERA_TEST_RESULTS set, each vitest writes its JSON results beside that file and this runner
+ * merges them into it, so a CI reads one report. The exit status is 1 when any stream failed; every
+ * stream runs to its end either way, as one vitest would.
+ *
+ * With arguments (`npm test -- test/domain`), it is plain `vitest run` with them.
+ * TESSERA_TEST_STREAMS=1 runs the projects in one vitest, one stream after the other.
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { STAGES, type Stream } from './streams';
+
+const root = resolve(import.meta.dirname, '..', '..');
+const vitest = join(root, 'node_modules', '.bin', 'vitest');
+const resultsFile = process.env.TESSERA_TEST_RESULTS;
+
+const resultsOf = (stream: Stream): string | undefined =>
+  resultsFile === undefined ? undefined : join(dirname(resultsFile), `vitest-${stream.name.replace(/\W+/g, '-')}.json`);
+
+/** Runs one vitest; with `prefix`, each of its lines is printed behind the stream's name. */
+const run = (args: readonly string[], env: NodeJS.ProcessEnv, prefix?: string): Promise<number> =>
+  new Promise((done) => {
+    const child = spawn(vitest, ['run', ...args], { cwd: root, env, stdio: prefix === undefined ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+    if (prefix !== undefined) {
+      for (const [from, to] of [
+        [child.stdout, process.stdout],
+        [child.stderr, process.stderr],
+      ] as const) {
+        if (from) createInterface({ input: from }).on('line', (line) => to.write(`[${prefix}] ${line}\n`));
+      }
+    }
+    child.on('error', (error) => {
+      console.error(`test: could not start vitest: ${error.message}`);
+      done(1);
+    });
+    child.on('close', (code, signal) => done(code ?? (signal ? 1 : 0)));
+  });
+
+/** The counts of vitest's JSON report that a CI reads, summed over the streams' reports. */
+const merge = (files: readonly string[]): Record<string, unknown> => {
+  const counts = ['numTotalTestSuites', 'numPassedTestSuites', 'numFailedTestSuites', 'numPendingTestSuites', 'numTotalTests', 'numPassedTests'];
+  const more = ['numFailedTests', 'numPendingTests', 'numTodoTests'];
+  const reports = files.filter((file) => existsSync(file)).map((file) => JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>);
+  const merged: Record<string, unknown> = {};
+  for (const key of [...counts, ...more]) merged[key] = reports.reduce((sum, report) => sum + (Number(report[key]) || 0), 0);
+  merged.startTime = Math.min(...reports.map((report) => Number(report.startTime) || Date.now()));
+  merged.success = reports.length === files.length && reports.every((report) => report.success === true);
+  merged.testResults = reports.flatMap((report) => (Array.isArray(report.testResults) ? report.testResults : []));
+  return merged;
+};
+
+const main = async (): Promise<number> => {
+  const extra = process.argv.slice(2);
+  if (extra.length > 0 || process.env.TESSERA_TEST_STREAMS === '1') return run(extra, process.env);
+  const started = Date.now();
+  const statuses: number[] = [];
+  const reports: string[] = [];
+  for (const stage of STAGES) {
+    const together = stage.length > 1;
+    statuses.push(
+      ...(await Promise.all(
+        stage.map((stream) => {
+          const results = resultsOf(stream);
+          if (results !== undefined) reports.push(results);
+          const env = { ...process.env, TESSERA_TEST_RESULTS: results };
+          return run(
+            stream.projects.flatMap((project) => ['--project', project]),
+            env,
+            together ? stream.name : undefined,
+          );
+        }),
+      )),
+    );
+  }
+  if (resultsFile !== undefined) writeFileSync(resultsFile, JSON.stringify(merge(reports)));
+  const failed = statuses.filter((status) => status !== 0).length;
+  console.log(`test: ${STAGES.flat().length} streams in ${((Date.now() - started) / 1000).toFixed(0)} s; ${failed === 0 ? 'all passed' : `${failed} failed`}`);
+  return failed === 0 ? 0 : 1;
+};
+
+process.exitCode = await main();

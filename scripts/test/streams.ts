@@ -1,0 +1,20 @@
+/**
+ * The streams `npm test` runs (scripts/test/run.ts), by vitest project (vitest.config.ts): the
+ * unit project alone first, then two streams side by side. Each stream runs one file at a time;
+ * only the two overlap, and they are short of different things: the data plane mostly of CPU
+ * (concurrent conditional writes against DynamoDB Local), the cloud mostly of time (runs waiting
+ * on real deadlines). test/scripts/test-streams.test.ts holds that every project runs exactly once.
+ */
+export interface Stream {
+  /** Printed in front of each of its lines when it runs beside another. */
+  readonly name: string;
+  readonly projects: readonly string[];
+}
+
+export const STAGES: readonly (readonly Stream[])[] = [
+  [{ name: 'unit', projects: ['unit'] }],
+  [
+    { name: 'data plane', projects: ['integration', 'browser', 'audit'] },
+    { name: 'cloud', projects: ['e2e', 'chaos'] },
+  ],
+];
