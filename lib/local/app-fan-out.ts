@@ -191,7 +191,12 @@ export const projectFanOut = async (options: { readonly project: string; readonl
     return { source: 'default', reason: `${CDK_JSON} names no "app"` };
   }
   const saved = join(options.project, CDK_CONTEXT_JSON);
-  const savedContext = existsSync(saved) ? z.record(z.string(), z.unknown()).catch({}).parse(readJson(saved, 'the saved context', cdkJson)) : {};
+  const savedContext = existsSync(saved)
+    ? z
+        .record(z.string(), z.unknown())
+        .catch({})
+        .parse(readJson(saved, 'the saved context', cdkJson))
+    : {};
   const context = { ...savedContext, ...parsed.data.context, 'aws:cdk:bundling-stacks': [] };
   const outdir = mkdtempSync(join(tmpdir(), 'tessera-app-'));
   try {

@@ -48,13 +48,19 @@ describe('fanOutsInAssembly', () => {
     write(join(assembly, 'manifest.json'), {
       version: '48.0.0',
       artifacts: {
-        Dev: { type: 'aws:cloudformation:stack', metadata: { '/Dev/FanOut': [{ type: 'aws:cdk:logicalId', data: 'X' }, entry(metadata({ maxDeadlineSeconds: 60 }))] } },
+        Dev: {
+          type: 'aws:cloudformation:stack',
+          metadata: { '/Dev/FanOut': [{ type: 'aws:cdk:logicalId', data: 'X' }, entry(metadata({ maxDeadlineSeconds: 60 }))] },
+        },
         Tools: { type: 'aws:cloudformation:stack', additionalMetadataFile: 'Tools.metadata.json' },
         Tree: { type: 'cdk:tree', properties: { file: 'tree.json' } },
         Prod: { type: 'cdk:cloud-assembly', properties: { directoryName: 'assembly-Prod', displayName: 'Prod' } },
       },
     });
-    write(join(assembly, 'Tools.metadata.json'), { '/Tools': [{ type: 'aws:cdk:info', data: 'hello' }], '/Tools/Queue': [{ type: 'aws:cdk:logicalId', data: 'Q' }] });
+    write(join(assembly, 'Tools.metadata.json'), {
+      '/Tools': [{ type: 'aws:cdk:info', data: 'hello' }],
+      '/Tools/Queue': [{ type: 'aws:cdk:logicalId', data: 'Q' }],
+    });
     write(join(nested, 'manifest.json'), { artifacts: { ProdStack: { type: 'aws:cloudformation:stack', additionalMetadataFile: 'ProdStack.metadata.json' } } });
     write(join(nested, 'ProdStack.metadata.json'), { '/Prod/ProdStack/FanOut': [entry(metadata({ workerTimeoutSeconds: 10 }))] });
 
@@ -158,7 +164,10 @@ describe('projectFanOut', () => {
   it("refuses an app that fails to synthesize with its error's line, and --construct without an app", async () => {
     const failing = project({ app: 'node app.mjs', context: { fail: true } });
     await expect(projectFanOut({ project: failing })).rejects.toThrow(
-      new ProjectAppError(join(failing, 'cdk.json'), '`node app.mjs` failed to synthesize (exit 1): TypeError: Cannot read properties of undefined (reading "issuer")'),
+      new ProjectAppError(
+        join(failing, 'cdk.json'),
+        '`node app.mjs` failed to synthesize (exit 1): TypeError: Cannot read properties of undefined (reading "issuer")',
+      ),
     );
     const none = project(undefined);
     await expect(projectFanOut({ project: none, construct: 'S/FanOut' })).rejects.toThrow(`--construct S/FanOut: there is no cdk.json`);
