@@ -169,14 +169,21 @@ export const serveFanOut = async (
 /**
  * The local cloud synthesizes its own fan-out from the app's props, and the construct checks them
  * again there: a problem it finds (a kind of the app that `--workers`' module lacks, say) is the
- * app's, named with its field.
+ * app's, named with its field, and ends `serve` with one line. Any other error is returned as it is.
+ *
+ * @example
+ * appPropsRefused(new InvalidConstructProps('TesseraLocal/FanOut', ['kinds.x: …']), found) // ProjectAppError: … the props of Strict/FanOut …
  */
+export const appPropsRefused = (error: unknown, found: ProjectFanOut): unknown =>
+  error instanceof InvalidConstructProps && found.source === 'app'
+    ? new ProjectAppError(CDK_JSON, `the props of ${found.constructPath} do not work locally: ${error.problems.join('; ')}`, { cause: error })
+    : error;
+
 const startServing = async (io: CliIo, chosen: ServeFanOut, options: Omit<Parameters<typeof startLocalSession>[1], 'workers' | 'fanOut'>) => {
   try {
     return await startLocalSession(io, { ...options, workers: chosen.workers, ...(chosen.fanOut ? { fanOut: chosen.fanOut } : {}) });
   } catch (error) {
-    if (!(error instanceof InvalidConstructProps) || chosen.found.source !== 'app') throw error;
-    throw new ProjectAppError(CDK_JSON, `the props of ${chosen.found.constructPath} do not work locally: ${error.problems.join('; ')}`, { cause: error });
+    throw appPropsRefused(error, chosen.found);
   }
 };
 

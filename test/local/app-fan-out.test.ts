@@ -1,8 +1,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fanOutLine } from '../../lib/cli/serve';
+import { appPropsRefused, fanOutLine } from '../../lib/cli/serve';
+import { InvalidConstructProps } from '../../lib/infra/errors';
+import { synthesizeLocalTemplate } from '../../lib/local/local-template';
 import { FAN_OUT_METADATA_KEY, type FanOutMetadata } from '../../lib/infra/fan-out-metadata';
 import { chooseFanOut, fanOutsInAssembly, projectFanOut, type AppFanOut } from '../../lib/local/app-fan-out';
 import { ProjectAppError } from '../../lib/local/errors';
@@ -186,5 +189,30 @@ describe('the line serve prints', () => {
     expect(fanOutLine({ source: 'default', reason: 'no cdk.json in /home/me/app' }, '/home/me/app/src/workers.ts', '/home/me/app')).toBe(
       "No fan-out from a CDK app (no cdk.json in /home/me/app): running TesseraFanOut's defaults with src/workers.ts",
     );
+  });
+});
+
+describe("the app's props, checked again by the local fan-out", () => {
+  it("refuses a kind that the worker module of --workers lacks, naming the field, as the app's problem", () => {
+    const invoices = fileURLToPath(new URL('../fixtures/workers/invoices.ts', import.meta.url));
+    let refused: unknown;
+    try {
+      synthesizeLocalTemplate(invoices, 'us-east-1', { kinds: { 'slow-invoices': { maxConcurrency: 2 } } });
+    } catch (error) {
+      refused = error;
+    }
+    expect(refused).toBeInstanceOf(InvalidConstructProps);
+    const { version: _version, workers: _workers, ...props } = metadata();
+    const found = { source: 'app', app: 'npx tsx app.ts', constructPath: 'Strict/FanOut', workers: '/x/workers.ts', props } as const;
+    expect(appPropsRefused(refused, found)).toEqual(
+      new ProjectAppError(
+        'cdk.json',
+        `the props of Strict/FanOut do not work locally: kinds.slow-invoices: names no worker kind of ${invoices} (its kinds: invoice-lines)`,
+      ),
+    );
+    // Not the app's: passed on as it is.
+    const other = new Error('port in use');
+    expect(appPropsRefused(other, found)).toBe(other);
+    expect(appPropsRefused(refused, { source: 'default', reason: 'no cdk.json in /x' })).toBe(refused);
   });
 });
