@@ -163,12 +163,17 @@ export const COMMAND_HELP = {
   },
   serve: {
     summary: 'start the local cloud (DynamoDB Local, SQS, Step Functions, Lambda, HTTP API) until Ctrl-C',
-    usage: 'tessera serve [--port N] [--run FILE] [--workers PATH] [--verbose] [--lambda-port N] [--sfn-port N] [--dynamodb-port N] [--sqs-port N]',
+    usage:
+      'tessera serve [--port N] [--run FILE] [--construct PATH] [--workers PATH] [--verbose] [--lambda-port N] [--sfn-port N] [--dynamodb-port N] [--sqs-port N]',
     details: helpDetails({
-      notes: ['Runs are kept in memory: stopping the cloud forgets them. The API URL and a demo token are in .tessera/local.json.'],
+      notes: [
+        'Runs are kept in memory: stopping the cloud forgets them. The API URL and a demo token are in .tessera/local.json.',
+        "With a cdk.json, its app is synthesized once and the cloud runs its TesseraFanOut's settings and worker module (docs/local-cloud.md); without one, the construct's defaults.",
+      ],
       options: [
         ['--port N', 'the API port (default 7700)'],
         ['--run FILE', 'run this request once the cloud is up, print its answer, and keep serving'],
+        ['--construct PATH', "the app's TesseraFanOut to run, by construct path (Stack/FanOut), when it has several"],
         WORKERS,
         ['--verbose', "print every function's logs and the emulators' events"],
         ['--lambda-port N', 'the emulated Lambda API (default: any free port)'],
@@ -178,7 +183,7 @@ export const COMMAND_HELP = {
       ],
       exit: [
         ['0', 'stopped with Ctrl-C'],
-        ['1', 'a usage error, Java missing, or a port in use'],
+        ['1', 'a usage error, Java missing, a port in use, or a CDK app that fails to synthesize or has several fan-outs and no --construct'],
       ],
       environment: [
         ['TESSERA_CACHE_DIR', 'where the synthesized template and compiled launcher are cached (default .tessera/cache)'],

@@ -1,3 +1,4 @@
+import type { LocalFanOutProps } from '../infra/fan-out-metadata';
 import type { LocalCloud, LocalCloudPorts } from '../local/cloud';
 import type { LocalLogEntry } from '../local/log';
 import type { CliIo } from './router';
@@ -33,7 +34,7 @@ export const localCloudLog =
  */
 export const startLocalSession = async (
   io: CliIo,
-  options: { ports?: LocalCloudPorts; verbose?: boolean; quiet?: boolean; workers?: string } = {},
+  options: { ports?: LocalCloudPorts; verbose?: boolean; quiet?: boolean; workers?: string; fanOut?: Partial<LocalFanOutProps> } = {},
 ): Promise<LocalCloudSession> => {
   // Resolved before the CDK and the emulators load, so a wrong path fails at once.
   const workers = workerModulePath(options.workers);
@@ -56,6 +57,7 @@ export const startLocalSession = async (
   const cloud = await tracePhase('cloud.start', () =>
     imported.startTesseraCloud({
       workers,
+      ...(options.fanOut ? { fanOut: options.fanOut } : {}),
       ...(options.ports ? { ports: options.ports } : {}),
       log: localCloudLog(io, options.verbose === true),
       functionLogLevel: options.verbose ? 'INFO' : options.quiet ? 'ERROR' : 'WARN',

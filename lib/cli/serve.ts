@@ -1,6 +1,10 @@
 import { parseArgs } from 'node:util';
 import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
+import type { LocalFanOutProps } from '../infra/fan-out-metadata';
+import { InvalidConstructProps } from '../infra/errors';
+import { CDK_JSON, projectFanOut, type ProjectFanOut } from '../local/app-fan-out';
+import { ProjectAppError } from '../local/errors';
 import { projectDirectory } from '../local/local-cache';
 import { createTesseraClient } from '../client';
 import { loopbackOrigin } from '../local/loopback-dns';
@@ -27,6 +31,7 @@ const OPTIONS = {
   port: { type: 'string' },
   run: { type: 'string' },
   workers: { type: 'string' },
+  construct: { type: 'string' },
   'lambda-port': { type: 'string' },
   'sfn-port': { type: 'string' },
   'dynamodb-port': { type: 'string' },
@@ -100,6 +105,88 @@ export const banner = (apiUrl: string, endpoints: Record<string, string | undefi
   ].join('\n');
 };
 
+/** What the local cloud of `serve` runs: the worker module, and the fan-out's props when the project's app gives them. */
+export interface ServeFanOut {
+  readonly workers: string;
+  readonly fanOut?: LocalFanOutProps;
+  /** The project's fan-out as found, for the log line and the error that names its construct. */
+  readonly found: ProjectFanOut;
+}
+
+/**
+ * The one line `serve` prints about the fan-out it runs: the app's construct and the settings
+ * taken from it, or why it runs the construct's defaults.
+ *
+ * @example
+ * fanOutLine({ source: 'default', reason: 'no cdk.json in /home/me/app' }, '/home/me/app/src/workers.ts', '/home/me/app')
+ * // "No fan-out from a CDK app (no cdk.json in /home/me/app): running TesseraFanOut's defaults with src/workers.ts"
+ */
+export const fanOutLine = (found: ProjectFanOut, workers: string, cwd: string = process.cwd()): string => {
+  const shown = relative(cwd, workers) || workers;
+  switch (found.source) {
+    case 'default':
+      return `No fan-out from a CDK app (${found.reason}): running TesseraFanOut's defaults with ${shown}`;
+    case 'app': {
+      const { props } = found;
+      const kinds = Object.entries(props.kinds)
+        .map(([kind, settings]) => `${kind} ×${settings.maxConcurrency}`)
+        .join(', ');
+      const module = workers === found.workers ? shown : `${shown} (--workers)`;
+      return (
+        `Fan-out ${found.constructPath} of the CDK app (\`${found.app}\`): ${module}; kinds ${kinds} (max concurrency); ` +
+        `worker timeout ${props.workerTimeoutSeconds} s; max deadline ${props.maxDeadlineSeconds} s; batches of ${props.batchSubtasks}`
+      );
+    }
+    default: {
+      const unexpected: never = found;
+      return unexpected;
+    }
+  }
+};
+
+/**
+ * Finds the fan-out `serve` runs (lib/local/app-fan-out.ts): the project's CDK app is synthesized
+ * once, here, and its `TesseraFanOut`'s settings and worker module are used (`--workers` still
+ * names another module); without an app, or with no fan-out in it, the construct's defaults and
+ * the worker module of `--workers` or package.json. Prints one line saying which.
+ *
+ * @example
+ * const { workers, fanOut } = await serveFanOut(io, { project: projectDirectory() });
+ */
+export const serveFanOut = async (
+  io: CliIo,
+  options: { readonly project: string; readonly construct?: string; readonly workers?: string },
+): Promise<ServeFanOut> => {
+  const found = await projectFanOut({ project: options.project, ...(options.construct === undefined ? {} : { construct: options.construct }) });
+  const chosen: ServeFanOut =
+    found.source === 'app'
+      ? { workers: options.workers === undefined ? found.workers : workerModulePath(options.workers), fanOut: found.props, found }
+      : { workers: workerModulePath(options.workers), found };
+  io.err(fanOutLine(found, chosen.workers));
+  return chosen;
+};
+
+/**
+ * The local cloud synthesizes its own fan-out from the app's props, and the construct checks them
+ * again there: a problem it finds (a kind of the app that `--workers`' module lacks, say) is the
+ * app's, named with its field, and ends `serve` with one line. Any other error is returned as it is.
+ *
+ * @example
+ * appPropsRefused(new InvalidConstructProps('TesseraLocal/FanOut', ['kinds.x: …']), found) // ProjectAppError: … the props of Strict/FanOut …
+ */
+export const appPropsRefused = (error: unknown, found: ProjectFanOut): unknown =>
+  error instanceof InvalidConstructProps && found.source === 'app'
+    ? new ProjectAppError(CDK_JSON, `the props of ${found.constructPath} do not work locally: ${error.problems.join('; ')}`, { cause: error })
+    : error;
+
+const startServing = async (io: CliIo, chosen: ServeFanOut, options: Omit<Parameters<typeof startLocalSession>[1], 'workers' | 'fanOut'>) => {
+  try {
+    return await startLocalSession(io, { ...options, workers: chosen.workers, ...(chosen.fanOut ? { fanOut: chosen.fanOut } : {}) });
+  } catch (error) {
+    throw appPropsRefused(error, chosen.found);
+  }
+};
+
 /**
  * `tessera serve` (`npm start`): the local cloud, until Ctrl-C. With `--run FILE` it first runs
  * that request and prints its answer and coverage, then keeps serving.
@@ -118,11 +205,17 @@ export const serveCommand: Command = {
       dynamodb: port('dynamodb-port', values['dynamodb-port']),
       sqs: port('sqs-port', values['sqs-port']),
     };
-    const workers = workerModulePath(values.workers);
+    // Resolved before the app is synthesized, so a wrong path fails at once.
+    const workers = values.workers === undefined ? undefined : workerModulePath(values.workers);
     const example = values.run;
     const body = example === undefined ? undefined : await readJson(io, example);
     io.err('Starting the local cloud…');
-    const { cloud, token } = await startLocalSession(io, { ports, verbose: values.verbose === true, workers });
+    const chosen = await serveFanOut(io, {
+      project: projectDirectory(),
+      ...(values.construct === undefined ? {} : { construct: values.construct }),
+      ...(workers === undefined ? {} : { workers }),
+    });
+    const { cloud, token } = await startServing(io, chosen, { ports, verbose: values.verbose === true });
     const apiUrl = cloud.apiUrl ?? '';
     await writeLocalState({ apiUrl, token, tenant: DEMO_TENANT, pid: process.pid, startedAt: new Date().toISOString() });
     const stopped = new Promise<void>((resolve) => {

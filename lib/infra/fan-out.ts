@@ -20,6 +20,7 @@ import { kindCapacity } from '../runtime/capacity';
 import { MODEL_ENV } from '../workers/models/config';
 import { FAN_OUT_DEFAULTS, MAX_RECEIVE_COUNT, MAX_ROUNDS, type WorkerKindSettings } from './defaults';
 import { InvalidConstructProps } from './errors';
+import { FAN_OUT_METADATA_KEY, type FanOutMetadata } from './fan-out-metadata';
 import { FanOutMonitoring } from './fan-out-monitoring';
 import { parseFanOutSettings, type FanOutSettings } from './fan-out-settings';
 import { RunClosure } from './run-closure';
@@ -184,6 +185,8 @@ export class TesseraFanOut extends Construct {
     const workers = readWorkers(this.node.path, props);
     this.workerModule = workers.path;
     this.settings = parseFanOutSettings(this.node.path, settingsInput(this.node.path, props, workers.summary.kinds));
+    // Read back from the cloud assembly by `tessera serve`, which runs the local cloud with these settings.
+    this.node.addMetadata(FAN_OUT_METADATA_KEY, fanOutMetadata(this.settings, this.workerModule));
     const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     this.table = this.ledgerTable(removalPolicy, props.deletionProtection ?? true);
@@ -637,4 +640,18 @@ const settingsInput = (constructPath: string, props: TesseraFanOutProps, registe
   degradedRunRateThreshold: props.degradedRunRateThreshold ?? FAN_OUT_DEFAULTS.degradedRunRateThreshold,
   serviceName: props.serviceName ?? FAN_OUT_DEFAULTS.serviceName,
   model: props.model ?? { provider: 'offline' as const },
+});
+
+/** What the local cloud reads of a synthesized fan-out (lib/infra/fan-out-metadata.ts). */
+const fanOutMetadata = (settings: FanOutSettings, workerModule: string): FanOutMetadata => ({
+  version: 1,
+  workers: workerModule,
+  kinds: settings.kinds,
+  workerTimeoutSeconds: settings.workerTimeoutSeconds,
+  workerBatchingWindowSeconds: settings.workerBatchingWindowSeconds,
+  maxDeadlineSeconds: settings.maxDeadlineSeconds,
+  mapMaxConcurrency: settings.mapMaxConcurrency,
+  batchConcurrency: settings.batchConcurrency,
+  batchSubtasks: settings.batchSubtasks,
+  tenantDailyAllowance: settings.tenantDailyAllowance,
 });

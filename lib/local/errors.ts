@@ -160,3 +160,26 @@ export class TaskFailure extends Error {
     this.name = error;
   }
 }
+
+// ---------------------------------------------------------------- the project's CDK app
+
+/**
+ * The project's CDK app (the `app` of its cdk.json) could not give the local cloud its fan-out:
+ * it failed to synthesize, its cloud assembly could not be read, a `TesseraFanOut`'s metadata is
+ * malformed (the field is named), or several fan-outs are there and none, or a wrong one, was
+ * chosen with `--construct` (the candidates are named).
+ *
+ * @example
+ * throw new ProjectAppError('cdk.json', 'the app has 2 TesseraFanOut constructs: pass --construct with one of A/FanOut, B/FanOut');
+ */
+export class ProjectAppError extends LocalCloudError {
+  override readonly name = 'ProjectAppError';
+  constructor(
+    /** The cdk.json whose app it is. */
+    readonly cdkJson: string,
+    readonly detail: string,
+    options?: ErrorOptions,
+  ) {
+    super(`tessera: the CDK app of ${cdkJson}: ${detail}`, options);
+  }
+}

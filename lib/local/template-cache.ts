@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, sep } from 'node:path';
+import type { LocalFanOutProps } from '../infra/fan-out-metadata';
 
 /*
  * The synthesized template of the local cloud, cached by a hash of everything synthesis reads, so
@@ -25,8 +26,8 @@ export interface TemplateInputs {
   readonly packageRoot: string;
   readonly workers: WorkerModuleInputs;
   readonly region: string;
-  /** The fan-out's batch size, when the cloud was given one (`TesseraCloudOptions.batchSubtasks`). */
-  readonly batchSubtasks?: number;
+  /** The fan-out's props the cloud was given (the project's app's, `TesseraCloudOptions.fanOut`), beyond the defaults. */
+  readonly fanOut?: Partial<LocalFanOutProps>;
   /** Packages whose code runs during synthesis, by name: their installed versions. */
   readonly packageVersions: Readonly<Record<string, string>>;
   /** Environment variables the CDK reads (`CDK_*`), by name. */
@@ -56,7 +57,7 @@ const sourceFiles = (root: string, folder: string): string[] => {
 /**
  * The cache key: a SHA-256 over the package's `lib/` and `functions/` source files (paths and
  * contents; the construct's import closure lies inside them), its `cdk.json`, the worker module's
- * path, registry export and kinds, the region, the versions of the packages that run during
+ * path, registry export and kinds, the fan-out props given, the region, the versions of the packages that run during
  * synthesis, and the CDK's environment variables.
  *
  * @example
@@ -81,11 +82,20 @@ export const templateCacheKey = (inputs: TemplateInputs): string => {
   field('cdk.json', cdkJson);
   field('workers', JSON.stringify(inputs.workers));
   field('region', inputs.region);
-  if (inputs.batchSubtasks !== undefined) field('batch subtasks', String(inputs.batchSubtasks));
+  // Keys in a fixed order, so the same props always give the same key.
+  if (inputs.fanOut !== undefined) field('fan-out props', canonicalJson(inputs.fanOut));
   field('packages', JSON.stringify(Object.entries(inputs.packageVersions).sort()));
   field('cdk environment', JSON.stringify(Object.entries(inputs.cdkEnvironment).sort()));
   return hash.digest('hex');
 };
+
+/** JSON with every object's keys sorted. */
+const canonicalJson = (value: unknown): string =>
+  JSON.stringify(value, (_key, inner: unknown) =>
+    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
+      ? Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : inner,
+  );
 
 /** The packages whose code runs while the local template is synthesized. */
 export const SYNTH_PACKAGES = ['aws-cdk-lib', 'constructs', 'cdk-nag'] as const;

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
+import type { LocalFanOutProps } from '../infra/fan-out-metadata';
 import { PACKAGE_ROOT } from '../infra/handler-metadata';
 import type { WorkerRegistry } from '../workers/registry';
 import { loadWorkerRegistry, registryExportOf, resolveWorkerModule } from '../workers/worker-module';
@@ -39,6 +40,12 @@ export interface TesseraCloudOptions {
    * a round of a few dozen subtasks across several child executions. @default - the construct's default
    */
   readonly batchSubtasks?: number;
+  /**
+   * The fan-out's props, as the project's CDK app sets them (`tessera serve` reads them from the
+   * app's cloud assembly: lib/local/app-fan-out.ts); `batchSubtasks` above wins over theirs.
+   * @default - the construct's defaults
+   */
+  readonly fanOut?: Partial<LocalFanOutProps>;
 }
 
 /**
@@ -46,7 +53,7 @@ export interface TesseraCloudOptions {
  * (lib/local/template-cache.ts) when nothing synthesis reads has changed, else synthesized now
  * (the only time aws-cdk-lib is imported) and cached.
  */
-const prepare = async (workers: string, batchSubtasks?: number): Promise<{ registry: WorkerRegistry; template: unknown }> => {
+const prepare = async (workers: string, fanOut: Partial<LocalFanOutProps>): Promise<{ registry: WorkerRegistry; template: unknown }> => {
   const registry = await tracePhase('workers.load-registry', () => loadWorkerRegistry(workers));
   const path = resolveWorkerModule(workers);
   // Already imported by loadWorkerRegistry: this only finds which export holds the registry.
@@ -56,7 +63,7 @@ const prepare = async (workers: string, batchSubtasks?: number): Promise<{ regis
       packageRoot: PACKAGE_ROOT,
       workers: { path, exportName, kinds: registry.kinds() },
       region: REGION,
-      ...(batchSubtasks === undefined ? {} : { batchSubtasks }),
+      ...(Object.keys(fanOut).length === 0 ? {} : { fanOut }),
       packageVersions: packageVersions(PACKAGE_ROOT, SYNTH_PACKAGES),
       cdkEnvironment: cdkEnvironment(process.env),
     }),
@@ -67,7 +74,7 @@ const prepare = async (workers: string, batchSubtasks?: number): Promise<{ regis
     key,
     synthesize: async () => {
       const { synthesizeLocalTemplate } = await tracePhase('cdk.import', () => import('./local-template'));
-      return tracePhase('cdk.synth', () => synthesizeLocalTemplate(path, REGION, batchSubtasks));
+      return tracePhase('cdk.synth', () => synthesizeLocalTemplate(path, REGION, fanOut));
     },
   });
   recordPhase(source === 'cache' ? 'template.from-cache' : 'template.synthesized-and-cached', started);
@@ -100,7 +107,8 @@ export const startTesseraCloud = async (options: TesseraCloudOptions): Promise<L
   // Awaited below; until then a failed start must not surface as an unhandled rejection.
   emulators.catch(() => undefined);
   try {
-    const { registry, template } = await prepare(options.workers, options.batchSubtasks);
+    const fanOut = { ...options.fanOut, ...(options.batchSubtasks === undefined ? {} : { batchSubtasks: options.batchSubtasks }) };
+    const { registry, template } = await prepare(options.workers, fanOut);
     return await startLocalCloud({
       template,
       repoRoot: PACKAGE_ROOT,

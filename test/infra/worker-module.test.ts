@@ -8,6 +8,7 @@ import { build } from 'esbuild';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { InvalidConstructProps } from '../../lib/infra/errors';
 import { TesseraFanOut, type TesseraFanOutProps } from '../../lib/infra/fan-out';
+import { FAN_OUT_METADATA_KEY } from '../../lib/infra/fan-out-metadata';
 import { cdkJsonContext, logicalIdAt } from './synth';
 import { ENV } from '../../lib/runtime/environment';
 
@@ -64,6 +65,28 @@ describe('a worker module outside the repository', () => {
     expect(Object.keys(fanOut.queues)).toEqual(['invoice-lines']);
     const api = template.toJSON().Resources[logicalIdAt(template, 'AWS::Lambda::Function', '/ApiFunction/Function/Resource')];
     expect(api.Properties.Environment.Variables[ENV.workerKinds]).toBe('["invoice-lines"]');
+  });
+
+  test('writes the settings the local cloud runs as construct metadata, defaults applied, durations in seconds', () => {
+    const { fanOut } = synthesized;
+    const entries = fanOut.node.metadata.filter((entry) => entry.type === FAN_OUT_METADATA_KEY);
+    // The construct's defaults (lib/infra/defaults.ts) for everything but the kind's concurrency.
+    expect(entries.map((entry) => entry.data)).toEqual([
+      {
+        version: 1,
+        workers: INVOICES,
+        kinds: { 'invoice-lines': { maxConcurrency: 7 } },
+        workerTimeoutSeconds: 120,
+        workerBatchingWindowSeconds: 0,
+        maxDeadlineSeconds: 900,
+        mapMaxConcurrency: 40,
+        batchConcurrency: 40,
+        batchSubtasks: 500,
+        tenantDailyAllowance: { modelCalls: 2000, costLimit: 200_000 },
+      },
+    ]);
+    // The deployed template carries none of it.
+    expect(JSON.stringify(synthesized.template.toJSON())).not.toContain(FAN_OUT_METADATA_KEY);
   });
 
   test('a kinds key naming no registered kind fails synth, naming the key', () => {

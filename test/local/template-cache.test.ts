@@ -79,6 +79,22 @@ describe('templateCacheKey', () => {
     expect(new Set(keys).size).toBe(keys.length);
   });
 
+  it("changes with the fan-out props given (the project's app's), and not with the order of their keys", () => {
+    const keys = [
+      inputs(),
+      inputs({ fanOut: { maxDeadlineSeconds: 60 } }),
+      inputs({ fanOut: { maxDeadlineSeconds: 61 } }),
+      inputs({ fanOut: { kinds: { invoices: { maxConcurrency: 2 } } } }),
+      inputs({ fanOut: { kinds: { invoices: { maxConcurrency: 3 } } } }),
+    ].map(templateCacheKey);
+    expect(new Set(keys).size).toBe(keys.length);
+    const reordered = [
+      inputs({ fanOut: { workerTimeoutSeconds: 3, maxDeadlineSeconds: 60, tenantDailyAllowance: { modelCalls: 1, costLimit: 2 } } }),
+      inputs({ fanOut: { tenantDailyAllowance: { costLimit: 2, modelCalls: 1 }, maxDeadlineSeconds: 60, workerTimeoutSeconds: 3 } }),
+    ].map(templateCacheKey);
+    expect(reordered[0]).toBe(reordered[1]);
+  });
+
   it('changes with the region, a package version and a CDK_ environment variable', () => {
     const keys = [
       inputs(),
