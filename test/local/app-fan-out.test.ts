@@ -14,7 +14,7 @@ import { ProjectAppError } from '../../lib/local/errors';
  * How `tessera serve` finds the fan-out of a project's CDK app: the app runs with the CDK CLI's
  * environment, and each TesseraFanOut is read from the cloud assembly by its metadata. The
  * assemblies here are written by hand (and by a stand-in app, a few lines of Node), so every case
- * is exact; test/e2e/app-fan-out.e2e.test.ts synthesizes a real app and runs a cloud from it.
+ * is exact; test/local/app-fan-out.int.test.ts synthesizes a real app and runs a cloud from it.
  */
 
 const root = mkdtempSync(join(tmpdir(), 'tessera-app-fan-out-'));

@@ -17,8 +17,8 @@ import { loadWorkerRegistry } from '../../lib/workers/worker-module';
  * synthesizes test/fixtures/apps/strict-fan-out (its cdk.json's `npx tsx app.ts`), whose
  * TesseraFanOut sets `kinds: { 'slow-invoices': { maxConcurrency: 2 } }`, `workerTimeout: 3 s` and
  * `maxDeadline: 60 s` (the construct's defaults: 5, 120 s and 900 s), and a local cloud started
- * with what it found must apply each of them. This file starts that cloud of its own, beside the
- * suite's.
+ * with what it found must apply each of them. It starts that cloud of its own (an integration
+ * file, not an e2e one: it is about the local cloud, so the emulator lane has nothing to run it on).
  *
  * Worked out by hand:
  * - max deadline: a subtask asking for 120 s is refused (`deadline_out_of_horizon`, "must be
