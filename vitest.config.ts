@@ -30,7 +30,7 @@ const resultsFile = process.env.TESSERA_TEST_RESULTS;
  * TESSERA_UNIT_WORKERS overrides it. Projects with different worker counts run as groups in turn
  * (`sequence.groupOrder`): unit first, then integration, e2e and browser, then audit, then chaos.
  * `npm test` runs them in two vitest processes side by side instead (scripts/test/streams.ts): the
- * data plane (integration, browser, audit) beside the cloud (e2e, chaos), each one file at a time.
+ * data plane (integration, audit) beside the cloud (e2e, browser, chaos), each one file at a time.
  */
 const unitWorkers = Number(process.env.TESSERA_UNIT_WORKERS) || availableParallelism();
 

@@ -3,11 +3,8 @@
  * side, because the two halves of the slow suites are short of different things.
  *
  * - First the unit project alone: pure CPU, one file per core.
- * - Then, at once:
- *   - **data plane**: `integration` (DynamoDB Local and fauxqs), `browser`, then `audit` (which reads
- *     the calls the integration files recorded). Mostly CPU: concurrent conditional writes.
- *   - **cloud**: `e2e`, then `chaos`, each on a local cloud of its own. Mostly waiting: runs sit on
- *     real deadlines of seconds.
+ * - Then the two streams of scripts/test/streams.ts at once: the data plane (integration, then
+ *   audit), mostly CPU, beside the cloud (e2e and browser, then chaos), mostly waiting on deadlines.
  *
  *   Each stream still runs one file at a time (the projects' `maxWorkers: 1`), so no two files of
  *   one stream ever race each other's deadlines or share an emulator; only the two streams overlap.
