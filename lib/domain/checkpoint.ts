@@ -196,7 +196,11 @@ const proveLine = (origin: DispatchedSubtask, prefixes: readonly CountedPrefix[]
  * handoverLine(B, frozenCheckpoint, [{ id: 'B.h1', scope: june1to15 }, { id: 'B.h2', scope: june16to30 }])
  * // { origin: B, prefixes: [{ attempt: B, prefix: [{ from: '2025-04-01', toExclusive: '2025-06-01' }], … }], handedOver: true, problems: [] }
  */
-export const handoverLine = (origin: DispatchedSubtask, checkpoint: Pick<Checkpoint, 'partial'> | undefined, pieces: readonly Tile[]): ResumedLine | undefined => {
+export const handoverLine = (
+  origin: DispatchedSubtask,
+  checkpoint: Pick<Checkpoint, 'partial'> | undefined,
+  pieces: readonly Tile[],
+): ResumedLine | undefined => {
   const split = splitAtCheckpoint(origin.assigned, checkpoint);
   const partial = checkpoint?.partial;
   if (split === undefined || partial === undefined) return undefined;

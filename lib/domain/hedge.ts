@@ -152,7 +152,8 @@ export const hedgeCut = (scope: Scope, copies: number, checkpoint?: Pick<Checkpo
   }
   const tiles = [...split.prefix.map((s) => ({ id: 'prefix', scope: s })), ...pieces.map((s, i) => ({ id: hedgeId('piece', i + 1), scope: s }))];
   const problems = checkTiling(universeOfScope(scope), tiles);
-  if (problems.length > 0) throw new SplitError('invalid_request', 'copies', `the prefix and pieces do not tile the scope: ${problems.map((p) => p.message).join('; ')}`);
+  if (problems.length > 0)
+    throw new SplitError('invalid_request', 'copies', `the prefix and pieces do not tile the scope: ${problems.map((p) => p.message).join('; ')}`);
   return { prefix: split.prefix, pieces };
 };
 

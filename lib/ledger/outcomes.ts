@@ -8,7 +8,18 @@
  */
 import { Outcome, type LateEvidence, type OutcomeInput } from '../contract';
 import { toPlainJson } from './canonical';
-import { AlreadySealed, DeadlinePassed, HandedOver, HedgeLost, InvalidLedgerInput, LeaseLost, RunCancelled, RunEnded, RunNotFound, type LedgerError } from './errors';
+import {
+  AlreadySealed,
+  DeadlinePassed,
+  HandedOver,
+  HedgeLost,
+  InvalidLedgerInput,
+  LeaseLost,
+  RunCancelled,
+  RunEnded,
+  RunNotFound,
+  type LedgerError,
+} from './errors';
 import { cancellationReasons, conditionFailed, conditionFailure, type CancellationReason } from './failures';
 import { hedgedSubtaskOf, recordCopyOutcome } from './hedges';
 import { claimContext, holderRefusal, oldSubtask } from './holder';

@@ -28,8 +28,7 @@ export interface CheckpointPort {
   write(checkpoint: CheckpointInput): Promise<CheckpointWriteResult | unknown>;
 }
 
-const handedOver = (result: unknown): boolean =>
-  typeof result === 'object' && result !== null && (result as CheckpointWriteResult).handedOver === true;
+const handedOver = (result: unknown): boolean => typeof result === 'object' && result !== null && (result as CheckpointWriteResult).handedOver === true;
 
 /** When checkpoints are written. */
 export interface CheckpointPolicy {

@@ -43,23 +43,24 @@ const timeCase = fc.record({ size: fc.integer({ min: 2, max: 60 }), read: fc.nat
   return { scope: { from: day(0), toExclusive: day(size) }, prefix: p === 0 ? [] : [{ from: day(0), toExclusive: day(p) }], restParts: size - p };
 });
 
-const idsCase = fc.record({ size: fc.integer({ min: 2, max: 40 }), picks: fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }) }).map(({ size, picks }): Case => {
-  // Any subset of ids can be the prefix: the rest is one id set.
-  const ids = Array.from({ length: size }, (_, k) => id(k));
-  const read = ids.filter((_, k) => picks[k] === true);
-  return { scope: { ids }, prefix: read.length === 0 ? [] : [{ ids: read }], restParts: size - read.length };
-});
+const idsCase = fc
+  .record({ size: fc.integer({ min: 2, max: 40 }), picks: fc.array(fc.boolean(), { minLength: 40, maxLength: 40 }) })
+  .map(({ size, picks }): Case => {
+    // Any subset of ids can be the prefix: the rest is one id set.
+    const ids = Array.from({ length: size }, (_, k) => id(k));
+    const read = ids.filter((_, k) => picks[k] === true);
+    return { scope: { ids }, prefix: read.length === 0 ? [] : [{ ids: read }], restParts: size - read.length };
+  });
 
-const pathsCase = fc.record({ size: fc.integer({ min: 2, max: 12 }), whole: fc.nat(), lines: fc.integer({ min: 0, max: LINES - 1 }) }).map(({ size, whole, lines }): Case => {
-  // The first `w` files read whole, and the first `lines` lines of the next one.
-  const w = whole % (size + 1);
-  const files = Array.from({ length: size }, (_, k) => ({ path: file(k), lines: [[1, LINES]] as [number, number][] }));
-  const read = [
-    ...files.slice(0, w),
-    ...(w < size && lines > 0 ? [{ path: file(w), lines: [[1, lines]] as [number, number][] }] : []),
-  ];
-  return { scope: { files }, prefix: read.length === 0 ? [] : [{ files: read }], restParts: size - w };
-});
+const pathsCase = fc
+  .record({ size: fc.integer({ min: 2, max: 12 }), whole: fc.nat(), lines: fc.integer({ min: 0, max: LINES - 1 }) })
+  .map(({ size, whole, lines }): Case => {
+    // The first `w` files read whole, and the first `lines` lines of the next one.
+    const w = whole % (size + 1);
+    const files = Array.from({ length: size }, (_, k) => ({ path: file(k), lines: [[1, LINES]] as [number, number][] }));
+    const read = [...files.slice(0, w), ...(w < size && lines > 0 ? [{ path: file(w), lines: [[1, lines]] as [number, number][] }] : [])];
+    return { scope: { files }, prefix: read.length === 0 ? [] : [{ files: read }], restParts: size - w };
+  });
 
 const CASES: Record<Dimension, fc.Arbitrary<Case>> = { time: timeCase, ids: idsCase, paths: pathsCase };
 

@@ -390,8 +390,14 @@ describe('subdivide with handover: the original hands over at its checkpoint, th
     await suite.ledger.writeCheckpoint(original, checkpointOf(original, 1, '2025-01-31', '2025-01-30', 30, false));
     const { copies } = await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
     expect(copies.map((c) => [c.assigned, c.lineage])).toEqual([
-      [{ from: '2025-01-01', toExclusive: '2025-02-15' }, { kind: 'hedge', of: 'A', mode: 'subdivide', copy: 1 }],
-      [{ from: '2025-02-15', toExclusive: '2025-04-01' }, { kind: 'hedge', of: 'A', mode: 'subdivide', copy: 2 }],
+      [
+        { from: '2025-01-01', toExclusive: '2025-02-15' },
+        { kind: 'hedge', of: 'A', mode: 'subdivide', copy: 1 },
+      ],
+      [
+        { from: '2025-02-15', toExclusive: '2025-04-01' },
+        { kind: 'hedge', of: 'A', mode: 'subdivide', copy: 2 },
+      ],
     ]);
     expect((await run.subtask('A')).handedOverAt).toBeUndefined();
     await expect(suite.ledger.writeCheckpoint(original, checkpointOf(original, 2, '2025-02-10', '2025-02-09', 40, false))).resolves.toEqual({ written: true });
@@ -406,7 +412,10 @@ describe('subdivide with handover: the original hands over at its checkpoint, th
     await suite.ledger.writeCheckpoint(original, checkpointOf(original, 1, '2025-01-31', '2025-01-30', 30));
     const { copies } = await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
     expect(copies.map((c) => [c.assigned, c.lineage])).toEqual([
-      [{ from: '2025-01-01', toExclusive: '2025-04-01' }, { kind: 'hedge', of: 'A', mode: 'replicate', copy: 1 }],
+      [
+        { from: '2025-01-01', toExclusive: '2025-04-01' },
+        { kind: 'hedge', of: 'A', mode: 'replicate', copy: 1 },
+      ],
     ]);
     expect((await run.subtask('A')).handedOverAt).toBeUndefined();
     await expect(suite.ledger.reserveBudget(original)).resolves.toMatchObject({ modelCalls: 1 });
