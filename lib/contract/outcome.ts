@@ -113,9 +113,13 @@ export const Outcome = z
     reason: z.string().max(500).optional().describe('Why it ended so, for people (deadline 2025-…Z passed; never claimed).'),
     refusals: z.array(Refusal).default([]).describe('Requests its tools refused.'),
     baseline: BaselineComparison.optional(),
-    /** On a `timed_out` outcome: the last checkpoint its worker wrote before the deadline; on a subtask that handed over to its hedge pieces: the prefix it handed over. */
+    /**
+     * On a `timed_out` outcome: the last checkpoint its worker wrote before the deadline; on a
+     * subtask that handed over to its hedge pieces: the checkpoint it handed over at (the prefix).
+     */
     checkpoint: Checkpoint.optional().describe(
-      'On a timed_out outcome: the last checkpoint its worker wrote before the deadline; on a subtask that handed over to its hedge pieces: the prefix it handed over.',
+      'On a timed_out outcome: the last checkpoint its worker wrote before the deadline; ' +
+        'on a subtask that handed over to its hedge pieces: the checkpoint it handed over at (the prefix).',
     ),
   })
   .describe('The outcome of one dispatched subtask, as recorded in the ledger.');

@@ -78,7 +78,8 @@ export const writeCheckpoint = async (ctx: LedgerContext, rawClaim: Claim, raw: 
       {
         update: 'SET #checkpoint = :checkpoint, #checkpointSequence = :sequence, #updatedAt = :nowIso',
         condition:
-          'attribute_exists(#pk) AND #generation = :generation AND #state = :running AND attribute_not_exists(#handedOverAt) AND #leaseExpiresAt > :now AND #deadlineMs > :now AND (attribute_not_exists(#checkpointSequence) OR #checkpointSequence < :sequence)',
+          'attribute_exists(#pk) AND #generation = :generation AND #state = :running AND attribute_not_exists(#handedOverAt) ' +
+          'AND #leaseExpiresAt > :now AND #deadlineMs > :now AND (attribute_not_exists(#checkpointSequence) OR #checkpointSequence < :sequence)',
       },
       { ':checkpoint': checkpoint, ':sequence': checkpoint.sequence, ':nowIso': iso(now), ':generation': claim.generation, ':running': 'running', ':now': now },
     );

@@ -77,7 +77,8 @@ export const claimSubtask = async (ctx: LedgerContext, raw: ClaimInput): Promise
       update:
         'SET #state = :running, #generation = #generation + :one, #workerId = :worker, #claimId = :claim, #claimedAt = :nowIso, #leaseExpiresAt = :lease, #updatedAt = :nowIso REMOVE #releasedAt',
       condition:
-        'attribute_exists(#pk) AND #deadlineMs > :now AND attribute_not_exists(#handedOverAt) AND (#state = :pending OR (#state = :running AND (#leaseExpiresAt <= :now OR #claimId = :claim)))',
+        'attribute_exists(#pk) AND #deadlineMs > :now AND attribute_not_exists(#handedOverAt) ' +
+        'AND (#state = :pending OR (#state = :running AND (#leaseExpiresAt <= :now OR #claimId = :claim)))',
     },
     { ...liveValues, ':one': 1, ':worker': input.workerId, ':claim': ctx.newId(), ':nowIso': iso(now), ':lease': now + input.leaseMs, ':now': now },
     (old, cause) => claimRefusal(input, old, now, cause),
