@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { CheckpointInput, DispatchedSubtask, Hedge } from '../../lib/contract';
 import { reconcile, synthesisInputs } from '../../lib/domain';
-import { BudgetExhausted, ClaimHeld, createLedger, HandedOver, HedgeLost, toRunResource, toSubtaskViews, type Claim } from '../../lib/ledger';
+import { BudgetExhausted, ClaimHeld, HandedOver, HedgeLost, toRunResource, toSubtaskViews, type Claim } from '../../lib/ledger';
 import { documentClient, uniqueName } from '../support/aws';
-import { dispatched, ledgerTestTable, okOutcome, settle, startRun } from './support';
+import { dispatched, ledgerFor, ledgerTestTable, okOutcome, settle, startRun } from './support';
 
 const suite = ledgerTestTable('ledger-hedges', { dailyAllowance: { modelCalls: 100_000, costLimit: 10_000_000 } });
 const { clock } = suite;
@@ -421,7 +421,10 @@ describe('subdivide with handover: the original hands over at its checkpoint, th
     await expect(suite.ledger.reserveBudget(original)).resolves.toMatchObject({ modelCalls: 1 });
   });
 
-  /** A ledger on the suite's table that runs `before` once, just before its first TransactWriteItems (between startHedge's read and its write). */
+  /**
+   * A ledger on the suite's table that runs `before` once, just before its first
+   * TransactWriteItems: between startHedge's read and its write.
+   */
   const interleaved = (before: () => Promise<unknown>) => {
     const client = documentClient();
     let pending = true;
@@ -435,7 +438,8 @@ describe('subdivide with handover: the original hands over at its checkpoint, th
       },
       { step: 'initialize', name: 'interleave-before-transaction' },
     );
-    return createLedger({ client, tableName: suite.tableName, now: clock.now });
+    // The same calls as the suite's own startHedge, which records them for test/iam.
+    return ledgerFor({ client, tableName: suite.tableName, clock });
   };
 
   it('a checkpoint written between the read and the write moves the handover to it: the prefix is what is stored', async () => {
