@@ -11,7 +11,8 @@ import { readMonthByMonth, TAX_STATEMENTS_PARTS } from './tax';
 export const TaxFaultInput = z.strictObject({
   /**
    * The month (`YYYY-MM`) whose statement is slow: the subtask as planned waits `slowSeconds`
-   * before reading it, so its deadline cuts it off there; its retries read it at once.
+   * before reading it, so its deadline (or its hedge's handover) cuts it off there; its retries and
+   * hedge pieces read it at once.
    */
   slowMonth: z
     .string()
@@ -51,7 +52,8 @@ export const taxStatementsFaulty = defineWorker({
   run: (ctx) => {
     const { slowMonth, slowSeconds, crashBefore, crashAfterMs } = ctx.assignment.input;
     const startedAt = Date.now();
-    const firstAttempt = ctx.assignment.lineage?.kind !== 'retry';
+    // Only the subtask as planned is slow: its retries and its hedge pieces read at once.
+    const firstAttempt = ctx.assignment.lineage === undefined;
     return readMonthByMonth(ctx, async (month) => {
       const name = month.from.slice(0, 7);
       if (name === crashBefore && ctx.resumeFrom === undefined) {

@@ -1,12 +1,12 @@
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { AlreadySealed, AlreadyTerminal, ClaimHeld, DeadlinePassed, HedgeLost, LeaseLost, RunCancelled, RunEnded, type Claim } from '../ledger';
+import { AlreadySealed, AlreadyTerminal, ClaimHeld, DeadlinePassed, HandedOver, HedgeLost, LeaseLost, RunCancelled, RunEnded, type Claim } from '../ledger';
 import { METRICS } from '../observability/metrics';
 import { SubtaskMessage } from '../queue/message';
 import { backoffSeconds } from '../queue/redelivery';
 import { publishMetrics } from '../runtime/lambda';
 import { actingFor } from '../runtime/tenant-scope';
-import { runSubtask } from '../workers';
+import { runSubtask, SubtaskHandedOver } from '../workers';
 import { processPartialBatch, type RecordResult } from './batch';
 import type { WorkerDeps } from './deps';
 
@@ -22,17 +22,19 @@ const isOneOf = (error: unknown, classes: readonly ErrorClass[]) => classes.some
 
 /**
  * Another delivery already owns the subtask, it already ended, or its deadline passed before
- * this delivery (a backlog under the kind's concurrency cap): nothing to do, and nothing to
+ * this delivery (a backlog under the kind's concurrency cap), or it handed over to its hedge
+ * pieces (a redelivered original): nothing to do, and nothing to
  * retry, so the message is acknowledged; the state machine seals the subtask at its deadline.
  */
-export const NOTHING_TO_DO: readonly ErrorClass[] = [ClaimHeld, AlreadyTerminal, RunCancelled, RunEnded, DeadlinePassed];
+export const NOTHING_TO_DO: readonly ErrorClass[] = [ClaimHeld, AlreadyTerminal, RunCancelled, RunEnded, DeadlinePassed, HandedOver];
 /** The result was refused but kept by the ledger as late evidence; the sealed state stands. */
 export const KEPT_LATE: readonly ErrorClass[] = [AlreadySealed, DeadlinePassed, RunCancelled, RunEnded];
 /**
- * While the worker ran, a newer generation replaced it, the run ended, or its hedged race was
- * won by another copy (its spend stays charged): not a delivery failure.
+ * While the worker ran, a newer generation replaced it, the run ended, its hedged race was
+ * won by another copy (its spend stays charged), or it handed over to its hedge pieces (the
+ * ledger said so at a write, or the SDK stopped it): not a delivery failure.
  */
-const ENDED_WHILE_WORKING: readonly ErrorClass[] = [LeaseLost, HedgeLost, ...NOTHING_TO_DO];
+const ENDED_WHILE_WORKING: readonly ErrorClass[] = [LeaseLost, HedgeLost, SubtaskHandedOver, ...NOTHING_TO_DO];
 
 /**
  * For steps that only make recovery faster (releasing a claim early, redelivering sooner): if one

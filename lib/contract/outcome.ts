@@ -113,8 +113,14 @@ export const Outcome = z
     reason: z.string().max(500).optional().describe('Why it ended so, for people (deadline 2025-…Z passed; never claimed).'),
     refusals: z.array(Refusal).default([]).describe('Requests its tools refused.'),
     baseline: BaselineComparison.optional(),
-    /** On a `timed_out` outcome: the last checkpoint its worker wrote before the deadline. */
-    checkpoint: Checkpoint.optional().describe('On a timed_out outcome: the last checkpoint its worker wrote before the deadline.'),
+    /**
+     * On a `timed_out` outcome: the last checkpoint its worker wrote before the deadline; on a
+     * subtask that handed over to its hedge pieces: the checkpoint it handed over at (the prefix).
+     */
+    checkpoint: Checkpoint.optional().describe(
+      'On a timed_out outcome: the last checkpoint its worker wrote before the deadline; ' +
+        'on a subtask that handed over to its hedge pieces: the checkpoint it handed over at (the prefix).',
+    ),
   })
   .describe('The outcome of one dispatched subtask, as recorded in the ledger.');
 export type Outcome = z.infer<typeof Outcome>;
@@ -149,6 +155,11 @@ export const Lineage = z
       of: SubtaskId,
       mode: HedgeMode,
       copy: z.int().min(1).describe('The replica or piece number, from 1.'),
+      /** On a piece of a hedge the original handed over: what it read before (its checkpoint's partial findings); the pieces tile only the rest. */
+      prefix: z
+        .array(Scope)
+        .optional()
+        .describe("On a piece of a hedge the original handed over: what it read before (its checkpoint's partial findings); the pieces tile only the rest."),
     }),
   ])
   .describe('How a subtask came to exist beyond the first round.');

@@ -39,6 +39,11 @@ export const SubtaskView = DispatchedSubtask.omit({ input: true })
     checkpoint: Checkpoint.optional().describe("While it runs, and after a timeout: its worker's last checkpoint (live coverage; the prefix a retry skips)."),
     /** On a hedged subtask whose race a copy won: the replica, or every piece. */
     hedgeWinner: HedgeWinner.optional(),
+    /** On a `subdivide` subtask whose original handed over to its pieces: when; its `checkpoint` is the prefix, the pieces read the rest. */
+    handedOverAt: z
+      .string()
+      .optional()
+      .describe('On a subdivide subtask whose original handed over to its pieces: when (its checkpoint is the prefix; the pieces read the rest).'),
     /** On a hedged subtask once its race started: its copies (replicas or pieces), their scopes and states. */
     hedgeCopies: z
       .array(z.object({ id: SubtaskId, assigned: DispatchedSubtask.shape.assigned, state: SubtaskState }))

@@ -7,9 +7,8 @@
 import type { Checkpoint, Dimension, DispatchedSubtask, Observed, Outcome, Problem, Scope } from '../contract';
 import { algebraFor, type Region } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
-import { universeOfScope } from './hedge';
 import { dimensionOf } from './scope';
-import { checkTiling, type Tile } from './tiling';
+import { checkTiling, universeOfScope, type Tile } from './tiling';
 import { readTimeRange } from './time';
 import { DAY_MS, formatTimePoint } from './time-point';
 
@@ -128,6 +127,8 @@ export interface ResumedLine {
   readonly prefixes: readonly CountedPrefix[];
   /** The latest attempt's own rest when the latest attempt itself timed out with a prefix (not sent yet). */
   readonly unsent?: Scope;
+  /** True when the prefix was handed over to hedge pieces at `afterSeconds`, not cut off by a deadline. */
+  readonly handedOver?: boolean;
   /** Problems of the proof that prefixes plus the rest tile the origin's scope (none when they do). */
   readonly problems: readonly Problem[];
 }
@@ -165,14 +166,46 @@ export const resumedLine = (attempts: readonly DispatchedSubtask[], outcomeOf: (
   });
   if (prefixes.length === 0) return undefined;
   const latest = attempts[attempts.length - 1] as DispatchedSubtask;
+  const problems = proveLine(origin, prefixes, [{ id: unsent === undefined ? latest.id : `${latest.id} (rest)`, scope: unsent ?? latest.assigned }]);
+  return { origin, prefixes, ...(unsent === undefined ? {} : { unsent }), problems };
+};
+
+/**
+ * The proof that a line's counted prefixes and what read the rest (`rest`: a retry, or the
+ * pieces a handover gave the rest to) tile the origin's scope, no gap and no overlap, with
+ * `checkTiling`; its problems name the origin first. Shared by a timed-out attempt's retry and a
+ * hedge handover, so both are judged by one rule.
+ */
+const proveLine = (origin: DispatchedSubtask, prefixes: readonly CountedPrefix[], rest: readonly Tile[]): Problem[] => {
   const tiles: Tile[] = prefixes.flatMap((p) => p.prefix.map((scope) => ({ id: p.attempt.id, scope })));
-  tiles.push({ id: unsent === undefined ? latest.id : `${latest.id} (rest)`, scope: unsent ?? latest.assigned });
-  const problems = checkTiling(universeOfScope(origin.assigned), tiles).map((problem) => ({
+  tiles.push(...rest);
+  return checkTiling(universeOfScope(origin.assigned), tiles).map((problem) => ({
     ...problem,
     message: `${origin.id}'s prefixes and rest do not tile its scope: ${problem.message}`,
     subtaskIds: [origin.id, ...(problem.subtaskIds ?? []).filter((id) => id !== origin.id)],
   }));
-  return { origin, prefixes, ...(unsent === undefined ? {} : { unsent }), problems };
+};
+
+/**
+ * The line of a subtask whose original handed over to its `subdivide` pieces: the prefix its
+ * frozen checkpoint's partial findings rest on ({@link splitAtCheckpoint}), counted once, and
+ * the proof that prefix plus the winning pieces' assignments tile its scope. `undefined` when
+ * the checkpoint splits nothing (no handover: the pieces tile the whole scope).
+ *
+ * @example
+ * handoverLine(B, frozenCheckpoint, [{ id: 'B.h1', scope: june1to15 }, { id: 'B.h2', scope: june16to30 }])
+ * // { origin: B, prefixes: [{ attempt: B, prefix: [{ from: '2025-04-01', toExclusive: '2025-06-01' }], … }], handedOver: true, problems: [] }
+ */
+export const handoverLine = (
+  origin: DispatchedSubtask,
+  checkpoint: Pick<Checkpoint, 'partial'> | undefined,
+  pieces: readonly Tile[],
+): ResumedLine | undefined => {
+  const split = splitAtCheckpoint(origin.assigned, checkpoint);
+  const partial = checkpoint?.partial;
+  if (split === undefined || partial === undefined) return undefined;
+  const prefixes: CountedPrefix[] = [{ attempt: origin, prefix: split.prefix, observed: partial.observed, findings: partial.findings }];
+  return { origin, prefixes, handedOver: true, problems: proveLine(origin, prefixes, pieces) };
 };
 
 const sameRegion = (dimension: Dimension, a: Scope, b: Scope): boolean => {

@@ -206,7 +206,8 @@ const resumedFacts = (reconciliation: Reconciliation): NonNullable<StatementFact
   const chains = new Map([...reconciliation.chains.partitions, ...reconciliation.chains.rechecks].map((c) => [c.origin.id, c]));
   return [...reconciliation.resumed.values()].flatMap((line) => {
     const chain = chains.get(line.origin.id);
-    if (chain === undefined) return [];
+    // A prefix handed over to hedge pieces is told with the pieces (`wonByPieces`).
+    if (chain === undefined || line.handedOver === true) return [];
     return line.prefixes.map((p) => {
       const position = chain.attempts.findIndex((a) => a.id === p.attempt.id);
       const next = chain.attempts[position + 1];
@@ -233,10 +234,14 @@ const observationProblemsOf = (problems: readonly Problem[]): StatementFacts['ob
     .map((p) => ({ subtaskId: p.subtaskIds?.[0] ?? 'unknown', code: p.code, ...(hasRegion(p) ? { region: regionOf(p) } : {}) }));
 
 const wonByPiecesOf = (reconciliation: Reconciliation): NonNullable<StatementFacts['wonByPieces']> =>
-  [...reconciliation.pieces].map(([subtaskId, pieces]) => ({
-    subtaskId,
-    pieces: pieces.map((p) => ({ subtaskId: p.subtask.id, assigned: p.subtask.assigned })),
-  }));
+  [...reconciliation.pieces].map(([subtaskId, pieces]) => {
+    const handover = reconciliation.resumed.get(subtaskId);
+    return {
+      subtaskId,
+      ...(handover?.handedOver === true ? { prefix: handover.prefixes.flatMap((p) => p.prefix) } : {}),
+      pieces: pieces.map((p) => ({ subtaskId: p.subtask.id, assigned: p.subtask.assigned })),
+    };
+  });
 
 /** A gap as the statement is told it: how a failed re-check ended, whose re-check an unconfirmed one was. */
 const gapFacts = (g: ResolvedGap): StatementFacts['gaps'][number] => {

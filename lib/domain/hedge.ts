@@ -3,13 +3,16 @@
  * of the same assignment, or pieces that tile its scope), which result wins the race, and what
  * the race may spend. The ledger enforces the same rules durably; docs/hedging.md explains them.
  */
-import type { DispatchedSubtask, Hedge, Scope, TerminalState, Universe } from '../contract';
+import type { Checkpoint, DispatchedSubtask, Hedge, Scope, TerminalState } from '../contract';
 import { allowanceOf, type Allowance } from './allowance';
+import { splitAtCheckpoint } from './checkpoint';
 import { algebraFor } from './dimensions';
 import { ScopeError, SplitError } from './errors';
 import { hedgeId } from './lineage';
 import { dimensionOf } from './scope';
-import { checkTiling } from './tiling';
+import { checkTiling, universeOfScope } from './tiling';
+
+export { universeOfScope };
 
 /** Longest subtask id (contract `SubtaskId`). */
 const MAX_ID_LENGTH = 64;
@@ -48,17 +51,6 @@ export const hedgeWaitSeconds = (clock: HedgeClock): number | undefined => {
   const due = hedgeDueMs(clock.dispatchedAtMs, clock.hedge);
   if (due >= clock.deadlineMs || clock.nowMs >= clock.deadlineMs) return undefined;
   return Math.max(0, Math.ceil((due - clock.nowMs) / 1000));
-};
-
-/** The universe a scope would be if it were the whole: what its pieces must tile. */
-export const universeOfScope = (scope: Scope): Universe => {
-  const dimension = dimensionOf(scope);
-  const algebra = algebraFor(dimension);
-  const [whole] = algebra.toScopes(algebra.normalise(scope));
-  if (dimension === 'time' && whole !== undefined && 'from' in whole) return { dimension: 'time', ...whole };
-  if (dimension === 'ids' && whole !== undefined && 'ids' in whole) return { dimension: 'ids', ids: whole.ids };
-  if (whole !== undefined && 'files' in whole) return { dimension: 'paths', files: whole.files };
-  throw new ScopeError('scope', scope, 'is empty');
 };
 
 /**
@@ -121,24 +113,73 @@ export const hedgeProblem = (subtaskId: string, scope: Scope, hedge: Hedge): Hed
 };
 
 /**
+ * How a `subdivide` hedge cuts its subtask: the prefix the original hands over (what its
+ * checkpoint's partial findings rest on), and the pieces of the rest.
+ */
+export interface HedgeCut {
+  /** What the original read before it handed over; absent when it hands nothing over (the pieces tile the whole scope). */
+  readonly prefix?: readonly Scope[];
+  /** The pieces' scopes: with a prefix they tile only the rest, so prefix + pieces = scope with no overlap. */
+  readonly pieces: readonly Scope[];
+}
+
+/**
+ * The one decision of a hedge handover: where a `subdivide` hedge cuts its subtask, given the
+ * original's stored checkpoint. The original hands over when that checkpoint carries partial
+ * findings that split the scope into a prefix and a one-scope rest ({@link splitAtCheckpoint},
+ * the rule a timed-out attempt's retry follows) and the rest can still be cut into `copies`
+ * pieces; the pieces then tile only the rest, proved with `checkTiling` (prefix + pieces = scope,
+ * no gap, no overlap) before they are returned. Otherwise (no checkpoint, a kind without partial
+ * findings, a rest too small to cut) nothing is handed over and the pieces tile the whole scope,
+ * as without checkpoints. The ledger cuts with it when the hedge starts, and reconcile cuts again
+ * with it from the checkpoint the handover froze.
+ *
+ * @example
+ * hedgeCut(quarterB, { partial: { covered: [{ from: '2025-04-01', toExclusive: '2025-06-01' }], … } }, 2)
+ * // { prefix: [{ from: '2025-04-01', toExclusive: '2025-06-01' }],
+ * //   pieces: [{ from: '2025-06-01', toExclusive: '2025-06-16' }, { from: '2025-06-16', toExclusive: '2025-07-01' }] }
+ */
+export const hedgeCut = (scope: Scope, copies: number, checkpoint?: Pick<Checkpoint, 'partial'>): HedgeCut => {
+  const split = checkpoint === undefined ? undefined : splitAtCheckpoint(scope, checkpoint);
+  if (split === undefined) return { pieces: hedgePieces(scope, copies) };
+  let pieces: Scope[];
+  try {
+    pieces = hedgePieces(split.rest, copies);
+  } catch (error) {
+    // A rest too small for `copies` pieces: no handover, the race runs over the whole scope.
+    if (error instanceof SplitError || error instanceof ScopeError) return { pieces: hedgePieces(scope, copies) };
+    throw error;
+  }
+  const tiles = [...split.prefix.map((s) => ({ id: 'prefix', scope: s })), ...pieces.map((s, i) => ({ id: hedgeId('piece', i + 1), scope: s }))];
+  const problems = checkTiling(universeOfScope(scope), tiles);
+  if (problems.length > 0)
+    throw new SplitError('invalid_request', 'copies', `the prefix and pieces do not tile the scope: ${problems.map((p) => p.message).join('; ')}`);
+  return { prefix: split.prefix, pieces };
+};
+
+/**
  * The copies a due hedge starts, as assignments: `replicate` gives `copies - 1` replicas of the
- * same assignment; `subdivide` gives `copies` pieces whose scopes tile it. Each copy keeps the
- * subtask's kind, questions, input, model, absolute deadline and budget figures (the allowance
- * itself stays the subtask's, shared by all), carries `lineage: { kind: 'hedge', of, mode, copy }`
- * and never hedges again. Ids are `<id>.h1`, `<id>.h2`, …
+ * same assignment; `subdivide` gives `copies` pieces cut by {@link hedgeCut}: of the rest after
+ * the prefix the original hands over with `handover` (its stored checkpoint), or of the whole
+ * scope. Each copy keeps the subtask's kind, questions, input, model, absolute deadline and
+ * budget figures (the allowance itself stays the subtask's, shared by all), carries
+ * `lineage: { kind: 'hedge', of, mode, copy }` (with `prefix` when the pieces tile only the
+ * rest) and never hedges again. Ids are `<id>.h1`, `<id>.h2`, …
  *
  * @example
  * hedgeCopies({ ...subtaskA, hedge: { afterSeconds: 5, mode: 'replicate', copies: 2 } }).map((c) => c.id) // ['A.h1']
  */
-export const hedgeCopies = (subtask: DispatchedSubtask): DispatchedSubtask[] => {
+export const hedgeCopies = (subtask: DispatchedSubtask, handover?: Pick<Checkpoint, 'partial'>): DispatchedSubtask[] => {
   const { hedge, lineage: _lineage, ...assignment } = subtask;
   if (hedge === undefined) return [];
-  const scopes = hedge.mode === 'replicate' ? Array.from({ length: hedge.copies - 1 }, () => subtask.assigned) : hedgePieces(subtask.assigned, hedge.copies);
+  const cut = hedge.mode === 'subdivide' ? hedgeCut(subtask.assigned, hedge.copies, handover) : undefined;
+  const scopes = cut === undefined ? Array.from({ length: hedge.copies - 1 }, () => subtask.assigned) : cut.pieces;
+  const prefix = cut?.prefix === undefined ? {} : { prefix: [...cut.prefix] };
   return scopes.map((assigned, i) => ({
     ...assignment,
     id: hedgeId(subtask.id, i + 1),
     assigned,
-    lineage: { kind: 'hedge', of: subtask.id, mode: hedge.mode, copy: i + 1 },
+    lineage: { kind: 'hedge', of: subtask.id, mode: hedge.mode, copy: i + 1, ...prefix },
   }));
 };
 

@@ -1,5 +1,5 @@
 import type { DispatchedSubtask, Manifest, ObservedIds, ObservedTime, Outcome, Problem, ProblemCode, Scope } from '../contract';
-import { resumedLine, type ResumedLine } from './checkpoint';
+import { handoverLine, resumedLine, type ResumedLine } from './checkpoint';
 import { algebraFor, describeScope } from './dimensions';
 import { DimensionMismatchError, ScopeError } from './errors';
 import { hedgeCopies, universeOfScope } from './hedge';
@@ -44,7 +44,8 @@ export interface Reconciliation {
   readonly pieces: ReadonlyMap<string, readonly WinningPiece[]>;
   /**
    * By the id of a line of work's first attempt: the lines that resumed from checkpoints, with
-   * the prefixes their timed-out attempts read and the proof that prefixes and rest tile the scope.
+   * the prefixes their timed-out attempts read (or the prefix an original handed over to its
+   * hedge pieces, `handedOver`) and the proof that prefixes and rest tile the scope.
    */
   readonly resumed: ReadonlyMap<string, ResumedLine>;
 }
@@ -215,6 +216,8 @@ interface ReconcileState {
   readonly problems: Problem[];
   readonly observedGaps: ObservedGap[];
   readonly pieces: Map<string, WinningPiece[]>;
+  /** Subtasks whose original handed over to its pieces: the prefix and its proof. */
+  readonly handovers: Map<string, ResumedLine>;
   readonly compareIds: ReturnType<typeof idsComparer>;
   readonly format: TimeFormat | undefined;
 }
@@ -253,10 +256,22 @@ const compareOutcome = (state: ReconcileState, cmp: Comparison, subtask: Dispatc
  * coverage is its pieces'. The pieces are cut again from its immutable assignment (the same
  * pure cut the ledger wrote them with), the winning pieces are proved to tile its scope with the
  * round-1 tiling check, and each piece's observation is compared with the piece's assignment,
- * so a gap a piece left is a gap of that piece, never hidden inside one merged range.
+ * so a gap a piece left is a gap of that piece, never hidden inside one merged range. When the
+ * original handed over, its outcome carries the checkpoint the handover froze: the pieces are cut
+ * again from it, and the prefix plus the winning pieces are proved to tile the scope
+ * (`handoverLine`, the rule a retry's prefix is proved by); the prefix is counted once.
  */
-const comparePieces = (state: ReconcileState, cmp: Comparison, subtask: DispatchedSubtask, outcomeIndex: number, pieceOutcomes: readonly Outcome[]): void => {
-  const pieces = subtask.hedge?.mode === 'subdivide' ? hedgeCopies(subtask) : [];
+const comparePieces = (
+  state: ReconcileState,
+  cmp: Comparison,
+  subtask: DispatchedSubtask,
+  outcome: Outcome,
+  outcomeIndex: number,
+  pieceOutcomes: readonly Outcome[],
+): void => {
+  const pieces = subtask.hedge?.mode === 'subdivide' ? hedgeCopies(subtask, outcome.checkpoint) : [];
+  const [first] = pieces;
+  const handedOver = first?.lineage?.kind === 'hedge' && first.lineage.prefix !== undefined;
   const byId = new Map(pieces.map((piece) => [piece.id, piece]));
   const tiles: Tile[] = [];
   pieceOutcomes.forEach((outcome) => {
@@ -272,8 +287,14 @@ const comparePieces = (state: ReconcileState, cmp: Comparison, subtask: Dispatch
     }
     tiles.push({ id: piece.id, scope: piece.assigned, path: `pieces.${piece.id}.assigned` });
   });
-  for (const problem of checkTiling(universeOfScope(subtask.assigned), tiles))
-    state.problems.push({ ...problem, subtaskIds: [subtask.id, ...(problem.subtaskIds ?? [])] });
+  const line = handedOver ? handoverLine(subtask, outcome.checkpoint, tiles) : undefined;
+  if (line !== undefined) {
+    state.handovers.set(subtask.id, line);
+    for (const problem of line.problems) state.problems.push(problem);
+  } else {
+    for (const problem of checkTiling(universeOfScope(subtask.assigned), tiles))
+      state.problems.push({ ...problem, subtaskIds: [subtask.id, ...(problem.subtaskIds ?? [])] });
+  }
   pieceOutcomes.forEach((outcome, k) => {
     const piece = byId.get(outcome.subtaskId);
     if (piece === undefined) return;
@@ -360,6 +381,7 @@ export const reconcile = (manifest: Manifest, outcomes: readonly Outcome[], piec
     problems,
     observedGaps: [],
     pieces: new Map(),
+    handovers: new Map(),
     compareIds: idsComparer(),
     format: manifest.universe.dimension === 'time' ? readTimeRange(manifest.universe).format : undefined,
   };
@@ -378,11 +400,13 @@ export const reconcile = (manifest: Manifest, outcomes: readonly Outcome[], piec
     }
     const usable = subtask.lineage === undefined ? mismatched.size === 0 || !mismatched.has(subtask.id) : followUpDimension(state, subtask, i);
     const won = pieces.get(subtask.id);
-    if (outcome.state === 'ok' && usable && won !== undefined) comparePieces(state, cmp, subtask, outcomeAt[i] as number, won);
+    if (outcome.state === 'ok' && usable && won !== undefined) comparePieces(state, cmp, subtask, outcome, outcomeAt[i] as number, won);
     else if (outcome.state === 'ok' && usable) compareOutcome(state, cmp.reset(subtask, outcomeAt[i] as number), subtask, outcome);
   });
   const chains = buildChains(firsts, (i) => firstOutcomes[i]);
-  return { problems, chains, observedGaps: state.observedGaps, pieces: state.pieces, resumed: resumedLines(chains, byId, outcomes, outcomeAt, problems) };
+  const resumed = resumedLines(chains, byId, outcomes, outcomeAt, problems);
+  for (const [id, line] of state.handovers) resumed.set(id, line);
+  return { problems, chains, observedGaps: state.observedGaps, pieces: state.pieces, resumed };
 };
 
 /**

@@ -35,6 +35,8 @@ export interface StatementFacts {
   /** Subtasks won by their `subdivide` hedge's pieces, and each piece's assignment. */
   readonly wonByPieces?: ReadonlyArray<{
     readonly subtaskId: string;
+    /** What the original read before it handed the rest over to the pieces, when it did. */
+    readonly prefix?: readonly Scope[];
     readonly pieces: ReadonlyArray<{ readonly subtaskId: string; readonly assigned: Scope }>;
   }>;
   /**
@@ -121,7 +123,12 @@ const gapsSentence = (facts: StatementFacts): string | undefined => {
 const piecesSentence = (facts: StatementFacts): string | undefined => {
   const won = facts.wonByPieces ?? [];
   if (won.length === 0) return undefined;
-  const each = won.map((w) => `${w.subtaskId} by ${listWords(w.pieces.map((p) => `${p.subtaskId} (${describeScope(facts.universe.dimension, p.assigned)})`))}`);
+  const dimension = facts.universe.dimension;
+  const each = won.map((w) => {
+    const pieces = w.pieces.map((p) => `${p.subtaskId} (${describeScope(dimension, p.assigned)})`);
+    const prefix = w.prefix === undefined ? [] : [`its own read of ${describeRead(dimension, w.prefix)} before it handed over`];
+    return `${w.subtaskId} by ${listWords([...prefix, ...pieces])}`;
+  });
   return `Covered by hedge pieces: ${some(each, '; ')}.`;
 };
 

@@ -1,6 +1,7 @@
 import type { IdsUniverse, PathsUniverse, Problem, Scope, TimeUniverse, Universe } from '../contract';
 import { MAX_YEAR, yearInOffset } from '../contract';
-import { describeScope } from './dimensions';
+import { algebraFor, describeScope } from './dimensions';
+import { ScopeError } from './errors';
 import { indexIds, idSet, type IdIndex } from './ids';
 import { containsRange, EMPTY_SET, intervalSet, pairsOf, subtractSets, type IntervalSet } from './intervals';
 import { fileScope, pathSet } from './paths';
@@ -311,4 +312,15 @@ export const checkTiling = (universe: Universe, tiles: readonly Tile[]): Problem
   else if (universe.dimension === 'paths') tilePaths(universe, tiles, emit);
   else tileIds(universe, tiles, emit);
   return problems;
+};
+
+/** The universe a scope would be if it were the whole: what its pieces must tile. */
+export const universeOfScope = (scope: Scope): Universe => {
+  const dimension = dimensionOf(scope);
+  const algebra = algebraFor(dimension);
+  const [whole] = algebra.toScopes(algebra.normalise(scope));
+  if (dimension === 'time' && whole !== undefined && 'from' in whole) return { dimension: 'time', ...whole };
+  if (dimension === 'ids' && whole !== undefined && 'ids' in whole) return { dimension: 'ids', ids: whole.ids };
+  if (whole !== undefined && 'files' in whole) return { dimension: 'paths', files: whole.files };
+  throw new ScopeError('scope', scope, 'is empty');
 };

@@ -71,7 +71,8 @@ const subtaskUpdate = ({ claim, cost, now }: Charge): LedgerTransactItem => ({
   update: 'SET #callsLeft = #callsLeft - :one, #costLeft = #costLeft - :cost, #updatedAt = :nowIso',
   // The per-call estimate is compared with the stored one, so a caller cannot under-declare it.
   condition:
-    'attribute_exists(#pk) AND #generation = :generation AND #state = :running AND #leaseExpiresAt > :now AND #deadlineMs > :now AND #costPerCall = :cost AND #callsLeft >= :one AND #costLeft >= :cost',
+    'attribute_exists(#pk) AND #generation = :generation AND #state = :running AND attribute_not_exists(#handedOverAt) AND #leaseExpiresAt > :now ' +
+    'AND #deadlineMs > :now AND #costPerCall = :cost AND #callsLeft >= :one AND #costLeft >= :cost',
   values: { ':one': 1, ':cost': cost, ':nowIso': iso(now), ':generation': claim.generation, ':running': 'running', ':now': now },
 });
 

@@ -12,7 +12,7 @@
  */
 import { Checkpoint, type CheckpointInput } from '../contract';
 import { toPlainJson } from './canonical';
-import { DeadlinePassed, InvalidLedgerInput, LeaseLost } from './errors';
+import { DeadlinePassed, HandedOver, InvalidLedgerInput, LeaseLost } from './errors';
 import { conditionFailure } from './failures';
 import { claimContext, holderRefusal, oldSubtask } from './holder';
 import { Claim, parseInput } from './inputs';
@@ -31,6 +31,12 @@ export const MAX_CHECKPOINT_BYTES = 64 * 1024;
 export interface CheckpointWrite {
   /** False when a checkpoint with this or a later sequence number was already stored (a retry, or a write overtaken). */
   readonly written: boolean;
+  /**
+   * True when the subtask handed over to its hedge pieces (docs/hedging.md, "Handover"): the
+   * stored checkpoint is frozen as the prefix, and the worker should stop (the SDK aborts
+   * `ctx.signal` with `SubtaskHandedOver`); its later writes are refused with `HandedOver`.
+   */
+  readonly handedOver?: true;
 }
 
 const parseCheckpoint = (claim: Claim, raw: CheckpointInput): Checkpoint => {
@@ -53,7 +59,8 @@ const parseCheckpoint = (claim: Claim, raw: CheckpointInput): Checkpoint => {
  * (a newer generation claimed it, it was released, or the lease expired: a stale generation's
  * checkpoint never lands), `AlreadyTerminal` / `HedgeLost` / `RunCancelled` (it ended), and
  * `DeadlinePassed`. A checkpoint whose sequence is not after the stored one is not written
- * (`written: false`).
+ * (`written: false`); nor is one after the subtask handed over to its hedge pieces
+ * (`handedOver: true`: the checkpoint the handover froze stays the prefix).
  *
  * @example
  * await ledger.writeCheckpoint(claim, { generation: claim.generation, sequence: 1, writtenAt, covered, observed, … });
@@ -71,7 +78,8 @@ export const writeCheckpoint = async (ctx: LedgerContext, rawClaim: Claim, raw: 
       {
         update: 'SET #checkpoint = :checkpoint, #checkpointSequence = :sequence, #updatedAt = :nowIso',
         condition:
-          'attribute_exists(#pk) AND #generation = :generation AND #state = :running AND #leaseExpiresAt > :now AND #deadlineMs > :now AND (attribute_not_exists(#checkpointSequence) OR #checkpointSequence < :sequence)',
+          'attribute_exists(#pk) AND #generation = :generation AND #state = :running AND attribute_not_exists(#handedOverAt) ' +
+          'AND #leaseExpiresAt > :now AND #deadlineMs > :now AND (attribute_not_exists(#checkpointSequence) OR #checkpointSequence < :sequence)',
       },
       { ':checkpoint': checkpoint, ':sequence': checkpoint.sequence, ':nowIso': iso(now), ':generation': claim.generation, ':running': 'running', ':now': now },
     );
@@ -81,6 +89,7 @@ export const writeCheckpoint = async (ctx: LedgerContext, rawClaim: Claim, raw: 
     if (failure === undefined) throw error;
     const old = oldSubtask(claim, failure.item);
     const holder = holderRefusal(claim, old);
+    if (holder instanceof HandedOver) return { written: false, handedOver: true };
     if (holder !== undefined) throw holder;
     const context = claimContext(claim);
     if (old.deadlineMs <= now) throw new DeadlinePassed({ ...context, deadline: iso(old.deadlineMs) }, { cause: error });

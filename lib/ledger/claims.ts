@@ -4,7 +4,7 @@
  * conditional UpdateItem whose failure is explained from the old image, without a second read.
  */
 import type { SubtaskState } from '../contract';
-import { AlreadyTerminal, ClaimHeld, DeadlineNotReached, DeadlinePassed, RunCancelled, type LedgerError } from './errors';
+import { AlreadyTerminal, ClaimHeld, DeadlineNotReached, DeadlinePassed, HandedOver, RunCancelled, type LedgerError } from './errors';
 import { conditionFailure } from './failures';
 import { claimContext, holderRefusal, oldSubtask } from './holder';
 import { Claim, ClaimInput, DeliveryFailureInput, parseInput, SubtaskRef, WaiterInput } from './inputs';
@@ -55,6 +55,8 @@ const claimRefusal = (ref: Ref, old: StoredSubtaskItem, now: number, cause: unkn
   if (old.state === 'cancelled') return new RunCancelled(context, { cause });
   if (isTerminal(old.state)) return new AlreadyTerminal({ ...context, state: old.state }, { cause });
   if (old.deadlineMs <= now) return new DeadlinePassed({ ...context, deadline: iso(old.deadlineMs) }, { cause });
+  // Handed over to its hedge pieces: no generation may read it again (the pieces read the rest).
+  if (old.handedOverAt !== undefined) return new HandedOver({ ...context, handedOverAt: old.handedOverAt }, { cause });
   return new ClaimHeld({ ...context, generation: old.generation, leaseExpiresAt: iso(old.leaseExpiresAt ?? now), workerId: old.workerId }, { cause });
 };
 
@@ -75,7 +77,8 @@ export const claimSubtask = async (ctx: LedgerContext, raw: ClaimInput): Promise
       update:
         'SET #state = :running, #generation = #generation + :one, #workerId = :worker, #claimId = :claim, #claimedAt = :nowIso, #leaseExpiresAt = :lease, #updatedAt = :nowIso REMOVE #releasedAt',
       condition:
-        'attribute_exists(#pk) AND #deadlineMs > :now AND (#state = :pending OR (#state = :running AND (#leaseExpiresAt <= :now OR #claimId = :claim)))',
+        'attribute_exists(#pk) AND #deadlineMs > :now AND attribute_not_exists(#handedOverAt) ' +
+        'AND (#state = :pending OR (#state = :running AND (#leaseExpiresAt <= :now OR #claimId = :claim)))',
     },
     { ...liveValues, ':one': 1, ':worker': input.workerId, ':claim': ctx.newId(), ':nowIso': iso(now), ':lease': now + input.leaseMs, ':now': now },
     (old, cause) => claimRefusal(input, old, now, cause),
@@ -113,7 +116,7 @@ export const releaseClaim = async (ctx: LedgerContext, raw: Claim): Promise<void
     claim,
     {
       update: 'SET #state = :pending, #releasedAt = :nowIso, #leaseExpiresAt = :now, #updatedAt = :nowIso',
-      condition: 'attribute_exists(#pk) AND #generation = :generation AND #state = :running',
+      condition: 'attribute_exists(#pk) AND #generation = :generation AND #state = :running AND attribute_not_exists(#handedOverAt)',
     },
     { ...liveValues, ':generation': claim.generation, ':nowIso': iso(now), ':now': now },
     (old) => {

@@ -134,6 +134,23 @@ export class HedgeLost extends LedgerError {
   }
 }
 
+/**
+ * The subtask's original handed over to its `subdivide` hedge pieces at `afterSeconds`
+ * (docs/hedging.md, "Handover"): its stored checkpoint is the prefix, the pieces read the rest,
+ * and from then on the original may not claim, spend, checkpoint or record an outcome.
+ *
+ * @example
+ * new HandedOver({ runId: 'r1', subtaskId: 'B', handedOverAt: '2040-06-01T12:00:10.000Z' }).message
+ * // 'the subtask handed over to its hedge pieces at 2040-06-01T12:00:10.000Z (run r1, subtask B)'
+ */
+export class HandedOver extends LedgerError {
+  override readonly name = 'HandedOver';
+  declare readonly handedOverAt: string;
+  constructor(details: LedgerErrorContext & Pick<HandedOver, 'handedOverAt'>, options?: ErrorOptions) {
+    super(`the subtask handed over to its hedge pieces at ${details.handedOverAt}`, details, options);
+  }
+}
+
 /** Why a claim no longer authorises its holder. */
 export const LEASE_LOST_REASONS = {
   superseded: 'superseded',

@@ -73,52 +73,90 @@ const runRefusal = (context: ReturnType<typeof claimContext>, image: Record<stri
 };
 
 /**
+ * The copies of a hedged subtask as its race started (or would start now): a `subdivide` hedge
+ * whose original handed over is cut from the checkpoint the handover froze (`hedgeCopies` with
+ * it), so a retried call returns exactly the copies the first one wrote.
+ */
+const copiesOf = (item: SubtaskItem, handover: boolean): DispatchedSubtask[] => hedgeCopies(item.assignment, handover ? item.checkpoint : undefined);
+
+/** True when the copies are pieces of the rest after a prefix the original hands over. */
+const handsOver = (copies: readonly DispatchedSubtask[]): boolean => {
+  const [first] = copies;
+  return first?.lineage?.kind === 'hedge' && first.lineage.prefix !== undefined;
+};
+
+/** Attempts of `startHedge` when the original's generation or checkpoint moved between its read and its write. */
+const START_ATTEMPTS = 8;
+
+/**
  * Starts a hedged subtask's race, once: writes its copies (`hedgeCopies`: replicas of the same
- * assignment, or pieces that tile its scope) and marks the subtask `hedgeStartedAt`, in one
- * transaction that requires the subtask live, before its deadline, and its run running. A retried
- * call returns the same copies without writing (so they can be enqueued again: a duplicate message
- * is harmless, claims fence it). A subtask that ended, passed its deadline or declares no hedge
- * starts nothing (`copies: []`).
+ * assignment, or pieces) and marks the subtask `hedgeStartedAt`, in one transaction that requires
+ * the subtask live, before its deadline, and its run running. A retried call returns the same
+ * copies without writing (so they can be enqueued again: a duplicate message is harmless, claims
+ * fence it). A subtask that ended, passed its deadline or declares no hedge starts nothing
+ * (`copies: []`).
+ *
+ * **Handover.** When a `subdivide` subtask's stored checkpoint carries partial findings that
+ * split its scope (`hedgeCut`), the original hands over in the same transaction: the update also
+ * sets `handedOverAt`, conditional on the generation and checkpoint sequence it read, so the
+ * prefix is exactly that checkpoint and a stale read never lands (the call reads again and
+ * retries). From then on the checkpoint is frozen and every write of the original (claim,
+ * reservation, checkpoint, outcome) is refused (`HandedOver`, or `handedOver: true` for a
+ * checkpoint), and the pieces tile only the rest. Without such a checkpoint the pieces tile the
+ * whole scope and the original races on, as without checkpoints. The handover costs no request
+ * of its own: it rides on the start's transaction.
  */
 export const startHedge = async (ctx: LedgerContext, raw: SubtaskRef): Promise<StartedHedge> => {
   const ref = await withShards(ctx, parseInput(SubtaskRef, raw, 'startHedge'));
   const context = claimContext(ref);
-  const parent = await readSubtask(ctx, ref);
-  if (parent === undefined) throw new SubtaskNotFound(context);
-  if (parent.hedgeOf !== undefined)
-    throw new InvalidLedgerInput({ ...context, operation: 'startHedge', issues: [`subtask ${ref.subtaskId} is itself a hedge copy of ${parent.hedgeOf}`] });
-  const copies = hedgeCopies(parent.assignment);
-  if (parent.hedgeStartedAt !== undefined) return { written: false, copies, state: parent.state };
-  const now = ctx.now();
-  if (copies.length === 0 || isTerminal(parent.state) || parent.deadlineMs <= now) return { written: false, copies: [], state: parent.state };
-  const puts = copies.map((copy) => {
-    const item = copyItem(ref, parent, copy, now);
-    return spill<Record<string, unknown> & { pk: string }>(item, ['assignment'], (name) => partsPrefix(item.sk, name));
-  });
-  try {
-    await transact(ctx, { operation: 'startHedge', ...context }, [
-      {
-        kind: 'update',
-        key: subtaskKey(ref.tenantId, ref.runId, ref.subtaskId, ref.shards),
-        update: 'SET #hedgeStartedAt = :nowIso, #updatedAt = :nowIso',
-        condition: `attribute_exists(#pk) AND ${LIVE} AND #deadlineMs > :now AND attribute_not_exists(#hedgeStartedAt)`,
-        values: { ...liveValues, ':nowIso': iso(now), ':now': now },
-      },
-      { kind: 'check', key: runKey(ref.tenantId, ref.runId), condition: 'attribute_exists(#pk) AND #status = :running', values: { ':running': 'running' } },
-      ...puts.flatMap((put): LedgerTransactItem[] => [{ kind: 'put', item: put.item, condition: 'attribute_not_exists(#pk)' }, ...partPuts(put.parts)]),
-    ]);
-  } catch (error) {
-    const reasons = cancellationReasons(error);
-    if (reasons === undefined) throw error;
-    const [subReason, runReason] = reasons;
-    if (conditionFailed(runReason)) throw runRefusal(context, runReason.item, error);
-    if (!conditionFailed(subReason)) throw error;
-    const old = oldSubtask(ref, subReason.item);
-    // Another call started the race first: same copies, nothing more to write.
-    return old.hedgeStartedAt !== undefined ? { written: false, copies, state: old.state } : { written: false, copies: [], state: old.state };
+  for (let attempt = 1; ; attempt += 1) {
+    const parent = await readSubtask(ctx, ref);
+    if (parent === undefined) throw new SubtaskNotFound(context);
+    if (parent.hedgeOf !== undefined)
+      throw new InvalidLedgerInput({ ...context, operation: 'startHedge', issues: [`subtask ${ref.subtaskId} is itself a hedge copy of ${parent.hedgeOf}`] });
+    if (parent.hedgeStartedAt !== undefined) return { written: false, copies: copiesOf(parent, parent.handedOverAt !== undefined), state: parent.state };
+    const now = ctx.now();
+    const copies = copiesOf(parent, true);
+    if (copies.length === 0 || isTerminal(parent.state) || parent.deadlineMs <= now) return { written: false, copies: [], state: parent.state };
+    const handover = handsOver(copies);
+    const puts = copies.map((copy) => {
+      const item = copyItem(ref, parent, copy, now);
+      return spill<Record<string, unknown> & { pk: string }>(item, ['assignment'], (name) => partsPrefix(item.sk, name));
+    });
+    try {
+      await transact(ctx, { operation: 'startHedge', ...context }, [
+        {
+          kind: 'update',
+          key: subtaskKey(ref.tenantId, ref.runId, ref.subtaskId, ref.shards),
+          update: `SET #hedgeStartedAt = :nowIso, #updatedAt = :nowIso${handover ? ', #handedOverAt = :nowIso' : ''}`,
+          condition: `attribute_exists(#pk) AND ${LIVE} AND #deadlineMs > :now AND attribute_not_exists(#hedgeStartedAt)${
+            handover ? ' AND #generation = :generation AND #checkpointSequence = :sequence' : ''
+          }`,
+          values: { ...liveValues, ':nowIso': iso(now), ':now': now, ':generation': parent.generation, ':sequence': parent.checkpointSequence },
+        },
+        { kind: 'check', key: runKey(ref.tenantId, ref.runId), condition: 'attribute_exists(#pk) AND #status = :running', values: { ':running': 'running' } },
+        ...puts.flatMap((put): LedgerTransactItem[] => [{ kind: 'put', item: put.item, condition: 'attribute_not_exists(#pk)' }, ...partPuts(put.parts)]),
+      ]);
+    } catch (error) {
+      const reasons = cancellationReasons(error);
+      if (reasons === undefined) throw error;
+      const [subReason, runReason] = reasons;
+      if (conditionFailed(runReason)) throw runRefusal(context, runReason.item, error);
+      if (!conditionFailed(subReason)) throw error;
+      const old = oldSubtask(ref, subReason.item);
+      // Another call started the race first: same copies, nothing more to write.
+      if (old.hedgeStartedAt !== undefined) {
+        const frozen = old.handedOverAt === undefined ? undefined : old.checkpoint;
+        return { written: false, copies: hedgeCopies(parent.assignment, frozen), state: old.state };
+      }
+      // The original moved on (a new checkpoint, a new generation) since the read: cut again from what it has now.
+      const moved = handover && (old.generation !== parent.generation || old.checkpointSequence !== parent.checkpointSequence);
+      if (moved && !isTerminal(old.state) && old.deadlineMs > now && attempt < START_ATTEMPTS) continue;
+      return { written: false, copies: [], state: old.state };
+    }
+    await touchRun(ctx, ref.tenantId, ref.runId);
+    return { written: true, copies, state: parent.state };
   }
-  await touchRun(ctx, ref.tenantId, ref.runId);
-  return { written: true, copies, state: parent.state };
 };
 
 /** The claim of a hedge copy with the subtask it races. */

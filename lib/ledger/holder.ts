@@ -3,7 +3,7 @@
  * generation is the fence, so a replacement's generation makes every older claim stale, and a
  * terminal state ends every claim.
  */
-import { AlreadyTerminal, HedgeLost, LeaseLost, RunCancelled, SubtaskNotFound, type LedgerError } from './errors';
+import { AlreadyTerminal, HandedOver, HedgeLost, LeaseLost, RunCancelled, SubtaskNotFound, type LedgerError } from './errors';
 import type { Claim } from './inputs';
 import { parseItem, StoredSubtaskItem, type HedgeWinnerItem } from './items';
 import { isTerminal } from './view';
@@ -48,6 +48,7 @@ export const holderRefusal = (claim: Claim, item: StoredSubtaskItem): LedgerErro
     return new LeaseLost({ ...context, generation: claim.generation, currentGeneration: item.generation, reason: 'superseded' });
   }
   if (item.state === 'cancelled') return new RunCancelled(context);
+  if (!isTerminal(item.state) && item.handedOverAt !== undefined) return new HandedOver({ ...context, handedOverAt: item.handedOverAt });
   if (isTerminal(item.state) && item.hedgeWinner !== undefined) return new HedgeLost({ ...context, state: item.state, winner: winnerName(item.hedgeWinner) });
   if (isTerminal(item.state)) return new AlreadyTerminal({ ...context, state: item.state });
   if (item.state === 'pending') {

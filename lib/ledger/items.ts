@@ -193,6 +193,11 @@ export const SubtaskItem = z.object({
   hedgeOf: z.string().optional(),
   /** On a hedged subtask: when its copies were written (once). */
   hedgeStartedAt: z.string().optional(),
+  /**
+   * On a hedged subtask whose original handed over to its pieces: when. Its `checkpoint` is frozen
+   * from then on (the prefix the pieces do not read), and its holder's writes are refused.
+   */
+  handedOverAt: z.string().optional(),
   /** On a hedged subtask: the pieces that ended ok so far, in commit order. */
   piecesOk: z.array(z.string()).optional(),
   /** On a hedged subtask ended by its race: who won (the original, a replica, or every piece). */
@@ -240,6 +245,8 @@ export const OUTCOME_ATTRIBUTES = [
   // who won a hedged race and which pieces ended ok: forging them would forge the subtask's result
   'hedgeWinner',
   'piecesOk',
+  // the mark that turns the checkpoint into a counted prefix: forging it would forge the prefix
+  'handedOverAt',
   // what a running worker observed so far: forging it would forge a timed-out subtask's prefix
   'checkpoint',
   'checkpointSequence',

@@ -8,7 +8,18 @@
  */
 import { Outcome, type LateEvidence, type OutcomeInput } from '../contract';
 import { toPlainJson } from './canonical';
-import { AlreadySealed, DeadlinePassed, HedgeLost, InvalidLedgerInput, LeaseLost, RunCancelled, RunEnded, RunNotFound, type LedgerError } from './errors';
+import {
+  AlreadySealed,
+  DeadlinePassed,
+  HandedOver,
+  HedgeLost,
+  InvalidLedgerInput,
+  LeaseLost,
+  RunCancelled,
+  RunEnded,
+  RunNotFound,
+  type LedgerError,
+} from './errors';
 import { cancellationReasons, conditionFailed, conditionFailure, type CancellationReason } from './failures';
 import { hedgedSubtaskOf, recordCopyOutcome } from './hedges';
 import { claimContext, holderRefusal, oldSubtask } from './holder';
@@ -122,7 +133,7 @@ const refusedOutcome = async (
   }
   const stale = sub === undefined ? undefined : holderRefusal(claim, sub);
   // A hedge copy won the race: the original's result is not needed (its spend stays charged).
-  if (stale instanceof LeaseLost || stale instanceof HedgeLost) throw stale;
+  if (stale instanceof LeaseLost || stale instanceof HedgeLost || stale instanceof HandedOver) throw stale;
   const late = lateRefusal(claim, sub, run, now, cause);
   if (late === undefined) throw cause;
   await keepLate(ctx, claim, outcome, late.because, sub ?? (await currentSubtask(ctx, claim)));
@@ -158,7 +169,7 @@ export const recordOutcome = async (ctx: LedgerContext, rawClaim: Claim, rawOutc
         kind: 'update',
         key,
         update: `SET #state = :state, ${outcomeAttribute}, #outcomeGeneration = :generation, #finishedAt = :nowIso, #updatedAt = :nowIso`,
-        condition: 'attribute_exists(#pk) AND #generation = :generation AND #state = :running AND #deadlineMs > :now',
+        condition: 'attribute_exists(#pk) AND #generation = :generation AND #state = :running AND attribute_not_exists(#handedOverAt) AND #deadlineMs > :now',
         values: {
           ':state': outcome.state,
           ':outcome': stored,

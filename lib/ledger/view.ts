@@ -100,8 +100,9 @@ export const toOutcome = (item: SubtaskItem): Outcome | undefined => {
     ...(reason === undefined ? {} : { reason }),
     refusals: stored?.refusals ?? [],
     ...(stored?.baseline === undefined ? {} : { baseline: stored.baseline }),
-    // A timed-out subtask keeps what its worker read before the deadline (docs/workers.md, "Checkpoints").
-    ...(item.state === 'timed_out' && item.checkpoint !== undefined ? { checkpoint: item.checkpoint } : {}),
+    // A timed-out subtask keeps what its worker read before the deadline (docs/workers.md, "Checkpoints"),
+    // and one that handed over to its hedge pieces the prefix it handed over (docs/hedging.md, "Handover").
+    ...((item.state === 'timed_out' || item.handedOverAt !== undefined) && item.checkpoint !== undefined ? { checkpoint: item.checkpoint } : {}),
   };
 };
 
@@ -136,7 +137,10 @@ export const toSubtaskView = (item: SubtaskItem, late: readonly LateItem[], copi
     ...(stored?.baseline === undefined ? {} : { baseline: stored.baseline }),
     ...(item.state === 'empty' && sourcesReached === 0 ? { sourceUnreachable: true } : {}),
     ...(late.length === 0 ? {} : { late: late.map(lateEvidence) }),
-    ...(item.checkpoint === undefined || (isTerminal(item.state) && item.state !== 'timed_out') ? {} : { checkpoint: item.checkpoint }),
+    ...(item.checkpoint === undefined || (isTerminal(item.state) && item.state !== 'timed_out' && item.handedOverAt === undefined)
+      ? {}
+      : { checkpoint: item.checkpoint }),
+    ...(item.handedOverAt === undefined ? {} : { handedOverAt: item.handedOverAt }),
     ...(item.hedgeWinner === undefined ? {} : { hedgeWinner: item.hedgeWinner }),
     ...(copies.length === 0 ? {} : { hedgeCopies: copies.map((copy) => ({ id: copy.subtaskId, assigned: copy.assignment.assigned, state: copy.state })) }),
   };

@@ -14,10 +14,21 @@ import type { Checkpoint, CheckpointInput, Dimension, Observed, Scope, Usage } f
 import { algebraFor, MAX_CHECKPOINTS } from '../domain';
 import type { SetTimer } from './session';
 
-/** Where checkpoints are stored: the ledger's `writeCheckpoint(claim, checkpoint)`. */
-export interface CheckpointPort {
-  write(checkpoint: CheckpointInput): Promise<unknown>;
+/** What a store may answer a checkpoint write with: `handedOver` when the subtask handed over to its hedge pieces. */
+export interface CheckpointWriteResult {
+  readonly handedOver?: boolean;
 }
+
+/**
+ * Where checkpoints are stored: the ledger's `writeCheckpoint(claim, …)`. A write answered
+ * `{ handedOver: true }` means the subtask handed over to its hedge pieces (docs/hedging.md,
+ * "Handover"): the checkpointer stops and tells the run, which stops the worker.
+ */
+export interface CheckpointPort {
+  write(checkpoint: CheckpointInput): Promise<CheckpointWriteResult | unknown>;
+}
+
+const handedOver = (result: unknown): boolean => typeof result === 'object' && result !== null && (result as CheckpointWriteResult).handedOver === true;
 
 /** When checkpoints are written. */
 export interface CheckpointPolicy {
@@ -58,6 +69,8 @@ export interface CheckpointerOptions {
   readonly deadlineMs: number;
   readonly now: () => number;
   readonly setTimer: SetTimer;
+  /** Called once when a write is answered `handedOver`: the run stops its worker. */
+  readonly onHandedOver?: () => void;
 }
 
 /** The running checkpointer of one subtask run. */
@@ -141,7 +154,11 @@ export const openCheckpointer = (source: CheckpointSource, options: Checkpointer
     partialDirty = false;
     // A refused write (lease lost, run ended, deadline passed) stops checkpointing: the outcome write meets the same refusal.
     inFlight = options.port.write(checkpoint).then(
-      () => undefined,
+      (result) => {
+        if (!handedOver(result) || closed) return;
+        closed = true;
+        options.onHandedOver?.();
+      },
       () => void (closed = true),
     );
     void inFlight.finally(() => {

@@ -49,6 +49,24 @@ export class SubtaskCancelled extends WorkerError {
 }
 
 /**
+ * The subtask handed over to its `subdivide` hedge pieces (docs/hedging.md, "Handover"): its
+ * stored checkpoint is the prefix, the pieces read the rest. The SDK aborts `ctx.signal` with it
+ * and ends the run with no outcome of its own (`runSubtask` throws it; the delivery is done).
+ *
+ * @example
+ * ctx.signal.reason instanceof SubtaskHandedOver // true once the ledger said the subtask handed over
+ */
+export class SubtaskHandedOver extends WorkerError {
+  override readonly name = 'SubtaskHandedOver';
+  constructor(
+    readonly subtaskId: string,
+    options?: ErrorOptions,
+  ) {
+    super(`subtask ${subtaskId} handed over to its hedge pieces: they read the rest of its scope`, options);
+  }
+}
+
+/**
  * A scoped tool refused a request outside the assignment: a date range beyond the assigned
  * one, an id that was not assigned, another SKU or guest count than the inquiry. The refusal is
  * also recorded in the outcome's `refusals`, whether or not the worker catches this error.

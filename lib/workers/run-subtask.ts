@@ -3,7 +3,7 @@ import type { Checkpoint, CheckpointPartial, DispatchedSubtask, Observed, Outcom
 import { classifyOutcome } from '../domain/outcome';
 import { buildAssignment, deadlineMsOf, parseRunnableSubtask, scopeFor, type Assignment, type RunnableSubtask } from './assignment';
 import type { DefinedWorker } from './define';
-import { DeadlineExceeded, ModelNotAllowed, ScopeViolation, SubtaskCancelled, TransientFailure } from './errors';
+import { DeadlineExceeded, ModelNotAllowed, ScopeViolation, SubtaskCancelled, SubtaskHandedOver, TransientFailure } from './errors';
 import { meterModel, type MeteredModel, type PortFailures } from './metered-model';
 import type { BudgetPort, ModelAdapter } from './model';
 import type { ModelProvider } from './models/provider';
@@ -207,7 +207,7 @@ const conclude = async (run: Run, settled: Settled, settledAt: number, late = fa
  * schema, or exhausts its allowance gives an `invalid` outcome; the deadline gives `timed_out`;
  * outside cancellation gives `cancelled`. It throws for what the caller must decide on: an
  * assignment it cannot run (`InvalidAssignment`), an unknown kind, a `TransientFailure` (deliver
- * again later), and infrastructure errors of the budget port such as `LeaseLost` or `RunCancelled`.
+ * again later), `SubtaskHandedOver` (the hedge pieces read the rest: no outcome), and infrastructure errors of the budget port such as `LeaseLost` or `RunCancelled`.
  *
  * @example
  * const outcome = await runSubtask({ subtask: claim.subtask, registry: referenceRegistry, models,
@@ -253,6 +253,8 @@ export const runSubtask = async (options: RunSubtaskOptions): Promise<OutcomeInp
             deadlineMs: assignment.deadlineMs,
             now,
             setTimer: options.setTimer ?? realSetTimer,
+            // The subtask handed over to its hedge pieces: stop reading; its checkpoint is the prefix.
+            onHandedOver: () => session.halt(new SubtaskHandedOver(assignment.subtaskId)),
           },
         );
   run.checkpointer = checkpointer;
@@ -276,6 +278,7 @@ export const runSubtask = async (options: RunSubtaskOptions): Promise<OutcomeInp
       if (after.ok) [settled, late] = [after, true];
     }
     const settledAt = now();
+    if (session.haltReason instanceof SubtaskHandedOver) throw session.haltReason;
     if (failures.fatal !== undefined) throw failures.fatal;
     if (!settled.ok && settled.error instanceof TransientFailure) throw settled.error;
     return await conclude(run, settled, settledAt, late);

@@ -90,3 +90,58 @@ describe('reconcile, a subtask won by its pieces', () => {
     );
   });
 });
+
+describe('reconcile, a subtask whose original handed over to its pieces', () => {
+  /** CRM's original read acc-1 and acc-2 and reported findings over them before its hedge came due. */
+  const PREFIX = { ids: ['acc-1', 'acc-2'] };
+  const frozen = {
+    generation: 1,
+    sequence: 1,
+    writtenAt: '2025-06-01T12:00:05.000Z',
+    covered: [PREFIX],
+    observed: { ids: ['acc-1', 'acc-2'], recordCount: 2 },
+    partial: { covered: [PREFIX], observed: { ids: ['acc-1', 'acc-2'], recordCount: 2 }, findings: { notes: 2 } },
+  };
+  /** The rest, acc-3 and acc-4, cut in two: CRM.h1 is assigned acc-3, CRM.h2 acc-4. */
+  const handedOver = outcome({ subtaskId: 'CRM', state: 'ok', observed: null, sourcesReached: 1, checkpoint: frozen });
+  const pieces = new Map([['CRM', [okIds('CRM.h1', ['acc-3']), okIds('CRM.h2', ['acc-4'])]]]);
+
+  it('proves prefix + pieces tile the scope, reads the prefix once and each piece once, and says so', () => {
+    const result = reconcile(manifest, [handedOver], pieces);
+    expect(result.problems).toEqual([]);
+    expect(result.resumed.get('CRM')).toMatchObject({ handedOver: true, problems: [] });
+    expect(synthesisInputs(result).map((i) => [i.subtask.id, i.subtask.assigned, i.outcome.findings ?? null])).toEqual([
+      ['CRM', PREFIX, { notes: 2 }],
+      ['CRM.h1', { ids: ['acc-3'] }, null],
+      ['CRM.h2', { ids: ['acc-4'] }, null],
+    ]);
+    const coverage = buildCoverage(manifest, [handedOver], result);
+    expect(coverage.complete).toBe(true);
+    expect(coverage.statement).toBe(
+      'Coverage: four ids, one partition, no overlaps, no gaps. Covered by hedge pieces: CRM by its own read of ids acc-1 and acc-2 before it handed over, CRM.h1 (id acc-3) and CRM.h2 (id acc-4).',
+    );
+  });
+
+  it('judges the pieces by the cut from the frozen checkpoint: pieces that re-read the prefix read outside their assignments', () => {
+    const wholeCut = new Map([['CRM', [okIds('CRM.h1', ['acc-1', 'acc-2']), okIds('CRM.h2', ['acc-3', 'acc-4'])]]]);
+    const codes = reconcile(manifest, [handedOver], wholeCut).problems.map((p) => [p.code, p.subtaskIds]);
+    expect(codes).toEqual([
+      ['ids_unexpected', ['CRM.h1']],
+      ['ids_missing', ['CRM.h1']],
+      ['ids_unexpected', ['CRM.h2']],
+    ]);
+  });
+
+  it('sealed before its pieces finished, it keeps the prefix: the retry is sent only the rest', () => {
+    const withRetry = manifestOf({
+      universe: { dimension: 'ids', ids: IDS },
+      subtasks: [crm],
+      policy: { retry: { timed_out: 1, invalid: 0, empty: 0 }, maxRounds: 2 },
+    });
+    const sealed = outcome({ subtaskId: 'CRM', state: 'timed_out', observed: null, checkpoint: frozen });
+    const next = planNextRound(withRetry, [sealed], reconcile(withRetry, [sealed]));
+    expect(next.map((s) => [s.id, s.assigned, s.lineage])).toEqual([
+      ['CRM.r2', { ids: ['acc-3', 'acc-4'] }, { kind: 'retry', of: 'CRM', attempt: 2, prefix: [PREFIX] }],
+    ]);
+  });
+});

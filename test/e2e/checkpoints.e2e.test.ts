@@ -11,12 +11,14 @@ import { example, runToEnd, subtask } from './target';
  * A statement costs one model call at 7; the year is 12 calls, 84.
  */
 
+type Hedge = NonNullable<NonNullable<RunRequestInput['subtasks']>[number]['hedge']>;
+
 /** The tax example with quarter B given to the fault-injection variant of the tax kind. */
-const taxWithFaultyB = (input: Record<string, unknown>, b: { deadlineSeconds: number }, maxRounds: number): RunRequestInput => {
+const taxWithFaultyB = (input: Record<string, unknown>, b: { deadlineSeconds: number; hedge?: Hedge }, maxRounds: number): RunRequestInput => {
   const tax = example('tax-2025');
   return {
     ...tax,
-    subtasks: tax.subtasks?.map((s) => (s.id === 'B' ? { ...s, worker: 'tax-statements-faulty', input, deadlineSeconds: b.deadlineSeconds } : s)),
+    subtasks: tax.subtasks?.map((s) => (s.id === 'B' ? { ...s, worker: 'tax-statements-faulty', input, ...b } : s)),
     policy: { ...tax.policy, maxRounds },
   };
 };
@@ -82,6 +84,54 @@ describe('checkpoints: a timed-out or crashed worker keeps what it read', () => 
     expect(run.usage).toEqual({ modelCalls: 12, estimatedCost: 84 });
     expect(run.answer?.result).toMatchObject({ totalDeductiblePence: 113_747, transactions: 72, deductibleTransactions: 24 });
     expect(run.answer?.coverage).toMatchObject({ complete: true, overlaps: [] });
+  });
+
+  it('A subdivide hedge with handover: prefix plus pieces tile the scope, and every copy’s calls are counted', async () => {
+    // B reads April and May at once (one call each), checkpointing its findings 5 s in, then
+    // waits 60 s on June. Its hedge is due 20 s after dispatch (room for a cold start before the
+    // checkpoint, as in the emulator lane): B hands over at that checkpoint,
+    // and the two pieces split only the unread rest, June's 30 days, at whole days:
+    //   B.h1 2025-06-01..06-16: the 1st (groceries 4,380p), 5th (charity 2,500p), 12th (dining 4,100p)
+    //   B.h2 2025-06-16..07-01: the 18th (medical 6,000p), 24th (rail 2,340p), 27th (broadband 3,200p)
+    // Each piece classifies its part of June's statement in one call. Their reads leave gaps
+    // (06-13..06-15 after B.h1's last record; 06-16..06-17 before B.h2's first and 06-28..06-30
+    // after its last), which round 2 re-checks against the feed: no transactions there.
+    const run = await runToEnd(
+      taxWithFaultyB({ slowMonth: '2025-06', slowSeconds: 60 }, { deadlineSeconds: 50, hedge: { afterSeconds: 20, mode: 'subdivide', copies: 2 } }, 2),
+    );
+
+    expect(run.status).toBe('succeeded');
+    const b = subtask(run, 'B');
+    expect(b.state).toBe('ok');
+    expect(b.handedOverAt).toEqual(expect.any(String));
+    // The prefix: what B's checkpoint held when it handed over.
+    expect(b.checkpoint?.partial).toEqual({
+      covered: [{ from: '2025-04-01', toExclusive: '2025-06-01' }],
+      observed: { minDate: '2025-04-01', maxDate: '2025-05-31', recordCount: 12 },
+      findings: { currency: 'GBP', totalDeductiblePence: 14_999, transactions: 12, deductibleTransactions: 4 },
+    });
+    // The pieces: prefix 04-01..06-01 + 06-01..06-16 + 06-16..07-01 = B's quarter, no overlap.
+    expect(b.hedgeCopies).toEqual([
+      { id: 'B.h1', assigned: { from: '2025-06-01', toExclusive: '2025-06-16' }, state: 'ok' },
+      { id: 'B.h2', assigned: { from: '2025-06-16', toExclusive: '2025-07-01' }, state: 'ok' },
+    ]);
+    expect(b.hedgeWinner).toEqual({ by: 'pieces', ids: ['B.h1', 'B.h2'] });
+    // Every copy's calls on B's one allowance: the original's 2 (April, May) and one per piece.
+    expect(b.usage).toEqual({ modelCalls: 4, estimatedCost: 28 });
+    // A 3 + B 4 + C 3 + D 3: one call more than the year without a hedge (12), the re-checks none.
+    expect(run.usage).toEqual({ modelCalls: 13, estimatedCost: 91 });
+
+    const coverage = run.answer?.coverage;
+    expect(coverage).toMatchObject({ complete: true, overlaps: [], missingQuestions: [], degradedReason: [] });
+    expect(coverage?.problems.filter((p) => p.code === 'assignment_overlap' || p.code === 'assignment_gap')).toEqual([]);
+    expect(coverage?.gaps.map((g) => ['from' in g ? g.from : '', 'toExclusive' in g ? g.toExclusive : '', g.status]).sort()).toEqual([
+      ['2025-06-13', '2025-06-16', 'confirmed_empty'],
+      ['2025-06-16', '2025-06-18', 'confirmed_empty'],
+      ['2025-06-28', '2025-07-01', 'confirmed_empty'],
+    ]);
+    expect(coverage?.statement).toContain('B by its own read of 2025-04-01..2025-05-31 before it handed over, B.h1');
+    // The prefix's findings once, each piece's once: 28,249 + 14,999 + 2,500 + 6,000 + 39,749 + 22,250.
+    expect(run.answer?.result).toMatchObject({ totalDeductiblePence: 113_747, transactions: 72, deductibleTransactions: 24 });
   });
 
   const chaosRequest = (retries: number): RunRequestInput => ({

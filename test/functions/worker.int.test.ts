@@ -212,4 +212,39 @@ describe('worker', () => {
     // claimed once, no delivery failure recorded: a lost race is not a failed delivery
     expect([copy?.generation, copy?.lastDeliveryFailure]).toEqual([1, undefined]);
   });
+
+  it('acknowledges a redelivered original that handed over to its pieces: not claimed, not failed, nothing charged', async () => {
+    p.get().clock.moveTo(0);
+    const tenantId = uniqueName('tenant');
+    const request = secondQuarterRequest();
+    const [b] = request.subtasks ?? [];
+    const runId = await acceptRun(p.get(), tenantId, { ...request, subtasks: [{ ...b!, hedge: { afterSeconds: 10, mode: 'subdivide', copies: 2 } }] });
+    await dispatchRound(p.get(), tenantId, runId);
+    const [message] = await messagesOfRun(p.get(), 'tax-statements', runId);
+    if (!message) throw new Error('B was enqueued');
+    // A first delivery read April and checkpointed its findings, then went quiet.
+    const claim = await p.get().ledger.claimSubtask({ tenantId, runId, subtaskId: 'B', workerId: 'w-first', leaseMs: 5_000 });
+    const april = [{ from: '2025-04-01', toExclusive: '2025-05-01' }];
+    const observed = { minDate: '2025-04-01', maxDate: '2025-04-30', recordCount: 6 };
+    await p.get().ledger.writeCheckpoint(claim, {
+      generation: 1,
+      sequence: 1,
+      writtenAt: '2025-06-01T00:00:05.000Z',
+      covered: april,
+      observed,
+      partial: { covered: april, observed, findings: { currency: 'GBP', totalDeductiblePence: 10_500, transactions: 6, deductibleTransactions: 2 } },
+    });
+    p.get().clock.moveTo(10_000);
+    const { copies } = await p.get().ledger.startHedge({ tenantId, runId, subtaskId: 'B' });
+    // The rest, May and June (61 days), in two pieces of whole days.
+    expect(copies.map((c) => [c.id, c.assigned])).toEqual([
+      ['B.h1', { from: '2025-05-01', toExclusive: '2025-05-31' }],
+      ['B.h2', { from: '2025-05-31', toExclusive: '2025-07-01' }],
+    ]);
+    // SQS delivers B's message again once its lease ran out: the handover stands.
+    expect(await deliver(p.get(), recordsOf([message]))).toEqual({ batchItemFailures: [] });
+    const item = await p.get().ledger.getSubtask({ tenantId, runId, subtaskId: 'B' });
+    expect([item?.state, item?.generation, item?.lastDeliveryFailure, item?.checkpoint?.sequence]).toEqual(['running', 1, undefined, 1]);
+    expect((await stateOf(tenantId, runId)).usage).toEqual({ modelCalls: 0, estimatedCost: 0 });
+  });
 });

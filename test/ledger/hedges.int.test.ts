@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { DispatchedSubtask, Hedge } from '../../lib/contract';
-import { BudgetExhausted, ClaimHeld, HedgeLost, toRunResource, toSubtaskViews, type Claim } from '../../lib/ledger';
-import { uniqueName } from '../support/aws';
-import { dispatched, ledgerTestTable, okOutcome, settle, startRun } from './support';
+import type { CheckpointInput, DispatchedSubtask, Hedge } from '../../lib/contract';
+import { reconcile, synthesisInputs } from '../../lib/domain';
+import { BudgetExhausted, ClaimHeld, HandedOver, HedgeLost, toRunResource, toSubtaskViews, type Claim } from '../../lib/ledger';
+import { documentClient, uniqueName } from '../support/aws';
+import { dispatched, ledgerFor, ledgerTestTable, okOutcome, settle, startRun } from './support';
 
 const suite = ledgerTestTable('ledger-hedges', { dailyAllowance: { modelCalls: 100_000, costLimit: 10_000_000 } });
 const { clock } = suite;
@@ -302,5 +303,197 @@ describe('readManifest, for reconcile', () => {
     const byOriginal = await suite.ledger.readManifest(subdivided.tenantId, subdivided.runId);
     expect(byOriginal.pieces.size).toBe(0);
     expect(byOriginal.outcomes.map((o) => [o.subtaskId, o.state])).toEqual([['A', 'ok']]);
+  });
+});
+
+describe('subdivide with handover: the original hands over at its checkpoint, the pieces read only the rest', () => {
+  /** A's checkpoint: the tools answered [from, to) of Q1 (one record a day), with partial findings over it unless `partial` is false. */
+  const checkpointOf = (claim: Claim, sequence: number, to: string, lastDay: string, days: number, partial = true): CheckpointInput => {
+    const covered = [{ from: '2025-01-01', toExclusive: to }];
+    const observed = { minDate: '2025-01-01', maxDate: lastDay, recordCount: days };
+    return {
+      generation: claim.generation,
+      sequence,
+      writtenAt: '2040-06-01T12:00:05.000Z',
+      covered,
+      observed,
+      usage: { modelCalls: 1, estimatedCost: 7 },
+      ...(partial ? { partial: { covered, observed, findings: { totalDeductible: days * 100 } } } : {}),
+    };
+  };
+  const PREFIX = [{ from: '2025-01-01', toExclusive: '2025-01-31' }];
+
+  it('cuts the pieces from the rest, freezes the prefix, refuses the original, shares one allowance, and reconcile proves prefix + pieces', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 2 });
+    const original = await run.claim('A');
+    await suite.ledger.reserveBudget(original);
+    // 30 days read (1..30 Jan) with findings over them.
+    await suite.ledger.writeCheckpoint(original, checkpointOf(original, 1, '2025-01-31', '2025-01-30', 30));
+    clock.advance(10_000);
+
+    const started = await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    expect(started.written).toBe(true);
+    // The rest, 31 Jan..31 Mar, is 60 days: two pieces of 30 whole days. Prefix + pieces = Q1.
+    expect(started.copies.map((c) => [c.id, c.assigned, c.lineage])).toEqual([
+      ['A.h1', { from: '2025-01-31', toExclusive: '2025-03-02' }, { kind: 'hedge', of: 'A', mode: 'subdivide', copy: 1, prefix: PREFIX }],
+      ['A.h2', { from: '2025-03-02', toExclusive: '2025-04-01' }, { kind: 'hedge', of: 'A', mode: 'subdivide', copy: 2, prefix: PREFIX }],
+    ]);
+    const a = await run.subtask('A');
+    expect(a.handedOverAt).toBe('2040-06-01T12:00:10.000Z');
+    const [view] = toRunResource((await suite.ledger.getRun(run.tenantId, run.runId))!).subtasks;
+    expect([view?.handedOverAt, view?.checkpoint?.partial?.covered]).toEqual(['2040-06-01T12:00:10.000Z', PREFIX]);
+
+    // The original is stopped at its checkpoint: nothing it writes lands, and no redelivery claims it.
+    await expect(suite.ledger.writeCheckpoint(original, checkpointOf(original, 2, '2025-02-10', '2025-02-09', 40))).resolves.toEqual({
+      written: false,
+      handedOver: true,
+    });
+    await expect(suite.ledger.reserveBudget(original)).rejects.toBeInstanceOf(HandedOver);
+    await expect(suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 90))).rejects.toBeInstanceOf(HandedOver);
+    clock.advance(LEASE_MS);
+    await expect(run.claim('A', 'w-redelivered')).rejects.toBeInstanceOf(HandedOver);
+    expect((await run.subtask('A')).checkpoint?.sequence).toBe(1);
+    // A retried start returns the same pieces, cut from the frozen checkpoint.
+    expect(await suite.ledger.startHedge({ ...run, subtaskId: 'A' })).toEqual({ written: false, copies: started.copies, state: 'running' });
+
+    // One allowance: the original spent 1 of A's 4 calls; the pieces spend the other 3, no more.
+    const [h1, h2] = await Promise.all(started.copies.map((c) => run.claim(c.id)));
+    await suite.ledger.reserveBudget(h1!);
+    await suite.ledger.reserveBudget(h1!);
+    await suite.ledger.reserveBudget(h2!);
+    await expect(suite.ledger.reserveBudget(h2!)).rejects.toMatchObject({ name: 'BudgetExhausted', limit: 'subtask', counter: 'calls' });
+    await suite.ledger.recordOutcome(h1!, okOutcome('A.h1', '2025-01-31', '2025-03-01', 30));
+    await suite.ledger.recordOutcome(h2!, okOutcome('A.h2', '2025-03-02', '2025-03-31', 30));
+    const won = await run.subtask('A');
+    expect([won.state, won.hedgeWinner, won.callsLeft]).toEqual(['ok', { by: 'pieces', ids: ['A.h1', 'A.h2'] }, 0]);
+    await expect(suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 90))).rejects.toBeInstanceOf(HedgeLost);
+
+    // Reconcile: A's outcome carries the frozen checkpoint; prefix (30 days) + pieces (30 + 30) tile Q1.
+    const read = await suite.ledger.readManifest(run.tenantId, run.runId);
+    const [outcome] = read.outcomes;
+    expect([outcome?.state, outcome?.checkpoint?.partial?.covered, outcome?.usage]).toEqual(['ok', PREFIX, { modelCalls: 4, estimatedCost: 28 }]);
+    const reconciliation = reconcile(read.manifest, read.outcomes, read.pieces);
+    const line = reconciliation.resumed.get('A');
+    expect([line?.handedOver, line?.problems, line?.prefixes.map((p) => p.prefix)]).toEqual([true, [], [PREFIX]]);
+    expect(reconciliation.problems.filter((p) => (p.subtaskIds ?? []).includes('A') && p.code !== 'assignment_gap')).toEqual([]);
+    // The answer reads the prefix's findings once and each piece's once.
+    expect(synthesisInputs(reconciliation).map((i) => [i.subtask.id, i.subtask.assigned, i.outcome.findings])).toEqual([
+      ['A', PREFIX[0], { totalDeductible: 3000 }],
+      ['A.h1', { from: '2025-01-31', toExclusive: '2025-03-02' }, { totalDeductible: 3880 }],
+      ['A.h2', { from: '2025-03-02', toExclusive: '2025-04-01' }, { totalDeductible: 3880 }],
+    ]);
+  });
+
+  it('a checkpoint without partial findings hands nothing over: the pieces tile the whole scope and the original races on', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 2 });
+    const original = await run.claim('A');
+    await suite.ledger.writeCheckpoint(original, checkpointOf(original, 1, '2025-01-31', '2025-01-30', 30, false));
+    const { copies } = await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    expect(copies.map((c) => [c.assigned, c.lineage])).toEqual([
+      [
+        { from: '2025-01-01', toExclusive: '2025-02-15' },
+        { kind: 'hedge', of: 'A', mode: 'subdivide', copy: 1 },
+      ],
+      [
+        { from: '2025-02-15', toExclusive: '2025-04-01' },
+        { kind: 'hedge', of: 'A', mode: 'subdivide', copy: 2 },
+      ],
+    ]);
+    expect((await run.subtask('A')).handedOverAt).toBeUndefined();
+    await expect(suite.ledger.writeCheckpoint(original, checkpointOf(original, 2, '2025-02-10', '2025-02-09', 40, false))).resolves.toEqual({ written: true });
+    // The original may still win the race over the whole scope.
+    await suite.ledger.recordOutcome(original, okOutcome('A', '2025-01-01', '2025-03-31', 90));
+    expect((await run.subtask('A')).state).toBe('ok');
+  });
+
+  it('replicate never hands over, whatever the checkpoint says', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'replicate', copies: 2 });
+    const original = await run.claim('A');
+    await suite.ledger.writeCheckpoint(original, checkpointOf(original, 1, '2025-01-31', '2025-01-30', 30));
+    const { copies } = await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    expect(copies.map((c) => [c.assigned, c.lineage])).toEqual([
+      [
+        { from: '2025-01-01', toExclusive: '2025-04-01' },
+        { kind: 'hedge', of: 'A', mode: 'replicate', copy: 1 },
+      ],
+    ]);
+    expect((await run.subtask('A')).handedOverAt).toBeUndefined();
+    await expect(suite.ledger.reserveBudget(original)).resolves.toMatchObject({ modelCalls: 1 });
+  });
+
+  /**
+   * A ledger on the suite's table that runs `before` once, just before its first
+   * TransactWriteItems: between startHedge's read and its write.
+   */
+  const interleaved = (before: () => Promise<unknown>) => {
+    const client = documentClient();
+    let pending = true;
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (pending && /TransactWrite/.test(context.commandName ?? '')) {
+          pending = false;
+          await before();
+        }
+        return next(args);
+      },
+      { step: 'initialize', name: 'interleave-before-transaction' },
+    );
+    // The same calls as the suite's own startHedge, which records them for test/iam.
+    return ledgerFor({ client, tableName: suite.tableName, clock });
+  };
+
+  it('a checkpoint written between the read and the write moves the handover to it: the prefix is what is stored', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 2 });
+    const original = await run.claim('A');
+    // 10 days read (1..10 Jan); then, while the hedge starts, 30 days (1..30 Jan).
+    await suite.ledger.writeCheckpoint(original, checkpointOf(original, 1, '2025-01-11', '2025-01-10', 10));
+    const ledger = interleaved(() => suite.ledger.writeCheckpoint(original, checkpointOf(original, 2, '2025-01-31', '2025-01-30', 30)));
+    const { copies, written } = await ledger.startHedge({ ...run, subtaskId: 'A' });
+    // Cut from sequence 2, not the 80-day rest of sequence 1 (11 Jan..20 Feb, 20 Feb..1 Apr).
+    expect([written, copies.map((c) => c.assigned)]).toEqual([
+      true,
+      [
+        { from: '2025-01-31', toExclusive: '2025-03-02' },
+        { from: '2025-03-02', toExclusive: '2025-04-01' },
+      ],
+    ]);
+    expect((await run.subtask('A')).checkpoint?.sequence).toBe(2);
+  });
+
+  it("a stale generation's handover never lands: a claim between the read and the write binds it to the new generation", async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 2 });
+    const stale = await run.claim('A', 'w-old');
+    await suite.ledger.writeCheckpoint(stale, checkpointOf(stale, 1, '2025-01-31', '2025-01-30', 30));
+    clock.advance(LEASE_MS);
+    let current: Claim | undefined;
+    const ledger = interleaved(async () => {
+      current = await run.claim('A', 'w-new');
+    });
+    const { written } = await ledger.startHedge({ ...run, subtaskId: 'A' });
+    expect(written).toBe(true);
+    const a = await run.subtask('A');
+    expect([a.generation, a.handedOverAt !== undefined, a.checkpoint?.generation]).toEqual([2, true, 1]);
+    // The stale generation is refused as stale; the current one is told it handed over.
+    await expect(suite.ledger.writeCheckpoint(stale, checkpointOf(stale, 2, '2025-02-10', '2025-02-09', 40))).rejects.toMatchObject({
+      name: 'LeaseLost',
+      reason: 'superseded',
+    });
+    await expect(suite.ledger.writeCheckpoint(current!, checkpointOf(current!, 2, '2025-02-10', '2025-02-09', 40))).resolves.toEqual({
+      written: false,
+      handedOver: true,
+    });
+    await expect(suite.ledger.reserveBudget(current!)).rejects.toBeInstanceOf(HandedOver);
+    expect((await run.subtask('A')).checkpoint?.sequence).toBe(1);
+  });
+
+  it('a handed-over subtask whose pieces do not finish is sealed with its prefix: the timed-out outcome carries it for the retry', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 2 });
+    const original = await run.claim('A');
+    await suite.ledger.writeCheckpoint(original, checkpointOf(original, 1, '2025-01-31', '2025-01-30', 30));
+    await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    clock.set(DEADLINE);
+    await suite.ledger.sealTimedOut({ ...run, subtaskId: 'A' });
+    const read = await suite.ledger.readManifest(run.tenantId, run.runId);
+    expect(read.outcomes.map((o) => [o.state, o.checkpoint?.partial?.covered])).toEqual([['timed_out', PREFIX]]);
   });
 });

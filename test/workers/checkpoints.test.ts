@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Checkpoint, CheckpointInput } from '../../lib/contract';
-import { createRegistry, defineWorker, keyedSource, runSubtask, timeSeriesSource, type CheckpointPort } from '../../lib/workers';
+import { createRegistry, defineWorker, keyedSource, runSubtask, SubtaskHandedOver, timeSeriesSource, type CheckpointPort } from '../../lib/workers';
 import { monthsOf } from '../../examples/app/tax';
 import { dispatched, memoryAllowance, offlineModels } from './support/harness';
 
@@ -15,7 +15,7 @@ const monthRows = (month: string): Row[] => [
 const Findings = z.object({ pence: z.int(), transactions: z.int() });
 
 /** A statements kind that reads month by month; June's statement never arrives before the deadline. */
-const statementsKind = (partialFindings: boolean, months: string[] = []) =>
+const statementsKind = (partialFindings: boolean, months: string[] = [], watch: (signal: AbortSignal) => void = () => undefined) =>
   defineWorker({
     kind: 'slow-statements',
     dimension: 'time',
@@ -39,6 +39,7 @@ const statementsKind = (partialFindings: boolean, months: string[] = []) =>
       }),
     },
     run: async (ctx) => {
+      watch(ctx.signal);
       const resumeAt = ctx.resumeFrom?.covered.flatMap((s) => ('toExclusive' in s ? [s.toExclusive] : [])).at(-1);
       let findings = ctx.resumeFrom === undefined ? { pence: 0, transactions: 0 } : Findings.parse(ctx.resumeFrom.findings);
       for (const month of monthsOf(ctx.assignment.scope)) {
@@ -133,6 +134,34 @@ describe('checkpoints written by the tool layer', () => {
       observed: { minDate: '2025-04-01', maxDate: '2025-05-20', recordCount: 4 },
     });
     expect(writes).toEqual([]);
+  });
+
+  it('stops the worker when the ledger answers a checkpoint with a handover: ctx.signal aborts with SubtaskHandedOver, and nothing more is written', async () => {
+    const writes: CheckpointInput[] = [];
+    let reason: unknown;
+    // The store hands over once the checkpoint holds April and May (a hedge started meanwhile).
+    const port: CheckpointPort = {
+      write: async (checkpoint) => {
+        writes.push(checkpoint);
+        return { written: false, handedOver: (checkpoint.partial?.observed.recordCount ?? 0) >= 4 };
+      },
+    };
+    const watched = statementsKind(true, [], (signal) => signal.addEventListener('abort', () => (reason = signal.reason)));
+    const started = Date.now();
+    const run = runSubtask({
+      subtask: quarterB(10_000),
+      registry: createRegistry([watched]),
+      models,
+      budget: memoryAllowance(4).port(),
+      checkpoints: { port, generation: 1, policy: FAST },
+    });
+    await expect(run).rejects.toBeInstanceOf(SubtaskHandedOver);
+    expect(reason).toBeInstanceOf(SubtaskHandedOver);
+    // Long before the 10 s deadline: June's read was stopped by the signal, not the deadline.
+    expect(Date.now() - started).toBeLessThan(5_000);
+    const last = writes.at(-1);
+    expect(last?.partial?.covered).toEqual([{ from: '2025-04-01', toExclusive: '2025-06-01' }]);
+    expect(writes.filter((w) => (w.partial?.observed.recordCount ?? 0) >= 4)).toHaveLength(1);
   });
 
   it('writes no checkpoint for a worker that reads one id and finishes (the no-op path)', async () => {
