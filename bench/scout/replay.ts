@@ -35,6 +35,12 @@ export interface Summary {
   /** Runs whose subdivide pieces were checked with `checkTiling`, and how many of them did not tile (must be 0). */
   readonly tilingChecked: number;
   readonly untiled: number;
+  /** Checkpoint writes per run (one conditional UpdateItem each), and the most one subtask wrote in any run. */
+  readonly checkpointWritesPerRun: number;
+  readonly maxCheckpointWrites: number;
+  /** Runs whose original handed over to its pieces, and runs whose retry was sent only the unread rest. */
+  readonly handovers: number;
+  readonly retriedRest: number;
 }
 
 export const summarise = (results: readonly RunResult[]): Summary => {
@@ -53,5 +59,9 @@ export const summarise = (results: readonly RunResult[]): Summary => {
     partlyRead: results.filter((r) => r.partlyRead).length,
     tilingChecked: results.filter((r) => r.piecesTile !== null).length,
     untiled: results.filter((r) => r.piecesTile === false).length,
+    checkpointWritesPerRun: results.reduce((sum, r) => sum + r.checkpointWrites, 0) / results.length,
+    maxCheckpointWrites: results.reduce((most, r) => Math.max(most, r.maxCheckpointWrites), 0),
+    handovers: results.filter((r) => r.handedOver).length,
+    retriedRest: results.filter((r) => r.retriedRest).length,
   };
 };

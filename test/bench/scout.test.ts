@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { checkTiling, readTimePoint } from '../../lib/domain';
+import { DEFAULT_CHECKPOINT_POLICY } from '../../lib/workers/checkpointer';
 import { GOAL, best } from '../../bench/scout.bench';
 import { calibrationFigures, TOLERANCE } from '../../bench/scout/calibrate';
+import { checkpointWrites, prefixAt } from '../../bench/scout/checkpoints';
 import { callsSpent, SCOUT, SCOUT_MODEL, type Account } from '../../bench/scout/model';
 import { firstCompleteCover, hedgeScopes, replayRun, type Copy, type Policy } from '../../bench/scout/policies';
 import { randomFor, type Random } from '../../bench/scout/random';
@@ -111,16 +113,20 @@ describe('one replayed run, by hand', () => {
 
   it('no retry: missing at the 25-s deadline, charged the calls started by then', () => {
     // 25 / 36.5 of 600 notes = 410.96 notes: 21 calls started.
-    expect(run({ kind: 'none', deadlineSeconds: 25 })).toMatchObject({ covered: false, seconds: 26, calls: 21, silentGap: false });
+    // Without partial findings it checkpoints at 6.08, 12.17 and 18.25 s (each 100 notes) and flushes at 24 s.
+    expect(run({ kind: 'none', deadlineSeconds: 25 })).toMatchObject({ covered: false, seconds: 26, calls: 21, silentGap: false, checkpointWrites: 4 });
   });
 
-  it('serial retry: the retry starts at 26 s and finishes at 62.5 s', () => {
+  it('serial retry without partial findings: the retry reads the whole scope from 26 s and finishes at 62.5 s', () => {
+    // Checkpoints: the original 4; the retry each 100 notes (6.08 s apart) from 32.08 s, the 600th at its finish.
     expect(run({ kind: 'retry', deadlineSeconds: 25, retryDeadlineSeconds: 40 })).toMatchObject({
       covered: true,
       winner: 'retry',
       seconds: 63.5,
       calls: 21 + 30,
       lostCalls: 21,
+      checkpointWrites: 4 + 5,
+      retriedRest: false,
     });
   });
 
@@ -142,23 +148,108 @@ describe('one replayed run, by hand', () => {
       silentGap: false,
       partlyRead: false,
       piecesTile: true,
+      // The original at 6.08, 12.17 and 18.25 s (each 100 notes); each piece once, at its 100th note (18.08 s).
+      checkpointWrites: 3 + 4,
+      maxCheckpointWrites: 3,
+      handedOver: false,
+      retriedRest: false,
     });
   });
 });
 
-describe('the what-if handover, by hand', () => {
+describe('checkpoints and the handover, on the SDK schedule, by hand', () => {
   const still: Random = { uniform: () => 0.5, normal: () => 0 };
-  const model = { ...SCOUT_MODEL, baseSeconds: 2, secondsPerNote: 0.0575, notesPerCall: 20, overheadSeconds: 1, hedgeDispatchSeconds: 1 };
+  const model = { ...SCOUT_MODEL, baseSeconds: 2, secondsPerNote: 0.0575, notesPerCall: 20, overheadSeconds: 1, roundGapSeconds: 1, hedgeDispatchSeconds: 1 };
   const day = (d: number) => (readTimePoint(`2025-01-0${d}`) as { ms: number }).ms;
   const times = Float64Array.from({ length: 600 }, (_, i) => day(1 + Math.floor(i / 150)) + (i % 150) * 1000);
   const account: Account = { notes: 600, scope: { from: '2025-01-01', toExclusive: '2025-01-05' }, noteTimes: () => times };
+  const run = (policy: Policy) => replayRun(model, policy, account, () => still);
+  const reader = { start: 0, seconds: 36.5, notes: 600, deadline: DEADLINE };
 
-  it('hands the read days over at 11 s and splits only the unread rest', () => {
-    // At 11 s the original (36.5 s in all) has read ⌊600 × 11 / 36.5⌋ = 180 notes, 9 calls: all of
-    // day 1 and part of day 2. It keeps 2025-01-01..02; the rest, three days, is cut into three
-    // one-day pieces (fewer days than the 4 pieces asked for), each 150 notes: 10.625 s, 8 calls.
-    const result = replayRun(model, { kind: 'subdivide', deadlineSeconds: 25, afterSeconds: 10, pieces: 4, unreadOnly: true }, account, () => still);
-    expect(result).toMatchObject({ covered: true, winner: 'subdivide', seconds: 22.625, calls: 9 + 3 * 8, lostCalls: 0, silentGap: false });
+  it('writes every 5 s while partial findings come every 20 notes, then flushes 1 s before the deadline', () => {
+    // Partials every 20 / 600 × 36.5 = 1.22 s, so the 5 s decide; the next after 20 s would be 25 s, past the 24-s flush.
+    const writes = checkpointWrites(model, reader, DEADLINE, true);
+    expect(writes.map((w) => w.at)).toEqual([5, 10, 15, 20, 24]);
+    // At 24 s, ⌊600 × 24 / 36.5⌋ = 394 notes read; the findings account for 380 of them.
+    expect(writes.at(-1)).toEqual({ at: 24, records: 394, partialNotes: 380 });
+  });
+
+  it('without partial findings, writes after each 100 records once 5 s passed, with no findings', () => {
+    // The 100th, 200th and 300th notes are read at 6.08, 12.17 and 18.25 s; the 400th (24.33 s) comes after the flush.
+    const writes = checkpointWrites(model, reader, DEADLINE, false);
+    expect(writes.map((w) => Number(w.at.toFixed(2)))).toEqual([6.08, 12.17, 18.25, 24]);
+    expect(writes.every((w) => w.partialNotes === null)).toBe(true);
+  });
+
+  it('writes nothing for a worker that finishes before its first is due (one note, or 4.9 s), and at most the cap', () => {
+    expect(checkpointWrites(model, { start: 0, seconds: 2.06, notes: 1, deadline: DEADLINE }, DEADLINE, true)).toEqual([]);
+    expect(checkpointWrites(model, { start: 0, seconds: 4.9, notes: 300, deadline: DEADLINE }, DEADLINE, true)).toEqual([]);
+    const long = { start: 0, seconds: 1_000, notes: 10_000, deadline: 1_000 };
+    expect(checkpointWrites(model, long, 1_000, true).length).toBe(DEFAULT_CHECKPOINT_POLICY.maxWrites);
+  });
+
+  it('keeps the whole days the last checkpoint before the instant accounts for, split by the domain', () => {
+    const writes = checkpointWrites(model, reader, DEADLINE, true);
+    // The 10-s write accounts for 160 notes: day 1 whole (150), note 160 is on day 2.
+    expect(prefixAt(account, writes, 11)).toEqual({
+      prefix: { from: '2025-01-01', toExclusive: '2025-01-02' },
+      rest: { from: '2025-01-02', toExclusive: '2025-01-05' },
+      notes: 150,
+    });
+    // Before 5 s nothing is stored; the 5-s write accounts for 80 notes, no whole day.
+    expect(prefixAt(account, writes, 5)).toBeUndefined();
+    expect(prefixAt(account, writes, 6)).toBeUndefined();
+    expect(prefixAt(account, checkpointWrites(model, reader, DEADLINE, false), 25)).toBeUndefined();
+  });
+
+  it('serial retry with partial findings: the retry reads only the two days after the prefix', () => {
+    // The flush at 24 s accounts for 380 notes: days 1-2 (300 notes) are the prefix. The retry reads
+    // 300 notes from 26 s: 2 + 17.25 = 19.25 s, done at 45.25 s, 15 calls. The original's 21 calls
+    // bought the 15 calls' worth of prefix; 6 are lost. Writes: the original 5, the retry at 31, 36, 41 s.
+    expect(run({ kind: 'retry', deadlineSeconds: 25, retryDeadlineSeconds: 40, partialFindings: true })).toEqual({
+      covered: true,
+      winner: 'retry',
+      seconds: 46.25,
+      calls: 21 + 15,
+      lostCalls: 6,
+      hedged: true,
+      silentGap: false,
+      partlyRead: false,
+      piecesTile: null,
+      checkpointWrites: 5 + 3,
+      maxCheckpointWrites: 5,
+      handedOver: false,
+      retriedRest: true,
+    });
+  });
+
+  it('subdivide ×3 at 11 s: the original hands over day 1 at its 10-s checkpoint, three one-day pieces read the rest', () => {
+    // Pieces of 150 notes from 12 s: 10.625 s each, done at 22.625 s, 8 calls each, writing at 17
+    // and 22 s. The original stops at 11 s: ⌊600 × 11 / 36.5⌋ = 180 notes, 10 calls started,
+    // 8 of them bought the 150-note prefix; it wrote at 5 and 10 s.
+    expect(run({ kind: 'subdivide', deadlineSeconds: 25, afterSeconds: 11, pieces: 3, partialFindings: true })).toEqual({
+      covered: true,
+      winner: 'subdivide',
+      seconds: 23.625,
+      calls: 10 + 3 * 8,
+      lostCalls: 2,
+      hedged: true,
+      silentGap: false,
+      partlyRead: false,
+      piecesTile: true,
+      checkpointWrites: 2 + 3 * 2,
+      maxCheckpointWrites: 2,
+      handedOver: true,
+      retriedRest: false,
+    });
+  });
+
+  it('hands nothing over when the rest has fewer days than pieces: the race over the whole scope', () => {
+    // At 11 s the rest is 3 days, too few for 4 pieces: as without partial findings.
+    const withPartials = run({ kind: 'subdivide', deadlineSeconds: 25, afterSeconds: 11, pieces: 4, partialFindings: true });
+    const without = run({ kind: 'subdivide', deadlineSeconds: 25, afterSeconds: 11, pieces: 4 });
+    expect(withPartials.handedOver).toBe(false);
+    expect({ ...withPartials, checkpointWrites: 0, maxCheckpointWrites: 0 }).toEqual({ ...without, checkpointWrites: 0, maxCheckpointWrites: 0 });
   });
 });
 
@@ -181,19 +272,20 @@ describe('the calibration', () => {
 });
 
 describe('subdivide replays', () => {
-  it('never report a run covered with part of its scope unread (whole-scope pieces and the what-if)', () => {
+  it('never report a run covered with part of its scope unread (whole-scope pieces and the handover)', () => {
     const accounts = accountsFor(SCOUT_MODEL, 15, 400);
-    for (const [pieces, unreadOnly] of [
+    for (const [pieces, partialFindings] of [
       [2, false],
       [5, false],
       [8, false],
       [4, true],
       [8, true],
     ] as const) {
-      const results = replay(SCOUT_MODEL, { kind: 'subdivide', deadlineSeconds: DEADLINE, afterSeconds: 4, pieces, unreadOnly }, 15, accounts);
+      const results = replay(SCOUT_MODEL, { kind: 'subdivide', deadlineSeconds: DEADLINE, afterSeconds: 6, pieces, partialFindings }, 15, accounts);
       expect(results.filter((r) => r.winner === 'subdivide').length).toBeGreaterThan(0);
       expect(summarise(results)).toMatchObject({ silentGaps: 0, untiled: 0 });
       expect(summarise(results).tilingChecked).toBe(results.filter((r) => r.hedged).length);
+      if (partialFindings) expect(summarise(results).handovers).toBeGreaterThan(0);
     }
   });
 });
@@ -222,6 +314,10 @@ describe('percentiles and the choice of the best setting', () => {
     partlyRead: 0,
     tilingChecked: 0,
     untiled: 0,
+    checkpointWritesPerRun: 0,
+    maxCheckpointWrites: 0,
+    handovers: 0,
+    retriedRest: 0,
   });
   const policy = (afterSeconds: number): Policy => ({ kind: 'replicate', deadlineSeconds: DEADLINE, afterSeconds });
 
