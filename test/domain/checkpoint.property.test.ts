@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Manifest, type Checkpoint, type Dimension, type DispatchedSubtask, type Outcome, type Scope, type Universe } from '../../lib/contract';
 import { algebraFor, checkpointIssues, planNextRound, reconcile, resumedLine } from '../../lib/domain';
+import { unitsOf, unitsOfAll } from './support/scope-units';
 
 /**
  * Properties of checkpoints over random runs of one line of work, in all three dimensions: each
@@ -13,18 +14,6 @@ import { algebraFor, checkpointIssues, planNextRound, reconcile, resumedLine } f
  */
 const RUNS = { numRuns: 300 };
 const DAY = 86_400_000;
-
-/** Units of a scope: day numbers, id numbers or `file:line` keys, for set arithmetic in the test. */
-const unitsOf = (scope: Scope): Set<string> => {
-  if ('from' in scope) {
-    const units = new Set<string>();
-    for (let t = Date.parse(`${scope.from}T00:00:00Z`); t < Date.parse(`${scope.toExclusive}T00:00:00Z`); t += DAY) units.add(String(t / DAY));
-    return units;
-  }
-  if ('ids' in scope) return new Set(scope.ids);
-  return new Set(scope.files.flatMap((f) => (f.lines ?? []).flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, k) => `${f.path}:${a + k}`))));
-};
-const unitsOfAll = (scopes: readonly Scope[]): Set<string> => new Set(scopes.flatMap((s) => [...unitsOf(s)]));
 
 const day = (n: number): string => new Date(Date.UTC(2025, 0, 1) + n * DAY).toISOString().slice(0, 10);
 

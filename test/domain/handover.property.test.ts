@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Checkpoint, Dimension, DispatchedSubtask, Scope } from '../../lib/contract';
 import { handoverLine, hedgeCopies, hedgeCut } from '../../lib/domain';
+import { unitsOf as unitsOfScope, unitsOfAll as unitsOfScopes } from './support/scope-units';
 
 /**
  * Properties of a hedge handover in all three dimensions: an original's checkpoint covers a
@@ -15,16 +16,9 @@ const RUNS = { numRuns: 300 };
 const DAY = 86_400_000;
 const LINES = 10;
 
-const unitsOf = (scope: Scope): Set<string> => {
-  if ('from' in scope) {
-    const units = new Set<string>();
-    for (let t = Date.parse(`${scope.from}T00:00:00Z`); t < Date.parse(`${scope.toExclusive}T00:00:00Z`); t += DAY) units.add(String(t / DAY));
-    return units;
-  }
-  if ('ids' in scope) return new Set(scope.ids);
-  return new Set(scope.files.flatMap((f) => (f.lines ?? [[1, LINES]]).flatMap(([a, b]) => Array.from({ length: b - a + 1 }, (_, k) => `${f.path}:${a + k}`))));
-};
-const unitsOfAll = (scopes: readonly Scope[]): Set<string> => new Set(scopes.flatMap((s) => [...unitsOf(s)]));
+/** A file without line ranges stands for its lines 1..LINES here. */
+const unitsOf = (scope: Scope): Set<string> => unitsOfScope(scope, LINES);
+const unitsOfAll = (scopes: readonly Scope[]): Set<string> => unitsOfScopes(scopes, LINES);
 const day = (n: number): string => new Date(Date.UTC(2025, 0, 1) + n * DAY).toISOString().slice(0, 10);
 const id = (k: number): string => `id-${String(k).padStart(3, '0')}`;
 const file = (k: number): string => `src/f${String(k).padStart(2, '0')}.ts`;
