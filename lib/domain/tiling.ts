@@ -58,15 +58,20 @@ const sweep = (starts: ArrayLike<number>, ends: ArrayLike<number>, members: numb
   members.sort((a, b) => (starts[a] as number) - (starts[b] as number) || (ends[a] as number) - (ends[b] as number) || a - b);
   let reach = Number.NEGATIVE_INFINITY;
   let reacher = -1;
-  let active: number[] = [];
+  const active: number[] = [];
   for (const i of members) {
     const start = starts[i] as number;
     const end = ends[i] as number;
     if (start > reach) clip(universe, reach, start, (s, e) => on.gap(s, e, reacher, i));
-    if (active.length > 0) {
-      active = active.filter((j) => (ends[j] as number) > start);
-      for (const j of active) on.overlap(start, Math.min(end, ends[j] as number), j, i);
+    // Entries that ended are dropped in place: a new array per entry showed in profiles at 100,000 tiles.
+    let open = 0;
+    for (const j of active) {
+      if ((ends[j] as number) <= start) continue;
+      on.overlap(start, Math.min(end, ends[j] as number), j, i);
+      active[open] = j;
+      open += 1;
     }
+    active.length = open;
     active.push(i);
     if (end > reach) {
       reach = end;
