@@ -5,13 +5,15 @@ import { reconcile } from '../lib/domain';
 
 /**
  * Reconcile scaling (issue 2): reconcile of 100,000 time partitions and of 1,000,000 ids, each
- * beside a bare sort of the same input measured in the same process. Target: ratio <= 2.
+ * beside a bare sort of the same input measured in the same process. Target: {@link TARGET_RATIO}.
  */
 
 const TIME_PARTITIONS = 100_000;
 const IDS = 1_000_000;
 const IDS_PER_SUBTASK = 1_000;
 const REPETITIONS = 5;
+/** Reconcile may take at most this many times a bare sort of the same input (issue 24). */
+const TARGET_RATIO = 1.25;
 
 /** Deterministic shuffle (mulberry32), so every run measures the same input. */
 const shuffled = <T>(items: T[], seed = 42): T[] => {
@@ -123,9 +125,9 @@ const compare = (label: string, json: string, bareSort: (input: Input) => unknow
   }
   const [reconcileMs, sortMs] = [median(reconcileRuns), median(sortRuns)];
   const ratio = reconcileMs / sortMs;
-  console.log(
-    `${label.padEnd(26)} reconcile ${reconcileMs.toFixed(0).padStart(6)} ms   bare sort ${sortMs.toFixed(0).padStart(6)} ms   ratio ${ratio.toFixed(2)}x (target <= 2x: ${ratio <= 2 ? 'met' : 'MISSED'})`,
-  );
+  const figures = `reconcile ${reconcileMs.toFixed(0).padStart(6)} ms   bare sort ${sortMs.toFixed(0).padStart(6)} ms`;
+  const verdict = `ratio ${ratio.toFixed(2)}x (target <= ${TARGET_RATIO}x: ${ratio <= TARGET_RATIO ? 'met' : 'MISSED'})`;
+  console.log(`${label.padEnd(26)} ${figures}   ${verdict}`);
 };
 
 const fromOf = (scope: Manifest['subtasks'][number]['assigned']): string => ('from' in scope ? scope.from : '');

@@ -59,15 +59,20 @@ const sweep = (starts: ArrayLike<number>, ends: ArrayLike<number>, members: numb
   members.sort((a, b) => (starts[a] as number) - (starts[b] as number) || (ends[a] as number) - (ends[b] as number) || a - b);
   let reach = Number.NEGATIVE_INFINITY;
   let reacher = -1;
-  let active: number[] = [];
+  const active: number[] = [];
   for (const i of members) {
     const start = starts[i] as number;
     const end = ends[i] as number;
     if (start > reach) clip(universe, reach, start, (s, e) => on.gap(s, e, reacher, i));
-    if (active.length > 0) {
-      active = active.filter((j) => (ends[j] as number) > start);
-      for (const j of active) on.overlap(start, Math.min(end, ends[j] as number), j, i);
+    // Entries that ended are dropped in place: a new array per entry showed in profiles at 100,000 tiles.
+    let open = 0;
+    for (const j of active) {
+      if ((ends[j] as number) <= start) continue;
+      on.overlap(start, Math.min(end, ends[j] as number), j, i);
+      active[open] = j;
+      open += 1;
     }
+    active.length = open;
     active.push(i);
     if (end > reach) {
       reach = end;
@@ -257,7 +262,33 @@ const idsOverlapProblems = (tiles: readonly Tile[], index: IdIndex, owner: Int32
   });
 };
 
+/**
+ * True when the tiles, in their order, are the universe's written ids cut into runs, as the
+ * planner cuts them (`chunkEvenly`, `chunkBySize`), and no id repeats. The walk stops at the
+ * first difference, so a plan cut any other way pays almost nothing for asking. The Set holds
+ * the assigned strings rather than the universe's: their hashes stay cached on the strings, and
+ * reconcile hashes them again when it compares each assignment with its observation.
+ */
+const cutInOrderOnce = (written: readonly string[], tiles: readonly Tile[]): boolean => {
+  const seen = new Set<string>();
+  let p = 0;
+  for (const tile of tiles) {
+    if (!('ids' in tile.scope)) return false;
+    for (const id of tile.scope.ids) {
+      if (written[p] !== id) return false;
+      seen.add(id);
+      p += 1;
+    }
+  }
+  return p === written.length && seen.size === p;
+};
+
 const tileIds = (universe: IdsUniverse, tiles: readonly Tile[], emit: Emit): void => {
+  // Tiles that cut a universe without repeats in order assign each id exactly once: no gap,
+  // overlap or outside id is possible, so the check below would find nothing. Proving it takes
+  // one walk and one Set; the check below indexes every id's position and looks every assigned
+  // id up in that index, which at 1,000,000 ids costs about twice a sort of them.
+  if (cutInOrderOnce(universe.ids, tiles)) return;
   const index = indexIds(universe.ids);
   for (const { id, at } of index.duplicates) {
     emit({ code: 'duplicate_universe_id', message: `id ${id} appears more than once in the universe`, path: `universe.ids.${at}`, ids: [id] });

@@ -277,6 +277,98 @@ describe('ids tilings', () => {
     );
   });
 
+  /**
+   * The definition of an exact ids tiling, written plainly: a universe without repeats, every
+   * tile an ids scope, every universe id in exactly one tile and nothing else in any. A scope is
+   * a set, so an id written twice in one tile is still one assignment.
+   */
+  const tilesExactly = (universe: readonly string[], tiles: ReadonlyArray<{ scope: Scope }>): boolean => {
+    if (new Set(universe).size !== universe.length) return false;
+    const counts = new Map(universe.map((id) => [id, 0]));
+    for (const { scope } of tiles) {
+      if (!('ids' in scope)) return false;
+      for (const id of new Set(scope.ids)) {
+        const count = counts.get(id);
+        if (count === undefined) return false;
+        counts.set(id, count + 1);
+      }
+    }
+    return [...counts.values()].every((count) => count === 1);
+  };
+
+  type Change =
+    | 'none'
+    | 'repeat_in_universe'
+    | 'repeat_in_both'
+    | 'repeat_in_tile'
+    | 'replace_with_outside'
+    | 'replace_with_other'
+    | 'swap_across_tiles'
+    | 'reverse_tiles'
+    | 'outside'
+    | 'drop'
+    | 'time_tile';
+
+  /**
+   * The universe cut into runs in its own order (as the planner cuts it) with at most one change:
+   * some keep an exact tiling in another order, the others break it in one place. Reconcile
+   * proves an in-order cut with a shortcut and anything else with the position index; both must
+   * agree with the definition.
+   */
+  const nearlyInOrder = fc
+    .record({
+      ids: fc.uniqueArray(fc.string({ minLength: 1, maxLength: 4 }), { minLength: 1, maxLength: 60 }),
+      cuts: fc.uniqueArray(fc.integer({ min: 1, max: 60 }), { maxLength: 8 }),
+      change: fc.constantFrom<Change>(
+        'none',
+        'none',
+        'repeat_in_universe',
+        'repeat_in_both',
+        'repeat_in_tile',
+        'replace_with_outside',
+        'replace_with_other',
+        'swap_across_tiles',
+        'reverse_tiles',
+        'outside',
+        'drop',
+        'time_tile',
+      ),
+      seed: fc.nat(),
+    })
+    .map(({ ids, cuts, change, seed }) => {
+      const id = ids[seed % ids.length] as string;
+      const universe = [...ids];
+      // A repeat the tiles are cut from too: the cut is in order, yet the id is assigned twice.
+      if (change === 'repeat_in_universe' || change === 'repeat_in_both') universe.splice(seed % (ids.length + 1), 0, id);
+      const source = change === 'repeat_in_both' ? universe : ids;
+      const bounds = [0, ...cuts.filter((c) => c < source.length).sort((a, b) => a - b), source.length];
+      const chunks = bounds.slice(1).map((end, c) => source.slice(bounds[c], end));
+      const chunk = chunks[seed % chunks.length] as string[];
+      const k = seed % chunk.length;
+      const tiles: Array<{ id: string; scope: Scope }> = chunks.map((list, c) => ({ id: `C${c}`, scope: { ids: list } }));
+      if (change === 'repeat_in_tile') chunk.push(chunk[0] as string);
+      else if (change === 'replace_with_outside') chunk[k] = `${chunk[k] as string}~outside`;
+      else if (change === 'replace_with_other') chunk[k] = ids[(seed + 1) % ids.length] as string;
+      else if (change === 'swap_across_tiles' && chunks.length > 1) {
+        const [first, last] = [chunks[0] as string[], chunks[chunks.length - 1] as string[]];
+        [first[0], last[0]] = [last[0] as string, first[0] as string];
+      } else if (change === 'reverse_tiles') tiles.reverse();
+      else if (change === 'outside') chunk.splice(seed % (chunk.length + 1), 0, `${id}~outside`);
+      else if (change === 'drop' && chunk.length > 1) chunk.splice(k, 1);
+      else if (change === 'time_tile') tiles.push({ id: 'T', scope: { from: '2025-01-01', toExclusive: '2025-01-02' } });
+      return { universe, tiles };
+    });
+
+  it('finds no problem exactly when the tiles assign every universe id once, in order or not', () => {
+    fc.assert(
+      fc.property(nearlyInOrder, ({ universe, tiles }) => {
+        const problems = checkTiling({ dimension: 'ids', ids: universe }, tiles);
+        expect(problems.length === 0).toBe(tilesExactly(universe, tiles));
+      }),
+      RUNS,
+    );
+  });
+
   it('passes every tiling the planner generates, in parts or in chunks', () => {
     const universeIds = fc.uniqueArray(fc.string({ minLength: 1, maxLength: 6 }), { minLength: 1, maxLength: 120 });
     const split = fc.oneof(
