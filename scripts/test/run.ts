@@ -50,13 +50,24 @@ const run = (args: readonly string[], env: NodeJS.ProcessEnv, prefix?: string): 
     child.on('close', (code, signal) => done(code ?? (signal ? 1 : 0)));
   });
 
-/** The counts of vitest's JSON report that a CI reads, summed over the streams' reports. */
+/** The counts of vitest's JSON report, summed over the streams' reports. */
+const REPORT_COUNTS = [
+  'numTotalTestSuites',
+  'numPassedTestSuites',
+  'numFailedTestSuites',
+  'numPendingTestSuites',
+  'numTotalTests',
+  'numPassedTests',
+  'numFailedTests',
+  'numPendingTests',
+  'numTodoTests',
+] as const;
+
+/** One vitest JSON report made of the streams' reports: their counts summed and their files listed. */
 const merge = (files: readonly string[]): Record<string, unknown> => {
-  const counts = ['numTotalTestSuites', 'numPassedTestSuites', 'numFailedTestSuites', 'numPendingTestSuites', 'numTotalTests', 'numPassedTests'];
-  const more = ['numFailedTests', 'numPendingTests', 'numTodoTests'];
   const reports = files.filter((file) => existsSync(file)).map((file) => JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>);
   const merged: Record<string, unknown> = {};
-  for (const key of [...counts, ...more]) merged[key] = reports.reduce((sum, report) => sum + (Number(report[key]) || 0), 0);
+  for (const key of REPORT_COUNTS) merged[key] = reports.reduce((sum, report) => sum + (Number(report[key]) || 0), 0);
   merged.startTime = Math.min(...reports.map((report) => Number(report.startTime) || Date.now()));
   merged.success = reports.length === files.length && reports.every((report) => report.success === true);
   merged.testResults = reports.flatMap((report) => (Array.isArray(report.testResults) ? report.testResults : []));

@@ -9,24 +9,9 @@ import { Coverage } from '../../lib/contract';
 import { commands as mainCommands } from '../../lib/cli/main';
 import { createPlanCommand } from '../../lib/cli/plan';
 import { reconcileCommand } from '../../lib/cli/reconcile';
-import { runCli, type CliIo } from '../../lib/cli/router';
+import { runCli } from '../../lib/cli/router';
+import { terminal } from './support/terminal';
 import { catalogOf, farFuture, kindInfo, taxRequest, testCatalog } from '../domain/fixtures';
-
-/** An in-memory terminal and file system. */
-const terminal = (files: Record<string, string>) => {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = {
-    out: (text) => void out.push(text),
-    err: (text) => void err.push(text),
-    readText: async (path) => {
-      const text = files[path];
-      if (text === undefined) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
-      return text;
-    },
-  };
-  return { io, out, err };
-};
 
 const commands = { plan: createPlanCommand({ catalog: testCatalog }), reconcile: reconcileCommand };
 const cli = async (argv: string[], files: Record<string, string> = {}) => {

@@ -10,7 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { TOKEN_FLAG_WARNING } from '../../lib/cli/api-target';
 import { commands } from '../../lib/cli/main';
 import { lostRunMessage, RUN_EXIT } from '../../lib/cli/run';
-import { runCli, type CliIo } from '../../lib/cli/router';
+import { runCli } from '../../lib/cli/router';
+import { terminal } from './support/terminal';
 import { runsCommand } from '../../lib/cli/runs';
 import { cliPackage } from '../../lib/cli/version';
 import { RunResource } from '../../lib/contract';
@@ -24,21 +25,6 @@ import { scoutRun, taxRun } from '../web/fixtures';
  */
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-
-const terminal = (files: Record<string, string> = {}) => {
-  const out: string[] = [];
-  const err: string[] = [];
-  const io: CliIo = {
-    out: (text) => void out.push(text),
-    err: (text) => void err.push(text),
-    readText: async (path) => {
-      const text = files[path];
-      if (text === undefined) throw new Error(`ENOENT: no such file or directory, open '${path}'`);
-      return text;
-    },
-  };
-  return { io, out, err };
-};
 
 /** The tax run while round 1 runs: two of four subtasks ended. */
 const runningTax = (): RunResource =>
