@@ -12,6 +12,7 @@ import tseslint from 'typescript-eslint';
 export const IGNORES = [
   '**/node_modules/**',
   'dist/**',
+  'packages/*/dist/**',
   '**/cdk.out/**',
   'coverage/**',
   '.venv/**',

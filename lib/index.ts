@@ -1,9 +1,10 @@
 /**
- * `@tessera-fanout/tessera`: the public contract of the tessera HTTP API as zod schemas (the single
- * source of its TypeScript types) and a typed client of that API.
+ * `@tessera-fanout/client` (re-exported as `@tessera-fanout/tessera`): the public contract of the
+ * tessera HTTP API as zod schemas (the single source of its TypeScript types) and a typed client
+ * of that API.
  *
  * @example
- * import { RunRequest, createTesseraClient } from '@tessera-fanout/tessera';
+ * import { RunRequest, createTesseraClient } from '@tessera-fanout/client';
  * const client = createTesseraClient({ apiUrl, token });
  * const run = await client.createRun(RunRequest.parse(body));
  *

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Checks the starter path exactly as the README gives it, against the package as it would be
-# published: builds @tessera-fanout/tessera, publishes it to a local npm registry on 127.0.0.1
+# Checks the starter path exactly as the README gives it, against the packages as they would be
+# published: builds the @tessera-fanout packages (packages/), publishes them to a local npm registry on 127.0.0.1
 # (verdaccio, pinned in scripts/registry/package.json and installed there), then runs the README's
 # "Your own worker kind in ten minutes" commands verbatim in an empty directory, from `npx … init`
 # to a finished run. The project that `init` made is then typechecked, synthesized and run once more
@@ -9,7 +9,7 @@
 #   scripts/starter-check.sh              every step
 #   scripts/starter-check.sh --offline    stop after the README's `npm test` (no Java needed)
 #   KEEP=1 scripts/starter-check.sh       keep the temporary directory and print where it is
-#   SKIP_BUILD=1 scripts/starter-check.sh publish the dist/ already built (after `npm run build`)
+#   SKIP_BUILD=1 scripts/starter-check.sh publish the packages/*/dist/ already built (after `npm run build`)
 #
 # Only @tessera-fanout packages come from what this script published; the registry fetches every
 # other package from the public registry, and npm runs with a cache of its own in the temporary
@@ -56,14 +56,17 @@ done
 curl -fsS -o /dev/null "${registry}-/ping" || { cat "$work/registry/log" >&2; echo "starter-check: the registry did not answer in 60 s" >&2; exit 1; }
 step "registry $registry (pid $registry_pid)"
 
-step "build the package and publish it there"
+step "build the packages and publish them there"
 cd "$root"
 if [[ "${SKIP_BUILD:-}" != 1 ]]; then npm run --silent build; fi
 mkdir "$work/pack"
-npm pack --silent --pack-destination "$work/pack" >/dev/null
+npm pack --workspaces --silent --pack-destination "$work/pack" >/dev/null
 # The registry lets anyone publish @tessera-fanout packages; npm still wants a token to send.
 printf '//127.0.0.1:%s/:_authToken=local-registry\n' "$port" >"$work/registry/publish.npmrc"
-npm publish "$(ls "$work"/pack/*.tgz)" --registry "$registry" --userconfig "$work/registry/publish.npmrc" --ignore-scripts --loglevel=error >/dev/null
+for tarball in "$work"/pack/*.tgz; do
+  step "  publish $(basename "$tarball")"
+  npm publish "$tarball" --registry "$registry" --userconfig "$work/registry/publish.npmrc" --ignore-scripts --loglevel=error >/dev/null
+done
 
 # Every npm and npx below, the README's own included, asks this registry, with a cache of its own.
 # npx installs the package without asking, as it does for anyone whose standard input is not a

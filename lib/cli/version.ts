@@ -1,30 +1,35 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 
 const Manifest = z.object({ name: z.string(), version: z.string() });
 
 /**
- * The name and version of the package this CLI ships in: the package.json nearest above this
- * module, which is the package root both in the repository (lib/cli/) and installed (dist/lib/cli/).
+ * Where the CLI's package.json is, relative to this module: in the repository (lib/cli/) it is the
+ * local package's, packages/local/package.json; in the installed package (dist/lib/cli/) it is
+ * the package root's, three levels up. The first that exists wins.
+ */
+const MANIFEST_PATHS = ['../../packages/local/package.json', '../../../package.json'];
+
+/**
+ * The name and version of the package this CLI ships in, @tessera-fanout/local: read from its
+ * package.json (MANIFEST_PATHS), in the repository as installed. `from` is this module's URL.
  *
  * @example
- * cliPackage() // { name: '@tessera-fanout/tessera', version: '0.1.0' }
+ * cliPackage() // { name: '@tessera-fanout/local', version: '0.1.0' }
  */
-export const cliPackage = (from: string = fileURLToPath(import.meta.url)): z.infer<typeof Manifest> => {
-  for (let dir = dirname(from); ; dir = dirname(dir)) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) return Manifest.parse(JSON.parse(readFileSync(file, 'utf8')));
-    if (dirname(dir) === dir) throw new Error(`no package.json above ${from}`);
-  }
+export const cliPackage = (from: string = import.meta.url): z.infer<typeof Manifest> => {
+  const paths = MANIFEST_PATHS.map((path) => fileURLToPath(new URL(path, from)));
+  const found = paths.find((path) => existsSync(path));
+  if (found === undefined) throw new Error(`the CLI's package.json is missing: looked for ${paths.join(' and ')}`);
+  return Manifest.parse(JSON.parse(readFileSync(found, 'utf8')));
 };
 
 /**
  * What `tessera --version` prints: the package's name and version.
  *
  * @example
- * versionLine() // '@tessera-fanout/tessera 0.1.0'
+ * versionLine() // '@tessera-fanout/local 0.1.0'
  */
 export const versionLine = (): string => {
   const { name, version } = cliPackage();

@@ -13,6 +13,9 @@ import { fileURLToPath } from 'node:url';
  */
 export const HANDLER_METADATA_KEY = 'tessera:handler';
 
+/** The npm name of the core package, which holds this module: what a project depends on and imports. */
+export const CORE_PACKAGE = '@tessera-fanout/tessera';
+
 /**
  * The root of the tessera package, found from this module's own location: `functions/` and
  * `lib/` are below it, in the repository (`.ts`, run by tsx) as in the built package (`dist/`,

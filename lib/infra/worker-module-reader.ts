@@ -26,9 +26,26 @@ export class WorkerModuleUnreadable extends Error {
 
 const cache = new Map<string, WorkerModuleSummary>();
 
+/** Extensions Node cannot load without a TypeScript loader. */
+const TYPESCRIPT = /\.(ts|mts|cts|tsx)$/;
+
 /**
- * Reads a worker module's registry at synth time, in a child Node process with tsx's loader
- * (CDK constructs are synchronous, importing a module is not). Cached per path and modification
+ * The `--import` arguments that let the child read the module: tsx's loader when it is installed
+ * (an optional peer of this package), none otherwise; a TypeScript module without tsx cannot be
+ * read, and says how to fix it.
+ */
+const loaderArgs = (absolutePath: string): string[] => {
+  try {
+    return ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href];
+  } catch {
+    if (TYPESCRIPT.test(absolutePath)) throw new WorkerModuleUnreadable('it is TypeScript, and reading it at synth time needs tsx: npm install --save-dev tsx');
+    return [];
+  }
+};
+
+/**
+ * Reads a worker module's registry at synth time, in a child Node process, with tsx's loader when
+ * tsx is installed (CDK constructs are synchronous, importing a module is not). Cached per path and modification
  * time, so a test file that synthesizes many stacks pays for one child process.
  *
  * @example
@@ -38,9 +55,8 @@ export const readWorkerModule = (absolutePath: string): WorkerModuleSummary => {
   const key = `${absolutePath}@${statSync(absolutePath).mtimeMs}`;
   const cached = cache.get(key);
   if (cached) return cached;
-  const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const script = join(PACKAGE_ROOT, packageModule('lib/infra/print-worker-module'));
-  const child = spawnSync(process.execPath, ['--import', tsx, script, absolutePath], { encoding: 'utf8', maxBuffer: 1 << 20 });
+  const child = spawnSync(process.execPath, [...loaderArgs(absolutePath), script, absolutePath], { encoding: 'utf8', maxBuffer: 1 << 20 });
   if (child.error) throw new WorkerModuleUnreadable(`cannot start node to read it: ${child.error.message}`);
   const lines = child.stderr.trim().split('\n').filter(Boolean);
   if (child.status !== 0) throw new WorkerModuleUnreadable(lines.at(-1) ?? `reading it exited with status ${child.status}`);

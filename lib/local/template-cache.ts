@@ -102,10 +102,10 @@ export const SYNTH_PACKAGES = ['aws-cdk-lib', 'constructs', 'cdk-nag'] as const;
 
 /**
  * The installed versions of `names`, as resolved from `packageRoot` (`(missing)` when one is not
- * installed), plus the tessera package's own.
+ * installed).
  *
  * @example
- * packageVersions('/repo', SYNTH_PACKAGES) // { 'aws-cdk-lib': '2.276.0', …, tessera: '0.1.0' }
+ * packageVersions('/repo', [...SYNTH_PACKAGES, CORE_PACKAGE]) // { 'aws-cdk-lib': '2.276.0', …, '@tessera-fanout/tessera': '0.1.0' }
  */
 export const packageVersions = (packageRoot: string, names: readonly string[]): Record<string, string> => {
   const require = createRequire(join(packageRoot, 'package.json'));
@@ -116,7 +116,7 @@ export const packageVersions = (packageRoot: string, names: readonly string[]): 
       return '(missing)';
     }
   };
-  const versions: Record<string, string> = { tessera: versionOf(join(packageRoot, 'package.json')) };
+  const versions: Record<string, string> = {};
   for (const name of names) {
     let path: string;
     try {

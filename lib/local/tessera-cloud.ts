@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import { pathToFileURL } from 'node:url';
 import type { LocalFanOutProps } from '../infra/fan-out-metadata';
-import { PACKAGE_ROOT } from '../infra/handler-metadata';
+import { CORE_PACKAGE, PACKAGE_ROOT } from '../infra/handler-metadata';
 import type { WorkerRegistry } from '../workers/registry';
 import { loadWorkerRegistry, registryExportOf, resolveWorkerModule } from '../workers/worker-module';
 import { startLocalCloud, startLocalEmulators, type LocalCloud, type LocalCloudPorts } from './cloud';
@@ -64,7 +64,7 @@ const prepare = async (workers: string, fanOut: Partial<LocalFanOutProps>): Prom
       workers: { path, exportName, kinds: registry.kinds() },
       region: REGION,
       ...(Object.keys(fanOut).length === 0 ? {} : { fanOut }),
-      packageVersions: packageVersions(PACKAGE_ROOT, SYNTH_PACKAGES),
+      packageVersions: packageVersions(PACKAGE_ROOT, [...SYNTH_PACKAGES, CORE_PACKAGE]),
       cdkEnvironment: cdkEnvironment(process.env),
     }),
   );

@@ -1,5 +1,5 @@
 /**
- * `@tessera-fanout/tessera/web`: the `<tessera-run>` coverage viewer, a framework-free custom
+ * `@tessera-fanout/client/web`: the `<tessera-run>` coverage viewer, a framework-free custom
  * element with no runtime dependencies, and the pure geometry it draws from. Importing this module
  * in a browser registers `<tessera-run>`; see docs/embedding.md.
  */

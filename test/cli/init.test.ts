@@ -18,7 +18,7 @@ const init = async (args: string[]) => {
   return { code, out: t.out.join('\n'), err: t.err.join('\n') };
 };
 
-const rootVersion = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+const cli = JSON.parse(readFileSync(new URL('../../packages/local/package.json', import.meta.url), 'utf8')) as { name: string; version: string };
 
 describe('tessera init', () => {
   it('creates the starter project, depending on this version of the package', async () => {
@@ -28,7 +28,9 @@ describe('tessera init', () => {
     expect(out).toContain('npx tessera run requests/todo-review.json');
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
     expect(manifest.name).toBe('my-project');
-    expect(manifest.dependencies['@tessera-fanout/tessera']).toBe(`^${rootVersion}`);
+    // The core package a dependency, the CLI's own package a dev dependency, both at the CLI's version.
+    expect(manifest.dependencies['@tessera-fanout/tessera']).toBe(`^${cli.version}`);
+    expect(manifest.devDependencies['@tessera-fanout/local']).toBe(`^${cli.version}`);
     expect(manifest.tessera).toEqual({ workers: 'src/workers.ts' });
     for (const file of [
       'src/workers.ts',
@@ -46,11 +48,11 @@ describe('tessera init', () => {
     expect(existsSync(join(dir, 'node_modules'))).toBe(false);
   });
 
-  it("writes the package's feature flags into cdk.json and its allowScripts into package.json", async () => {
+  it("writes the core package's feature flags into cdk.json, and the template's allowScripts stay in package.json", async () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'tessera-init-')), 'flags');
     expect((await init([dir])).code).toBe(0);
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    // The repository's package.json decides esbuild's postinstall once: not run (bundling does without it).
+    // The template decides esbuild's postinstall: not run (bundling does without it).
     expect(manifest.allowScripts).toEqual({ esbuild: false });
     const rootFlags = (JSON.parse(readFileSync(new URL('../../cdk.json', import.meta.url), 'utf8')) as { context: Record<string, unknown> }).context;
     const cdkJson = JSON.parse(readFileSync(join(dir, 'cdk.json'), 'utf8'));

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TOKEN_FLAG_WARNING } from '../../lib/cli/api-target';
@@ -237,8 +237,9 @@ describe('TESSERA_API_URL', () => {
 });
 
 describe('tessera --version', () => {
-  it("prints the package's name and version from its package.json, in-process and through the bin", async () => {
-    const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; version: string };
+  it("prints the local package's name and version from its package.json, in-process and through the bin", async () => {
+    const manifest = JSON.parse(readFileSync(join(ROOT, 'packages', 'local', 'package.json'), 'utf8')) as { name: string; version: string };
+    expect(manifest.name).toBe('@tessera-fanout/local');
     expect(cliPackage()).toEqual({ name: manifest.name, version: manifest.version });
     const t = terminal();
     expect(await runCli(['--version'], commands, t.io, { version: () => 'tessera-x 9.9.9' })).toBe(0);
@@ -247,10 +248,10 @@ describe('tessera --version', () => {
     expect(stdout).toBe(`${manifest.name} ${manifest.version}\n`);
   });
 
-  it('finds the package.json nearest above the module, as in the installed package (dist/lib/cli/)', () => {
+  it("finds the package root's package.json in the installed layout (dist/lib/cli/), where no packages/local exists", () => {
     const root = mkdtempSync(join(tmpdir(), 'tessera-version-'));
     writeFileSync(join(root, 'package.json'), JSON.stringify({ name: '@scope/pkg', version: '1.2.3' }));
-    expect(cliPackage(join(root, 'dist', 'lib', 'cli', 'version.js'))).toEqual({ name: '@scope/pkg', version: '1.2.3' });
+    expect(cliPackage(pathToFileURL(join(root, 'dist', 'lib', 'cli', 'version.js')).href)).toEqual({ name: '@scope/pkg', version: '1.2.3' });
   });
 });
 

@@ -116,10 +116,11 @@ describe('templateCacheKey', () => {
 describe('packageVersions and cdkEnvironment', () => {
   it('reads the installed versions, and says when a package is missing', () => {
     const installed = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'node_modules', 'aws-cdk-lib', 'package.json'), 'utf8')).version;
-    const own = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'package.json'), 'utf8')).version;
-    expect(packageVersions(PACKAGE_ROOT, ['aws-cdk-lib', 'no-such-package-tessera'])).toEqual({
-      tessera: own,
+    // The core package resolves through its workspace link, as it does installed.
+    const own = JSON.parse(readFileSync(join(PACKAGE_ROOT, 'packages', 'tessera', 'package.json'), 'utf8')).version;
+    expect(packageVersions(PACKAGE_ROOT, ['aws-cdk-lib', '@tessera-fanout/tessera', 'no-such-package-tessera'])).toEqual({
       'aws-cdk-lib': installed,
+      '@tessera-fanout/tessera': own,
       'no-such-package-tessera': '(missing)',
     });
   });

