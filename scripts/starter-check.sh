@@ -70,8 +70,9 @@ done
 
 # Every npm and npx below, the README's own included, asks this registry, with a cache of its own.
 # npx installs the package without asking, as it does for anyone whose standard input is not a
-# terminal, also where a user's .npmrc says `yes=false`.
-export npm_config_registry="$registry" npm_config_cache="$work/npm-cache" npm_config_update_notifier=false npm_config_yes=true
+# terminal, also where a user's .npmrc says `yes=false`. Every install is engine-strict: an
+# `engines` range that the Node in use does not meet, in any package installed, fails it.
+export npm_config_registry="$registry" npm_config_cache="$work/npm-cache" npm_config_update_notifier=false npm_config_yes=true npm_config_engine_strict=true
 
 # The README's commands, verbatim: the sh block under "Your own worker kind in ten minutes".
 readme_commands="$(awk '/^## Your own worker kind in ten minutes/ { section = 1; next } section && /^```sh$/ { block = 1; next } block && /^```$/ { exit } block { print }' "$root/README.md")"
