@@ -14,10 +14,11 @@
  * pieces (`handoverAtMs`), of a kind with partial findings, gets ready for the hedge's cut. From
  * `handoverWindowMs` before that instant until `handoverHoldMs` after it, a model call that would
  * still be running at the instant (by the run's longest call so far) waits until the window ends
- * ({@link Checkpointer.holdModelCall}), unless the tools have answered the whole assignment, and the pending findings are written at once when a call
- * waits and `flushBeforeHandoverMs` before the instant: at most {@link HANDOVER_WRITES} writes
- * beside the schedule, once per run. So the hedge cuts its pieces from what was read, with no
- * call in flight whose notes the pieces read again, not from a checkpoint up to `everyMs` old.
+ * ({@link Checkpointer.holdModelCall}), unless the tools have answered the whole assignment; and
+ * the pending findings are written at once when a call starts to wait and
+ * `flushBeforeHandoverMs` before the instant: at most {@link HANDOVER_WRITES} writes beside the
+ * schedule per run, within `maxWrites`. So the hedge cuts its pieces from what was read, with no
+ * call in flight whose records the pieces read again, not from a checkpoint up to `everyMs` old.
  */
 import type { Checkpoint, CheckpointInput, Dimension, Observed, Scope, Usage } from '../contract';
 import { algebraFor, MAX_CHECKPOINTS } from '../domain';
