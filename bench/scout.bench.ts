@@ -15,7 +15,7 @@ import { pathToFileURL } from 'node:url';
 import { calibrationFigures, calibrationMisses, NO_RETRY, SERIAL_RETRY } from './scout/calibrate';
 import { SCOUT, SCOUT_MODEL } from './scout/model';
 import { MAX_CHECKPOINT_BYTES } from '../lib/ledger/checkpoints';
-import { DEFAULT_CHECKPOINT_POLICY } from '../lib/workers/checkpointer';
+import { DEFAULT_CHECKPOINT_POLICY, HANDOVER_WRITES } from '../lib/workers/checkpointer';
 import { describePolicy, HANDOVER_EXTRA_REQUESTS, type Policy } from './scout/policies';
 import { accountsFor, replay, summarise, type Summary } from './scout/replay';
 
@@ -210,8 +210,8 @@ export async function run(): Promise<void> {
       `${d.lostCallsPerRun.toFixed(2)} of its ${d.callsPerRun.toFixed(2)} calls per run go to copies that lost, against ${none.summary.lostCallsPerRun.toFixed(2)} with no retry.`,
   );
   console.log(
-    `  subdivide with the handover: the original stops at its last checkpoint and the pieces split only the rest, so ${h.lostCallsPerRun.toFixed(2)} calls per run are lost ` +
-      `(what the original read after its last checkpoint, and losers); ${describePolicy(bestHandover.policy)} comes to ${pct(h.missingShare)} missing, p95 ${secs(h.p95)}, ` +
+    `  subdivide with the handover: the original's findings are written at the cut with no model call in flight (the handover window), and the pieces split only the rest, ` +
+      `so ${h.lostCallsPerRun.toFixed(2)} calls per run are lost (the partly read day at the cut, and runs still missing); ${describePolicy(bestHandover.policy)} comes to ${pct(h.missingShare)} missing, p95 ${secs(h.p95)}, ` +
       `${(h.callsPerRun / baseline).toFixed(2)}× the calls.`,
   );
 }
@@ -233,8 +233,15 @@ const printWriteCost = (byPolicy: ReadonlyMap<Policy, Summary>, chosen: readonly
   }
   const share = handover.handovers / handover.runs;
   console.log(
-    `  handover: ${handover.handovers} of ${handover.runs} runs (${pct(share)}) handed over, ${HANDOVER_EXTRA_REQUESTS} extra requests per hedge: the mark (handedOverAt, ` +
-      `bound to the original's generation and checkpoint sequence) rides on the hedge's start transaction, and the prefix is the checkpoint already stored`,
+    `  handover: ${handover.handovers} of ${handover.runs} runs (${pct(share)}) handed over, ${HANDOVER_EXTRA_REQUESTS} extra requests per hedge for the mark (handedOverAt, ` +
+      `bound to the original's generation and checkpoint sequence, rides on the hedge's start transaction)`,
+  );
+  console.log(
+    `  handover window (the claim's handoverDueAt, on a subdivide-hedged subtask of a kind with partial findings: from ${p.handoverWindowMs / 1000} s before the hedge is due ` +
+      `to ${p.handoverHoldMs / 1000} s after, a model call that would still run at the cut waits, and pending findings are written at once when it starts to wait ` +
+      `and ${p.flushBeforeHandoverMs / 1000} s before the cut): ${(handover.handoverWrites / Math.max(1, handover.handovers)).toFixed(2)} early writes per handed-over run ` +
+      `(${(handover.handoverWrites / handover.runs).toFixed(2)} per run), at most ${handover.maxHandoverWrites} by one subtask (the SDK's cap: ${HANDOVER_WRITES}), within its ${p.maxWrites}; ` +
+      `each is one checkpoint write as above`,
   );
 };
 

@@ -1,6 +1,6 @@
 import type { TimeRange } from '../../lib/contract';
 import { checkTiling, hedgePieces, readTimeRange, SplitError, timeAlgebra, type TimeSet } from '../../lib/domain';
-import { checkpointWrites, prefixAt, type CheckpointWrite, type Prefix } from './checkpoints';
+import { checkpointWrites, handoverPause, prefixAt, readingSeconds, type CheckpointWrite, type Pause, type Prefix } from './checkpoints';
 import { attemptSeconds, callsSpent, notesBetween, type Account, type ScoutModel } from './model';
 import type { Random } from './random';
 
@@ -43,13 +43,17 @@ export interface Copy {
   readonly seconds: number;
   /** Its absolute deadline: an outcome at or after it is refused. */
   readonly deadline: number;
+  /** The original of a `subdivide` hedge: when the hedge is due (its claim's `handoverDueAt`), which opens the SDK's handover window. */
+  readonly handoverAt?: number;
+  /** The handover hold: no model call starts from `from` until `until`, so it reads nothing then. */
+  readonly pause?: Pause;
   /** Handed over at this instant: every later write is refused (its next model call's reservation first), and it has no outcome. */
   readonly stoppedAt?: number;
   /** The checkpointed prefix it keeps, counted in `group`'s cover from `at` on (a timed-out outcome's, or a handover's). */
   readonly prefix?: { readonly group: string; readonly scope: TimeRange; readonly notes: number; readonly at: number };
 }
 
-const finishOf = (copy: Copy): number => copy.start + copy.seconds;
+const finishOf = (copy: Copy): number => copy.start + copy.seconds + (copy.pause === undefined ? 0 : copy.pause.until - copy.pause.from);
 
 /** The copy's `ok` reaches the ledger before its deadline. */
 export const finishedInTime = (copy: Copy): boolean => copy.stoppedAt === undefined && finishOf(copy) < copy.deadline;
@@ -160,6 +164,8 @@ export interface RunResult {
   readonly checkpointWrites: number;
   /** The most checkpoints one subtask (one copy) wrote: at most `MAX_CHECKPOINTS`. */
   readonly maxCheckpointWrites: number;
+  /** Of `checkpointWrites`, those the handover window wrote early (at most `HANDOVER_WRITES`, on the original). */
+  readonly handoverWrites: number;
   /** The original handed over to the pieces at the hedge's start. */
   readonly handedOver: boolean;
   /** A retry was sent only the unread rest after a timed-out attempt's prefix. */
@@ -199,6 +205,12 @@ export const replayRun = (model: ScoutModel, policy: Policy, account: Account, d
   const schedule = (c: Copy, until: number) => checkpointWrites(model, c, until, partialFindings);
   const deadline = policy.deadlineSeconds;
   let original = copy('C', 'original', account.scope, account.notes, 0, deadline, draws(1));
+  if (policy.kind === 'subdivide' && partialFindings) {
+    // The SDK's handover window: only a kind with partial findings opens it.
+    const windowed = { ...original, handoverAt: policy.afterSeconds };
+    const pause = handoverPause(model, windowed);
+    original = pause === undefined ? windowed : { ...windowed, pause };
+  }
   const copies: Copy[] = [];
   let handedOver = false;
   let retriedRest = false;
@@ -237,12 +249,13 @@ export const replayRun = (model: ScoutModel, policy: Policy, account: Account, d
   const pieces = copies.filter((c) => c.group === 'subdivide');
   const cover = firstCompleteCover(account.scope, copies);
   const end = cover?.at ?? Math.max(...copies.map((c) => c.deadline));
-  const ranFor = (c: Copy): number => Math.min(stopOf(c), end) - c.start;
+  const ranFor = (c: Copy): number => readingSeconds(c, Math.min(stopOf(c), end));
   const spent = (c: Copy): number => callsSpent(model, c.notes, c.seconds, ranFor(c));
   // A loser's calls bought nothing, except the prefix it keeps in the winning cover.
   const lost = (c: Copy): number =>
     Math.max(0, spent(c) - (c.prefix !== undefined && c.prefix.group === cover?.group ? Math.ceil(c.prefix.notes / model.notesPerCall) : 0));
-  const writes = copies.map((c) => schedule(c, Math.min(stopOf(c), end)).length);
+  const written = copies.map((c) => schedule(c, Math.min(stopOf(c), end)));
+  const writes = written.map((w) => w.length);
   const winners = copies.filter((c) => c.group === cover?.group).map((c) => c.scope);
   const prefixes = copies.flatMap((c) => (c.prefix !== undefined && c.prefix.group === cover?.group ? [c.prefix.scope] : []));
   const pieceTiles = [
@@ -261,6 +274,7 @@ export const replayRun = (model: ScoutModel, policy: Policy, account: Account, d
     piecesTile: pieces.length === 0 ? null : checkTiling({ dimension: 'time', ...account.scope }, pieceTiles).length === 0,
     checkpointWrites: writes.reduce((a, b) => a + b, 0),
     maxCheckpointWrites: Math.max(...writes),
+    handoverWrites: written.reduce((n, w) => n + w.filter((x) => x.handover).length, 0),
     handedOver,
     retriedRest,
   };

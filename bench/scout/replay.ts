@@ -38,6 +38,9 @@ export interface Summary {
   /** Checkpoint writes per run (one conditional UpdateItem each), and the most one subtask wrote in any run. */
   readonly checkpointWritesPerRun: number;
   readonly maxCheckpointWrites: number;
+  /** Checkpoints the handover window wrote early, in all runs, and the most in one run. */
+  readonly handoverWrites: number;
+  readonly maxHandoverWrites: number;
   /** Runs whose original handed over to its pieces, and runs whose retry was sent only the unread rest. */
   readonly handovers: number;
   readonly retriedRest: number;
@@ -61,6 +64,8 @@ export const summarise = (results: readonly RunResult[]): Summary => {
     untiled: results.filter((r) => r.piecesTile === false).length,
     checkpointWritesPerRun: results.reduce((sum, r) => sum + r.checkpointWrites, 0) / results.length,
     maxCheckpointWrites: results.reduce((most, r) => Math.max(most, r.maxCheckpointWrites), 0),
+    handoverWrites: results.reduce((sum, r) => sum + r.handoverWrites, 0),
+    maxHandoverWrites: results.reduce((most, r) => Math.max(most, r.handoverWrites), 0),
     handovers: results.filter((r) => r.handedOver).length,
     retriedRest: results.filter((r) => r.retriedRest).length,
   };

@@ -82,7 +82,13 @@ const work = async (deps: WorkerDeps, claim: Claim): Promise<void> => {
     lateGraceMs: LATE_GRACE_MS,
     now: deps.now,
     // What the tools observed so far is stored as the run goes (the outcome of a timeout carries the last one).
-    checkpoints: { port: { write: (checkpoint) => deps.ledger.writeCheckpoint(claim, checkpoint) }, generation: claim.generation, previous: claim.checkpoint },
+    checkpoints: {
+      port: { write: (checkpoint) => deps.ledger.writeCheckpoint(claim, checkpoint) },
+      generation: claim.generation,
+      previous: claim.checkpoint,
+      // A subdivide-hedged subtask: flush its findings and hold model calls across the hedge's cut.
+      handoverAtMs: claim.handoverDueAt === undefined ? undefined : Date.parse(claim.handoverDueAt),
+    },
   });
   if (outcome.state === 'timed_out') {
     // The worker stopped at its deadline: the state machine seals the subtask at that same

@@ -27,6 +27,21 @@ const MAX_ID_LENGTH = 64;
  */
 export const hedgeDueMs = (dispatchedAtMs: number, hedge: Hedge): number => dispatchedAtMs + hedge.afterSeconds * 1000;
 
+/**
+ * The instant (epoch ms) a subtask may hand over to its `subdivide` hedge pieces: when its hedge
+ * is due ({@link hedgeDueMs}), for a `subdivide` hedge not yet started and due before the
+ * deadline; `undefined` otherwise (no hedge, `replicate`, started, or due too late to start).
+ * The claim carries it so the SDK can flush the original's findings just before the cut.
+ *
+ * @example
+ * handoverDueMs({ ...subtaskB, hedge: { afterSeconds: 20, mode: 'subdivide', copies: 2 } }, 0, 50_000, false) // 20_000
+ */
+export const handoverDueMs = (subtask: Pick<DispatchedSubtask, 'hedge'>, dispatchedAtMs: number, deadlineMs: number, started: boolean): number | undefined => {
+  if (subtask.hedge?.mode !== 'subdivide' || started) return undefined;
+  const due = hedgeDueMs(dispatchedAtMs, subtask.hedge);
+  return due < deadlineMs ? due : undefined;
+};
+
 /** What the deadline path needs to know to wait for a hedge. */
 export interface HedgeClock {
   readonly nowMs: number;

@@ -4,6 +4,7 @@
  * conditional UpdateItem whose failure is explained from the old image, without a second read.
  */
 import type { SubtaskState } from '../contract';
+import { handoverDueMs } from '../domain/hedge';
 import { AlreadyTerminal, ClaimHeld, DeadlineNotReached, DeadlinePassed, HandedOver, RunCancelled, type LedgerError } from './errors';
 import { conditionFailure } from './failures';
 import { claimContext, holderRefusal, oldSubtask } from './holder';
@@ -87,6 +88,7 @@ export const claimSubtask = async (ctx: LedgerContext, raw: ClaimInput): Promise
   await touchRun(ctx, input.tenantId, input.runId);
   // A large assignment is stored in parts; the holder needs all of it.
   const assignment = result.assignment ?? (await hydratedSubtask(ctx, input, result)).assignment;
+  const handoverDue = handoverDueMs(assignment, Date.parse(result.dispatchedAt), result.deadlineMs, result.hedgeStartedAt !== undefined);
   return {
     tenantId: input.tenantId,
     runId: input.runId,
@@ -97,6 +99,7 @@ export const claimSubtask = async (ctx: LedgerContext, raw: ClaimInput): Promise
     deadline: iso(result.deadlineMs),
     subtask: assignment,
     ...(result.checkpoint === undefined ? {} : { checkpoint: result.checkpoint }),
+    ...(handoverDue === undefined ? {} : { handoverDueAt: iso(handoverDue) }),
     // The holder's writes find the item without reading the run again.
     ...(input.shards > 1 ? { shards: input.shards } : {}),
   };

@@ -87,6 +87,12 @@ export const Claim = SubtaskRef.extend({
   subtask: DispatchedSubtask,
   /** The last checkpoint an earlier generation wrote, when this claim replaces one (a crash): the worker resumes from it. */
   checkpoint: Checkpoint.optional(),
+  /**
+   * When the subtask's `subdivide` hedge is due and it may hand over to the pieces (ISO UTC), while
+   * the race has not started (`handoverDueMs`): the SDK flushes its findings just before and holds
+   * new model calls across it (docs/hedging.md, "Handover").
+   */
+  handoverDueAt: z.string().optional(),
 });
 export type Claim = z.infer<typeof Claim>;
 

@@ -9,6 +9,16 @@
  * pending write is flushed when it becomes due and `flushBeforeDeadlineMs` before the deadline;
  * at most `maxWrites` per subtask across its generations. A worker that finishes before its
  * first write is due writes none: the no-op path costs nothing more.
+ *
+ * The handover window: a subtask whose claim says when it may hand over to its `subdivide` hedge
+ * pieces (`handoverAtMs`), of a kind with partial findings, gets ready for the hedge's cut. From
+ * `handoverWindowMs` before that instant until `handoverHoldMs` after it, a model call that would
+ * still be running at the instant (by the run's longest call so far) waits until the window ends
+ * ({@link Checkpointer.holdModelCall}), unless the tools have answered the whole assignment; and
+ * the pending findings are written at once when a call starts to wait and
+ * `flushBeforeHandoverMs` before the instant: at most {@link HANDOVER_WRITES} writes beside the
+ * schedule per run, within `maxWrites`. So the hedge cuts its pieces from what was read, with no
+ * call in flight whose records the pieces read again, not from a checkpoint up to `everyMs` old.
  */
 import type { Checkpoint, CheckpointInput, Dimension, Observed, Scope, Usage } from '../contract';
 import { algebraFor, MAX_CHECKPOINTS } from '../domain';
@@ -38,6 +48,12 @@ export interface CheckpointPolicy {
   readonly everyMs: number;
   /** The pending checkpoint is flushed this long before the deadline, when the ledger still takes it. @default 1000 */
   readonly flushBeforeDeadlineMs: number;
+  /** The handover window opens this long before `handoverAtMs`. @default 5000 */
+  readonly handoverWindowMs: number;
+  /** The handover window closes this long after `handoverAtMs`: the hedge's start lands in it. @default 1500 */
+  readonly handoverHoldMs: number;
+  /** Pending partial findings are written this long before `handoverAtMs`, whatever `everyMs` says. @default 250 */
+  readonly flushBeforeHandoverMs: number;
   /** Writes per subtask, across its generations. @default MAX_CHECKPOINTS (32) */
   readonly maxWrites: number;
 }
@@ -47,8 +63,17 @@ export const DEFAULT_CHECKPOINT_POLICY: CheckpointPolicy = Object.freeze({
   everyRecords: 100,
   everyMs: 5_000,
   flushBeforeDeadlineMs: 1_000,
+  handoverWindowMs: 5_000,
+  handoverHoldMs: 1_500,
+  flushBeforeHandoverMs: 250,
   maxWrites: MAX_CHECKPOINTS,
 });
+
+/**
+ * Writes the handover window adds at most, beside the schedule: the findings pending when a
+ * model call starts to wait, and those pending `flushBeforeHandoverMs` before the handover.
+ */
+export const HANDOVER_WRITES = 2;
 
 /** What the checkpointer reads of the running subtask. */
 export interface CheckpointSource {
@@ -71,6 +96,8 @@ export interface CheckpointerOptions {
   readonly setTimer: SetTimer;
   /** Called once when a write is answered `handedOver`: the run stops its worker. */
   readonly onHandedOver?: () => void;
+  /** When the subtask may hand over to its `subdivide` hedge pieces (the claim's `handoverDueAt`), for a kind with partial findings: opens the handover window. */
+  readonly handoverAtMs?: number | undefined;
 }
 
 /** The running checkpointer of one subtask run. */
@@ -83,6 +110,13 @@ export interface Checkpointer {
   coveredScopes(): Scope[];
   /** Checkpoints written by this run. */
   written(): number;
+  /**
+   * Resolves when a model call may start: at once, except in the handover window for a call that
+   * would still run at the handover by `expectedMs` (the run's longest call so far), or any call
+   * from the handover on: that one waits until the window closes, and the pending findings are
+   * written at once.
+   */
+  holdModelCall(expectedMs: number): Promise<void>;
   /** Stops writing (the run ended). */
   close(): void;
 }
@@ -109,6 +143,15 @@ export const openCheckpointer = (source: CheckpointSource, options: Checkpointer
   let closed = false;
   let inFlight: Promise<void> | undefined;
   let cancelTimer: (() => void) | undefined;
+  const handoverAt = options.handoverAtMs;
+  let handoverWrites = 0;
+  // A model call waits: its pending findings are written at once.
+  let holding = false;
+  /** The handover takes an early write of pending findings now: a call waits, or the handover is near. */
+  const handoverDue = (now: number): boolean => {
+    if (handoverAt === undefined || !partialDirty || handoverWrites >= HANDOVER_WRITES) return false;
+    return holding || (now >= handoverAt - policy.flushBeforeHandoverMs && now < handoverAt);
+  };
   // Regions reported since they were last folded in: a worker reports one per record, and folding
   // each one at once would cost the whole covered region per record (quadratic over 50,000 ids).
   let pending: ReturnType<typeof algebra.normalise>[] = [];
@@ -140,11 +183,14 @@ export const openCheckpointer = (source: CheckpointSource, options: Checkpointer
   });
   const due = (final: boolean): boolean => {
     if (closed || !dirty || sequence >= policy.maxWrites) return false;
-    if (final) return true;
+    if (final || handoverDue(options.now())) return true;
     const records = source.observed().recordCount - lastRecords;
     return (partialDirty || records >= policy.everyRecords) && options.now() - lastAt >= policy.everyMs;
   };
   const write = (): void => {
+    // Counted when the handover made it due (or would have): at most HANDOVER_WRITES such writes.
+    if (handoverDue(options.now())) handoverWrites += 1;
+    holding = false;
     const checkpoint = build();
     sequence += 1;
     writes += 1;
@@ -172,7 +218,10 @@ export const openCheckpointer = (source: CheckpointSource, options: Checkpointer
     if (closed || !dirty) return;
     const now = options.now();
     const flushAt = options.deadlineMs - policy.flushBeforeDeadlineMs;
-    const nextAt = partialDirty || source.observed().recordCount - lastRecords >= policy.everyRecords ? Math.min(lastAt + policy.everyMs, flushAt) : flushAt;
+    const regular = partialDirty || source.observed().recordCount - lastRecords >= policy.everyRecords ? Math.min(lastAt + policy.everyMs, flushAt) : flushAt;
+    const flushHandoverAt = handoverAt === undefined ? undefined : handoverAt - policy.flushBeforeHandoverMs;
+    const early = flushHandoverAt !== undefined && partialDirty && handoverWrites < HANDOVER_WRITES && now < flushHandoverAt;
+    const nextAt = early ? Math.min(regular, flushHandoverAt) : regular;
     if (nextAt <= now && now >= flushAt) return;
     cancelTimer = options.setTimer(() => consider(options.now() >= flushAt), Math.max(0, nextAt - now));
   };
@@ -202,6 +251,23 @@ export const openCheckpointer = (source: CheckpointSource, options: Checkpointer
     },
     coveredScopes: () => algebra.toScopes(settled()),
     written: () => writes,
+    holdModelCall: (expectedMs) => {
+      if (handoverAt === undefined || closed) return Promise.resolve();
+      const now = options.now();
+      const until = Math.min(handoverAt + policy.handoverHoldMs, options.deadlineMs);
+      const fits = now + expectedMs < handoverAt;
+      if (now < handoverAt - policy.handoverWindowMs || now >= until || fits) return Promise.resolve();
+      // Its tools answered the whole assignment: it is finishing, and the pieces would have nothing of their own to read.
+      if (algebra.isEmpty(algebra.difference(assigned, settled()))) return Promise.resolve();
+      holding = true;
+      consider();
+      return new Promise<void>((resolve) => {
+        options.setTimer(() => {
+          holding = false;
+          resolve();
+        }, until - now);
+      });
+    },
     close: () => {
       closed = true;
       cancelTimer?.();

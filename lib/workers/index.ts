@@ -115,6 +115,7 @@ export {
 } from './worker-module';
 export {
   DEFAULT_CHECKPOINT_POLICY,
+  HANDOVER_WRITES,
   openCheckpointer,
   type CheckpointPolicy,
   type CheckpointPort,

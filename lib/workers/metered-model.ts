@@ -57,6 +57,10 @@ export interface MeterOptions {
   readonly session: Session;
   readonly failures: PortFailures;
   refuse(refusal: Refusal): void;
+  /** Awaited before each call is reserved, with the run's longest call so far (ms): the checkpointer's handover hold (`holdModelCall`). Bounded by the session's signal. */
+  readonly hold?: ((expectedMs: number) => Promise<void>) | undefined;
+  /** Clock in epoch milliseconds, to measure calls for `hold`. @default Date.now */
+  readonly now?: (() => number) | undefined;
 }
 
 const asError = (value: unknown): Error => (value instanceof Error ? value : new Error(String(value)));
@@ -86,6 +90,8 @@ const notePortFailure = (options: MeterOptions, error: unknown): void => {
  */
 export const meterModel = (options: MeterOptions): MeteredModel => {
   let calls = 0;
+  let longestMs = 0;
+  const now = options.now ?? Date.now;
   const perCall = options.estimatedCostPerCall;
   return {
     usage: () => ({ modelCalls: calls, estimatedCost: calls * perCall }),
@@ -95,6 +101,8 @@ export const meterModel = (options: MeterOptions): MeteredModel => {
         options.refuse({ tool: 'model', reason: `the assignment fixes ${perCall} per call`, requested: `estimatedCost ${estimatedCost}` });
         throw new EstimateMismatch(perCall, estimatedCost);
       }
+      const hold = options.hold;
+      if (hold !== undefined) await options.session.guard(() => hold(longestMs));
       try {
         await options.budget.reserve();
       } catch (error) {
@@ -102,7 +110,10 @@ export const meterModel = (options: MeterOptions): MeteredModel => {
         throw error;
       }
       calls += 1;
-      return options.session.guard(() => options.adapter.converse(request, { signal: options.session.signal }));
+      const startedAt = now();
+      const answer = await options.session.guard(() => options.adapter.converse(request, { signal: options.session.signal }));
+      longestMs = Math.max(longestMs, now() - startedAt);
+      return answer;
     },
   };
 };

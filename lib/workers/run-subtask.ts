@@ -49,6 +49,12 @@ export interface RunSubtaskOptions {
     /** The last checkpoint stored for the subtask (`claim.checkpoint`): a redelivery resumes from its partial findings. */
     readonly previous?: Checkpoint | undefined;
     readonly policy?: Partial<CheckpointPolicy>;
+    /**
+     * When the subtask may hand over to its `subdivide` hedge pieces (`claim.handoverDueAt`, epoch
+     * ms): for a kind with partial findings, the checkpointer's handover window flushes its findings
+     * just before and holds new model calls across it.
+     */
+    readonly handoverAtMs?: number | undefined;
   };
 }
 
@@ -232,6 +238,9 @@ export const runSubtask = async (options: RunSubtaskOptions): Promise<OutcomeInp
     session,
     failures,
     refuse: evidence.refuse,
+    // The handover window holds new model calls across the hedge's cut (docs/hedging.md, "Handover").
+    hold: (expectedMs) => run.checkpointer?.holdModelCall(expectedMs) ?? Promise.resolve(),
+    now,
   });
   const previous = options.checkpoints?.previous;
   const resumed = kind.partialFindings ? previous?.partial : undefined;
@@ -250,6 +259,8 @@ export const runSubtask = async (options: RunSubtaskOptions): Promise<OutcomeInp
           {
             ...options.checkpoints,
             previous: resumed === undefined ? undefined : previous,
+            // Only a kind with partial findings can hand over: another's window would cost writes and waits for nothing.
+            handoverAtMs: kind.partialFindings ? options.checkpoints.handoverAtMs : undefined,
             deadlineMs: assignment.deadlineMs,
             now,
             setTimer: options.setTimer ?? realSetTimer,

@@ -3,7 +3,7 @@ import { checkTiling, readTimePoint } from '../../lib/domain';
 import { DEFAULT_CHECKPOINT_POLICY } from '../../lib/workers/checkpointer';
 import { GOAL, best } from '../../bench/scout.bench';
 import { calibrationFigures, TOLERANCE } from '../../bench/scout/calibrate';
-import { checkpointWrites, prefixAt } from '../../bench/scout/checkpoints';
+import { checkpointWrites, handoverPause, prefixAt } from '../../bench/scout/checkpoints';
 import { callsSpent, SCOUT, SCOUT_MODEL, type Account } from '../../bench/scout/model';
 import { firstCompleteCover, hedgeScopes, replayRun, type Copy, type Policy } from '../../bench/scout/policies';
 import { randomFor, type Random } from '../../bench/scout/random';
@@ -151,6 +151,7 @@ describe('one replayed run, by hand', () => {
       // The original at 6.08, 12.17 and 18.25 s (each 100 notes); each piece once, at its 100th note (18.08 s).
       checkpointWrites: 3 + 4,
       maxCheckpointWrites: 3,
+      handoverWrites: 0,
       handedOver: false,
       retriedRest: false,
     });
@@ -171,7 +172,7 @@ describe('checkpoints and the handover, on the SDK schedule, by hand', () => {
     const writes = checkpointWrites(model, reader, DEADLINE, true);
     expect(writes.map((w) => w.at)).toEqual([5, 10, 15, 20, 24]);
     // At 24 s, ⌊600 × 24 / 36.5⌋ = 394 notes read; the findings account for 380 of them.
-    expect(writes.at(-1)).toEqual({ at: 24, records: 394, partialNotes: 380 });
+    expect(writes.at(-1)).toEqual({ at: 24, records: 394, partialNotes: 380, handover: false });
   });
 
   it('without partial findings, writes after each 100 records once 5 s passed, with no findings', () => {
@@ -218,27 +219,54 @@ describe('checkpoints and the handover, on the SDK schedule, by hand', () => {
       piecesTile: null,
       checkpointWrites: 5 + 3,
       maxCheckpointWrites: 5,
+      handoverWrites: 0,
       handedOver: false,
       retriedRest: true,
     });
   });
 
-  it('subdivide ×3 at 11 s: the original hands over day 1 at its 10-s checkpoint, three one-day pieces read the rest', () => {
+  it('holds the model call that would still run at the handover, unless it is the last', () => {
+    // A call reads 20 notes: 20 / 600 × 36.5 = 1.2167 s. The first call starting at or after
+    // 11 − 1.2167 = 9.783 s is call 10, after note 180, at 9 × 1.2167 = 10.95 s: it would end at
+    // 12.17 s, past 11 s, so it waits until 11 + 1.5 = 12.5 s.
+    const pause = handoverPause(model, { ...reader, handoverAt: 11 });
+    expect(pause?.from).toBeCloseTo(10.95, 9);
+    expect(pause?.until).toBe(12.5);
+    // 200 notes in 12.2 s: calls of 1.22 s; call 10 (notes 180-200, from 10.98 s) is the last, so it goes.
+    expect(handoverPause(model, { start: 0, seconds: 12.2, notes: 200, deadline: DEADLINE, handoverAt: 11 })).toBeUndefined();
+    expect(handoverPause(model, reader)).toBeUndefined();
+  });
+
+  it('writes the pending findings early when the call starts to wait, once, off the 5-s schedule', () => {
+    // Partials at 5 s (80 notes) and 10 s (164 read, 160 accounted); at 10.95 s call 9 reports
+    // notes 161-180 and call 10 waits: written at once (the 15-s write would come after the cut).
+    const writes = checkpointWrites(model, { ...reader, handoverAt: 11, pause: handoverPause(model, { ...reader, handoverAt: 11 }) }, 11, true);
+    expect(writes.map((w) => Number(w.at.toFixed(2)))).toEqual([5, 10, 10.95]);
+    expect(writes.map((w) => [w.partialNotes, w.handover])).toEqual([
+      [80, false],
+      [160, false],
+      [180, true],
+    ]);
+  });
+
+  it('subdivide ×3 at 11 s: the original hands over day 1 at its 10.95-s checkpoint, three one-day pieces read the rest', () => {
     // Pieces of 150 notes from 12 s: 10.625 s each, done at 22.625 s, 8 calls each, writing at 17
-    // and 22 s. The original stops at 11 s: ⌊600 × 11 / 36.5⌋ = 180 notes, 10 calls started,
-    // 8 of them bought the 150-note prefix; it wrote at 5 and 10 s.
+    // and 22 s. The original waits from 10.95 s with 180 notes read, 9 calls, none in flight;
+    // the findings over 180 notes keep day 1 (150 notes, 8 calls' worth): 1 call lost (10 and
+    // 2 before the handover window). It wrote at 5, 10 and 10.95 s, the last early.
     expect(run({ kind: 'subdivide', deadlineSeconds: 25, afterSeconds: 11, pieces: 3, partialFindings: true })).toEqual({
       covered: true,
       winner: 'subdivide',
       seconds: 23.625,
-      calls: 10 + 3 * 8,
-      lostCalls: 2,
+      calls: 9 + 3 * 8,
+      lostCalls: 1,
       hedged: true,
       silentGap: false,
       partlyRead: false,
       piecesTile: true,
-      checkpointWrites: 2 + 3 * 2,
-      maxCheckpointWrites: 2,
+      checkpointWrites: 3 + 3 * 2,
+      maxCheckpointWrites: 3,
+      handoverWrites: 1,
       handedOver: true,
       retriedRest: false,
     });
@@ -249,7 +277,12 @@ describe('checkpoints and the handover, on the SDK schedule, by hand', () => {
     const withPartials = run({ kind: 'subdivide', deadlineSeconds: 25, afterSeconds: 11, pieces: 4, partialFindings: true });
     const without = run({ kind: 'subdivide', deadlineSeconds: 25, afterSeconds: 11, pieces: 4 });
     expect(withPartials.handedOver).toBe(false);
-    expect({ ...withPartials, checkpointWrites: 0, maxCheckpointWrites: 0 }).toEqual({ ...without, checkpointWrites: 0, maxCheckpointWrites: 0 });
+    // The pieces win at 22.625 s either way. The original without partial findings read
+    // 600 × 22.625 / 36.5 = 371.9 notes (19 calls); with them it waited 10.95-12.5 s in the
+    // handover window: 600 × 21.075 / 36.5 = 346.4 notes, 18 calls.
+    expect([without.calls, withPartials.calls]).toEqual([4 * 8 + 19, 4 * 8 + 18]);
+    const same = { checkpointWrites: 0, maxCheckpointWrites: 0, handoverWrites: 0, calls: 0, lostCalls: 0 };
+    expect({ ...withPartials, ...same }).toEqual({ ...without, ...same });
   });
 });
 
@@ -316,6 +349,8 @@ describe('percentiles and the choice of the best setting', () => {
     untiled: 0,
     checkpointWritesPerRun: 0,
     maxCheckpointWrites: 0,
+    handoverWrites: 0,
+    maxHandoverWrites: 0,
     handovers: 0,
     retriedRest: 0,
   });

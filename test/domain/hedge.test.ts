@@ -1,7 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { DispatchedSubtask, Hedge, RunRequestInput, Scope } from '../../lib/contract';
-import { checkTiling, firstCompleteCover, hedgeAllowance, hedgeCopies, hedgePieces, hedgeWaitSeconds, validateRunRequest } from '../../lib/domain';
+import {
+  checkTiling,
+  firstCompleteCover,
+  hedgeAllowance,
+  hedgeCopies,
+  hedgePieces,
+  hedgeWaitSeconds,
+  handoverDueMs,
+  validateRunRequest,
+} from '../../lib/domain';
 import { PLAN_OPTIONS, testCatalog } from './fixtures';
 
 const DAY = 86_400_000;
@@ -99,6 +108,16 @@ describe('when a hedge is due', () => {
     expect(hedgeWaitSeconds({ ...clock, started: true, nowMs: 1_000_000 })).toBeUndefined();
     expect(hedgeWaitSeconds({ ...clock, nowMs: 1_000_000 + 25_000 })).toBeUndefined();
     expect(hedgeWaitSeconds({ ...clock, deadlineMs: 1_000_000 + 20_000, nowMs: 1_000_000 })).toBeUndefined();
+  });
+
+  it('tells the claim when a subdivide original may hand over: the due instant, for a subdivide not yet started and due before the deadline', () => {
+    const subdivide = { afterSeconds: 12, mode: 'subdivide', copies: 4 } as const;
+    // Dispatched at 1,000 s, due 12 s later: 1,012,000 ms, before the 25-s deadline.
+    expect(handoverDueMs({ hedge: subdivide }, 1_000_000, 1_025_000, false)).toBe(1_012_000);
+    expect(handoverDueMs({ hedge: subdivide }, 1_000_000, 1_025_000, true)).toBeUndefined();
+    expect(handoverDueMs({ hedge: subdivide }, 1_000_000, 1_012_000, false)).toBeUndefined();
+    expect(handoverDueMs({ hedge: replicate2 }, 1_000_000, 1_025_000, false)).toBeUndefined();
+    expect(handoverDueMs({}, 1_000_000, 1_025_000, false)).toBeUndefined();
   });
 });
 

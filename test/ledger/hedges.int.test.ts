@@ -323,6 +323,20 @@ describe('subdivide with handover: the original hands over at its checkpoint, th
   };
   const PREFIX = [{ from: '2025-01-01', toExclusive: '2025-01-31' }];
 
+  it('tells the original when it may hand over (its handover window), until the race starts; a replicate hedge or a piece has none', async () => {
+    const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 2 });
+    // Dispatched at T0, 12:00:00; the hedge is due 10 s later, before the 12:01:00 deadline.
+    const original = await run.claim('A');
+    expect(original.handoverDueAt).toBe('2040-06-01T12:00:10.000Z');
+    const { copies } = await suite.ledger.startHedge({ ...run, subtaskId: 'A' });
+    expect((await run.claim(copies[0]!.id)).handoverDueAt).toBeUndefined();
+    // No checkpoint, so nothing was handed over: a redelivery after the lease claims A again, with the race already started.
+    clock.advance(LEASE_MS);
+    expect((await run.claim('A', 'w-again')).handoverDueAt).toBeUndefined();
+    const replicated = await hedgedRun({ afterSeconds: 10, mode: 'replicate', copies: 2 });
+    expect((await replicated.claim('A')).handoverDueAt).toBeUndefined();
+  });
+
   it('cuts the pieces from the rest, freezes the prefix, refuses the original, shares one allowance, and reconcile proves prefix + pieces', async () => {
     const run = await hedgedRun({ afterSeconds: 10, mode: 'subdivide', copies: 2 });
     const original = await run.claim('A');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Checkpoint, CheckpointInput } from '../../lib/contract';
-import { createRegistry, defineWorker, keyedSource, runSubtask, SubtaskHandedOver, timeSeriesSource, type CheckpointPort } from '../../lib/workers';
+import { createRegistry, defineWorker, keyedSource, runSubtask, SubtaskHandedOver, timeSeriesSource, userText, type CheckpointPort } from '../../lib/workers';
 import { monthsOf } from '../../examples/app/tax';
 import { dispatched, memoryAllowance, offlineModels } from './support/harness';
 
@@ -188,5 +188,61 @@ describe('checkpoints written by the tool layer', () => {
     });
     expect(outcome.state).toBe('ok');
     expect(writes).toEqual([]);
+  });
+});
+
+describe('the handover window, through runSubtask', () => {
+  it('flushes the pending findings before the cut and holds a model call made after the hedge is due until the window closes', async () => {
+    const startedAt = Date.now();
+    // The hedge is due 1.5 s after the start; the window closes 1 s after that (handoverHoldMs).
+    const handoverAtMs = startedAt + 1_500;
+    const reservedAt: number[] = [];
+    const { writes, port } = memoryPort();
+    const kind = defineWorker({
+      kind: 'handover-statements',
+      dimension: 'time',
+      label: 'statements',
+      recordNoun: 'transactions',
+      input: z.strictObject({}),
+      output: Findings,
+      partialFindings: true,
+      offlineScripts: { 'sum-month': () => ({ text: 'ok' }) },
+      merge: () => ({}),
+      sources: {
+        statements: timeSeriesSource<Row>({
+          description: 'statements',
+          dateField: 'postedDate',
+          idField: 'id',
+          load: async (range) => [{ source: `stmt-${range.from.slice(0, 7)}`, rows: monthRows(range.from.slice(0, 7)) }],
+        }),
+      },
+      run: async (ctx) => {
+        let findings = { pence: 0, transactions: 0 };
+        for (const month of monthsOf(ctx.assignment.scope)) {
+          const rows = await ctx.tools.statements(month);
+          await ctx.model.call({ messages: [userText('sum the month')], task: 'sum-month' });
+          findings = { pence: findings.pence + rows.reduce((sum, r) => sum + r.pence, 0), transactions: findings.transactions + rows.length };
+          ctx.checkpoint(findings);
+          // After April, until 0.1 s past the instant the hedge is due.
+          if (month.from === '2025-04-01') await new Promise((resolve) => setTimeout(resolve, Math.max(0, handoverAtMs + 100 - Date.now())));
+        }
+        return findings;
+      },
+    });
+    const outcome = await runSubtask({
+      subtask: dispatched({ id: 'B', worker: 'handover-statements', assigned: { from: '2025-04-01', toExclusive: '2025-07-01' }, deadlineInMs: 20_000 }),
+      registry: createRegistry([kind]),
+      models,
+      budget: { reserve: async () => void reservedAt.push(Date.now() - startedAt) },
+      checkpoints: { port, generation: 1, policy: { handoverHoldMs: 1_000 }, handoverAtMs },
+    });
+    expect(outcome).toMatchObject({ state: 'ok', findings: { pence: 330, transactions: 6 } });
+    // April's call goes at once (no call measured yet, and it is before the cut). April's findings
+    // are pending (the 5-s schedule is not due): written 0.25 s before the cut, at 1.25 s.
+    expect(writes[0]?.partial?.covered).toEqual([{ from: '2025-04-01', toExclusive: '2025-05-01' }]);
+    // May's call comes at 1.6 s, after the 1.5-s instant: it waits until the window closes,
+    // 1.5 + 1 = 2.5 s; June's, after the window, goes at once. Three calls.
+    expect(reservedAt).toHaveLength(3);
+    expect(reservedAt[1]).toBeGreaterThanOrEqual(2_500);
   });
 });
