@@ -2,7 +2,7 @@
  * `npm test`'s test runner: the vitest projects of vitest.config.ts in two streams that run side by
  * side, because the two halves of the slow suites are short of different things.
  *
- * - First the unit project alone: pure CPU, one file per core.
+ * - First the unit project, pure CPU, one file per core, beside the typecheck (`tsc --noEmit`).
  * - Then the two streams of scripts/test/streams.ts at once: the data plane (integration, then
  *   audit), mostly CPU, beside the cloud (e2e and browser, then chaos), mostly waiting on deadlines.
  *
@@ -15,8 +15,9 @@
  * merges them into it, so a CI reads one report. The exit status is 1 when any stream failed; every
  * stream runs to its end either way, as one vitest would.
  *
- * With arguments (`npm test -- test/domain`), it is plain `vitest run` with them.
- * TESSERA_TEST_STREAMS=1 runs the projects in one vitest, one stream after the other.
+ * With arguments (`npm test -- test/domain`), it is the typecheck, then plain `vitest run` with
+ * them. TESSERA_TEST_STREAMS=1 runs the typecheck, then the projects in one vitest, one stream
+ * after the other.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
@@ -26,15 +27,16 @@ import { STAGES, type Stream } from './streams';
 
 const root = resolve(import.meta.dirname, '..', '..');
 const vitest = join(root, 'node_modules', '.bin', 'vitest');
+const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const resultsFile = process.env.TESSERA_TEST_RESULTS;
 
 const resultsOf = (stream: Stream): string | undefined =>
   resultsFile === undefined ? undefined : join(dirname(resultsFile), `vitest-${stream.name.replace(/\W+/g, '-')}.json`);
 
-/** Runs one vitest; with `prefix`, each of its lines is printed behind the stream's name. */
-const run = (args: readonly string[], env: NodeJS.ProcessEnv, prefix?: string): Promise<number> =>
+/** Runs one command; with `prefix`, each of its lines is printed behind the stream's name. */
+const spawned = (command: string, args: readonly string[], env: NodeJS.ProcessEnv, prefix?: string): Promise<number> =>
   new Promise((done) => {
-    const child = spawn(vitest, ['run', ...args], { cwd: root, env, stdio: prefix === undefined ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd: root, env, stdio: prefix === undefined ? 'inherit' : ['ignore', 'pipe', 'pipe'] });
     if (prefix !== undefined) {
       for (const [from, to] of [
         [child.stdout, process.stdout],
@@ -44,11 +46,27 @@ const run = (args: readonly string[], env: NodeJS.ProcessEnv, prefix?: string): 
       }
     }
     child.on('error', (error) => {
-      console.error(`test: could not start vitest: ${error.message}`);
+      console.error(`test: could not start ${command}: ${error.message}`);
       done(1);
     });
     child.on('close', (code, signal) => done(code ?? (signal ? 1 : 0)));
   });
+
+/** Runs `vitest run` with `args`. */
+const run = (args: readonly string[], env: NodeJS.ProcessEnv, prefix?: string): Promise<number> => spawned(vitest, ['run', ...args], env, prefix);
+
+/** Runs one stream: its npm script, or one vitest over its projects. */
+const runStream = (stream: Stream, env: NodeJS.ProcessEnv, prefix?: string): Promise<number> =>
+  stream.script === undefined
+    ? run(
+        stream.projects.flatMap((project) => ['--project', project]),
+        env,
+        prefix,
+      )
+    : spawned(npm, ['run', '--silent', stream.script], env, prefix);
+
+/** The streams that are npm scripts, not vitest projects: with arguments they run first, alone. */
+const scripts = STAGES.flat().filter((stream) => stream.script !== undefined);
 
 /** The counts of vitest's JSON report, summed over the streams' reports. */
 const REPORT_COUNTS = [
@@ -76,7 +94,10 @@ const merge = (files: readonly string[]): Record<string, unknown> => {
 
 const main = async (): Promise<number> => {
   const extra = process.argv.slice(2);
-  if (extra.length > 0 || process.env.TESSERA_TEST_STREAMS === '1') return run(extra, process.env);
+  if (extra.length > 0 || process.env.TESSERA_TEST_STREAMS === '1') {
+    for (const stream of scripts) if ((await runStream(stream, process.env)) !== 0) return 1;
+    return run(extra, process.env);
+  }
   const started = Date.now();
   const statuses: number[] = [];
   const reports: string[] = [];
@@ -85,14 +106,10 @@ const main = async (): Promise<number> => {
     statuses.push(
       ...(await Promise.all(
         stage.map((stream) => {
-          const results = resultsOf(stream);
+          const results = stream.script === undefined ? resultsOf(stream) : undefined;
           if (results !== undefined) reports.push(results);
           const env = { ...process.env, TESSERA_TEST_RESULTS: results };
-          return run(
-            stream.projects.flatMap((project) => ['--project', project]),
-            env,
-            together ? stream.name : undefined,
-          );
+          return runStream(stream, env, together ? stream.name : undefined);
         }),
       )),
     );
