@@ -10,9 +10,10 @@
  *   one stream ever race each other's deadlines or share an emulator; only the two streams overlap.
  *   One vitest with two workers over both would pair any two files, two CPU-bound ones included.
  *
- * Every line a stream prints comes with its name in front (`[cloud] ✓ |e2e| …`). With
- * TESSERA_TEST_RESULTS set, each vitest writes its JSON results beside that file and this runner
- * merges them into it, so a CI reads one report. The exit status is 1 when any stream failed; every
+ * Every line a stream prints comes with its name in front (`[cloud] ✓ |e2e| …`), and each stream's
+ * end is one line with its time (`test: cloud passed in 412 s`), so a CI log shows which stream
+ * held the run up. With TESSERA_TEST_RESULTS set, each vitest writes its JSON results beside that
+ * file and this runner merges them into it, so a CI reads one report. The exit status is 1 when any stream failed; every
  * stream runs to its end either way, as one vitest would.
  *
  * With arguments (`npm test -- test/domain`), it is the typecheck, then plain `vitest run` with
@@ -92,6 +93,9 @@ const merge = (files: readonly string[]): Record<string, unknown> => {
   return merged;
 };
 
+/** Whole seconds since `since` (a `Date.now()`). */
+const secondsSince = (since: number): string => ((Date.now() - since) / 1000).toFixed(0);
+
 const main = async (): Promise<number> => {
   const extra = process.argv.slice(2);
   if (extra.length > 0 || process.env.TESSERA_TEST_STREAMS === '1') {
@@ -109,14 +113,18 @@ const main = async (): Promise<number> => {
           const results = stream.script === undefined ? resultsOf(stream) : undefined;
           if (results !== undefined) reports.push(results);
           const env = { ...process.env, TESSERA_TEST_RESULTS: results };
-          return runStream(stream, env, together ? stream.name : undefined);
+          const began = Date.now();
+          return runStream(stream, env, together ? stream.name : undefined).then((status) => {
+            console.log(`test: ${stream.name} ${status === 0 ? 'passed' : 'failed'} in ${secondsSince(began)} s`);
+            return status;
+          });
         }),
       )),
     );
   }
   if (resultsFile !== undefined) writeFileSync(resultsFile, JSON.stringify(merge(reports)));
   const failed = statuses.filter((status) => status !== 0).length;
-  console.log(`test: ${STAGES.flat().length} streams in ${((Date.now() - started) / 1000).toFixed(0)} s; ${failed === 0 ? 'all passed' : `${failed} failed`}`);
+  console.log(`test: ${STAGES.flat().length} streams in ${secondsSince(started)} s; ${failed === 0 ? 'all passed' : `${failed} failed`}`);
   return failed === 0 ? 0 : 1;
 };
 
