@@ -20,7 +20,12 @@ const tessera = async (...args: string[]): Promise<{ code: number; stdout: strin
 
 const api = () => ['--api', target().apiUrl, '--token', target().tokens.acme];
 
-describe('tessera run', () => {
+/*
+ * The five commands run at once (`describe.concurrent`): each is its own process and its own run,
+ * and most of their time is waiting on the runs' deadlines (the two Scout runs wait out the CRM
+ * worker's; the CRM kind's two concurrent workers are one for each).
+ */
+describe.concurrent('tessera run', () => {
   it('--json prints exactly the run resource GET /runs/{runId} returns, and exits 0 on success', async () => {
     const result = await tessera('run', 'examples/catering.json', '--json', ...api());
 

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { example, runToEnd, subtask } from './target';
 
-describe('the Scout example: Scout, five workers, the CRM one misses its deadline', () => {
+/*
+ * The two runs go at once (`describe.concurrent`): each spends most of its time waiting out the CRM
+ * worker's two 5-s deadlines, and the CRM kind's two concurrent workers (examples/app/cdk.ts) are
+ * one for each run's C.
+ */
+describe.concurrent('the Scout example: Scout, five workers, the CRM one misses its deadline', () => {
   it('answers from the other four and says q3 is missing', async () => {
     const run = await runToEnd(example('scout'));
 

@@ -55,7 +55,11 @@ const bundledJar = (): string => {
   return join(packageRoot, 'lib', folder, 'DynamoDBLocal.jar');
 };
 
-describe("DynamoDB Local's launcher in the local cache", () => {
+/*
+ * The four launches go at once (`describe.concurrent`): each has a cache directory of its own, and
+ * much of a launch is waiting on javac, jar and the JVM's start and exit rather than computing.
+ */
+describe.concurrent("DynamoDB Local's launcher in the local cache", () => {
   it('is compiled into an empty cache once, and the next start runs the same compiled launcher', { timeout: 300_000 }, async () => {
     const cacheDir = join(root, 'cache');
     const first = await startDynamoDbLocal({ cacheDir, recordClassData: true });
