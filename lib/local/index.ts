@@ -17,4 +17,5 @@ export type { LocalCloud, LocalCloudEndpoints, LocalCloudPorts } from './cloud';
 export type { MintTokenOptions } from './jwt-authority';
 export type { LocalLog, LocalLogEntry } from './log';
 export type { LaunchingDynamoDbLocal } from './dynamodb-local';
+export type { ProvisionedQueue, ProvisionedTable } from './provision';
 export type { LocalFanOutProps } from '../infra/fan-out-metadata';
