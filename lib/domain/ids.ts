@@ -36,6 +36,28 @@ const mergeIds = (a: IdSet, b: IdSet, keep: (inA: boolean, inB: boolean) => bool
   return out;
 };
 
+/** Whether the sorted set `set` holds `id`: a binary search. */
+const holds = (set: IdSet, id: string): boolean => {
+  let low = 0;
+  let high = set.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((set[middle] as string) < id) low = middle + 1;
+    else high = middle;
+  }
+  return set[low] === id;
+};
+
+/**
+ * Whether a walk of the smaller set with a binary search in the larger costs less than one merge
+ * walk over both: reconcile intersects each unread subtask's few ids with a universe of thousands,
+ * once per subtask, and a merge walk there reads the whole universe each time.
+ */
+const searchSmaller = (small: IdSet, large: IdSet): boolean => small.length * Math.log2(large.length + 1) < small.length + large.length;
+
+/** The ids of `a` that are also in `b` (`inB` true) or not (`inB` false), by binary search in `b`. */
+const filterBySearch = (a: IdSet, b: IdSet, inB: boolean): IdSet => a.filter((id) => holds(b, id) === inB);
+
 /** Positions of a universe's ids, with every repeated id and where it repeats. */
 export interface IdIndex {
   /** Universe position of each distinct id (its first occurrence). */
@@ -119,9 +141,11 @@ export const idsAlgebra: ScopeAlgebra<IdSet> = {
   toScopes: (set) => (set.length === 0 ? [] : [{ ids: [...set] }]),
   split: (set, parts) => chunkEvenly(set, parts),
   union: (a, b) => mergeIds(a, b, (x, y) => x || y),
-  intersect: (a, b) => mergeIds(a, b, (x, y) => x && y),
-  difference: (a, b) => mergeIds(a, b, (x, y) => x && !y),
-  overlaps: (a, b) => mergeIds(a, b, (x, y) => x && y).length > 0,
+  intersect: (a, b) =>
+    searchSmaller(a, b) ? filterBySearch(a, b, true) : searchSmaller(b, a) ? filterBySearch(b, a, true) : mergeIds(a, b, (x, y) => x && y),
+  difference: (a, b) => (searchSmaller(a, b) ? filterBySearch(a, b, false) : mergeIds(a, b, (x, y) => x && !y)),
+  overlaps: (a, b) =>
+    searchSmaller(a, b) ? a.some((id) => holds(b, id)) : searchSmaller(b, a) ? b.some((id) => holds(a, id)) : mergeIds(a, b, (x, y) => x && y).length > 0,
   isEmpty: (set) => set.length === 0,
   equals: (a, b) => a.length === b.length && a.every((id, i) => id === b[i]),
   describe: (set, style = 'prose') => describeIds(set, style),

@@ -76,6 +76,29 @@ describe('ids algebra', () => {
   });
 });
 
+describe('ids algebra against plain sets', () => {
+  // Sizes from 0 to 300 against 0 to 3: the lopsided pairs take the binary-search path, the even ones the merge walk.
+  const idsOf = (max: number) => fc.array(fc.constantFrom(...Array.from({ length: 400 }, (_, i) => `id-${i}`), 'a', 'é', 'Z'), { maxLength: max });
+  const pair = fc.oneof(fc.tuple(idsOf(300), idsOf(3)), fc.tuple(idsOf(3), idsOf(300)), fc.tuple(idsOf(40), idsOf(40)));
+  const sorted = (values: Iterable<string>) => [...new Set(values)].sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+
+  it('intersects, subtracts and tests overlap exactly as a Set does, whatever the sizes', () => {
+    fc.assert(
+      fc.property(pair, ([left, right]) => {
+        const [a, b] = [idsAlgebra.normalise({ ids: left }), idsAlgebra.normalise({ ids: right })];
+        const inB = new Set(right);
+        const both = sorted(left.filter((id) => inB.has(id)));
+        expect(idsAlgebra.intersect(a, b)).toEqual(both);
+        expect(idsAlgebra.intersect(b, a)).toEqual(both);
+        expect(idsAlgebra.difference(a, b)).toEqual(sorted(left.filter((id) => !inB.has(id))));
+        expect(idsAlgebra.overlaps(a, b)).toBe(both.length > 0);
+        expect(idsAlgebra.overlaps(b, a)).toBe(both.length > 0);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe('paths algebra', () => {
   const files = (...list: { path: string; lines?: [number, number][] }[]) => pathsAlgebra.normalise({ files: list });
 
