@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { ExecutionAbortedError, ExecutionError, ExecutionTimeoutError } from 'aws-local-stepfunctions';
 import { z } from 'zod';
 import { EXECUTION_STATUS_CHANGE } from '../orchestration/execution-events';
-import { EndpointMisconfiguredError, StatesApiError } from './errors';
+import { EndpointMisconfiguredError, StatesApiError, TaskFailure } from './errors';
 import type { LambdaInvoker } from './lambda-client';
 import { silentLog, type LocalLog } from './log';
 import { callbackTaskHandler } from './sfn-callback-task';
 import { lambdaTaskHandler } from './sfn-lambda-task';
 import { startExecutionTaskHandler, type StartExecutionTaskDeps } from './sfn-start-execution-task';
-import type { JsonValue } from './sfn-task';
+import type { JsonValue, TaskHandler } from './sfn-task';
 import type { LocalStateMachine } from './state-machines';
 import { createTaskTokens, type TaskTokenRegistry } from './task-tokens';
 
@@ -325,17 +325,41 @@ export const createExecutionService = (options: {
       StateMachine: { Id: machine.arn, Name: machine.name },
       Task: { Token: placeholder },
     };
-    const taskResourceLocalHandlers = Object.fromEntries([
-      ...[...machine.lambdaTasks].map(([stateName, resource]) => [stateName, lambdaTaskHandler(taskDeps, stateName, resource)] as const),
-      ...[...machine.callbackTasks].map(
-        ([stateName, task]) => [stateName, callbackTaskHandler(taskDeps, execution.executionArn, stateName, task, context)] as const,
-      ),
-      ...[...machine.startExecutionTasks.keys()].map(
-        (stateName) => [stateName, startExecutionTaskHandler(childDeps, execution.executionArn, stateName)] as const,
-      ),
-    ]);
+    /**
+     * Set once the execution is stopped or has ended. aws-local-stepfunctions still starts every
+     * Map iteration its concurrency limit had queued after an abort, each running its first state
+     * (an iteration's abort listener is added to a signal already aborted, so it never fires); on
+     * AWS a stopped execution runs nothing more. So every Task of a stopped execution fails at
+     * once, without invoking anything: a cancelled round of 10,000 subtasks invokes no Lambda.
+     */
+    let ended = false;
+    const unlessEnded =
+      (stateName: string, handler: TaskHandler): TaskHandler =>
+      (input) =>
+        ended ? observed(Promise.reject(new TaskFailure('States.Aborted', `${execution.name} had ended before ${stateName} ran`))) : handler(input);
+    const taskResourceLocalHandlers = Object.fromEntries(
+      [
+        ...[...machine.lambdaTasks].map(([stateName, resource]) => [stateName, lambdaTaskHandler(taskDeps, stateName, resource)] as const),
+        ...[...machine.callbackTasks].map(
+          ([stateName, task]) => [stateName, callbackTaskHandler(taskDeps, execution.executionArn, stateName, task, context)] as const,
+        ),
+        ...[...machine.startExecutionTasks.keys()].map(
+          (stateName) => [stateName, startExecutionTaskHandler(childDeps, execution.executionArn, stateName)] as const,
+        ),
+      ].map(([stateName, handler]) => [stateName, unlessEnded(stateName, handler)] as const),
+    );
     const started = machine.machine.run(parseInput(execution.input), { overrides: { taskResourceLocalHandlers }, context });
-    const entry: RunningExecution = { abort: started.abort, done: Promise.resolve() };
+    const entry: RunningExecution = {
+      abort: () => {
+        ended = true;
+        started.abort();
+      },
+      done: Promise.resolve(),
+    };
+    started.result.then(
+      () => (ended = true),
+      () => (ended = true),
+    );
     const events = collectEvents(execution, started.eventLogs);
     entry.done = started.result
       .then(

@@ -83,6 +83,22 @@ describe('local Step Functions running the synthesized definitions', () => {
     await expect(sfn.send(new SendTaskSuccessCommand({ taskToken: token, output: '{}' }))).rejects.toBeInstanceOf(TaskTimedOut);
   });
 
+  it('runs no Task of a stopped execution: the Map iterations still queued behind its concurrency of 2 invoke nothing', async () => {
+    const items: Item[] = ['q1', 'q2', 'q3', 'q4', 'q5', 'q6'].map((id) => ({ id, release: 'never', timeoutSeconds: 60 }));
+    const echoed = () => cloud.lambdaStats().Echo?.invocations ?? 0;
+    const before = echoed();
+    const { executionArn } = await start('Flow', { items });
+    // The first two iterations wait on their tokens; the other four wait for a slot.
+    await eventually('both running iterations to record their tokens', async () => ((await recordedToken('q2')) && (await recordedToken('q1'))) || undefined);
+    expect(echoed() - before).toBe(2);
+    await sfn.send(new StopExecutionCommand({ executionArn, error: 'RunCancelled', cause: 'the caller cancelled' }));
+    expect((await finishedExecution(sfn, executionArn as string)).status).toBe('ABORTED');
+    await cloud.executions.settled(executionArn as string);
+    // Freed slots start the four queued iterations, whose first Task (Arm, an Echo) must not run.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(echoed() - before).toBe(2);
+  });
+
   it('runs a Task whose resource is the function ARN itself, and catches the function error by its type, its error document the cause', async () => {
     const plain = await finishedExecution(sfn, (await start('Direct', { n: 1 })).executionArn as string);
     expect(outputOf(plain)).toMatchObject({ n: 1, echo: { greeting: 'hello from Echo', event: { n: 1 } } });
