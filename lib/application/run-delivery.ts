@@ -52,9 +52,37 @@ const parseBody = (body: string): SubtaskMessage | undefined => {
   }
 };
 
-/** Claims the subtask; `undefined` when there is nothing to do. */
-const claimOrSkip = (deps: WorkerDeps, ...args: Parameters<WorkerDeps['ledger']['claimSubtask']>): Promise<Claim | undefined> =>
+/** The refusals that say the whole run is over, for good. */
+const RUN_OVER: readonly ErrorClass[] = [RunCancelled, RunEnded];
+
+/** How many ended runs one worker instance remembers (see {@link endedRuns}). */
+export const ENDED_RUNS_REMEMBERED = 1_000;
+
+/**
+ * The runs this worker instance saw end: a claim or a reservation refused with RunCancelled or
+ * RunEnded. A run never reopens, so every later message of such a run is acknowledged with no
+ * ledger call at all. A cancelled run of 10,000 queued subtasks then costs each instance one
+ * refused claim, not one per message. Bounded, the oldest forgotten first; a forgotten run costs
+ * one more refused claim.
+ */
+export const endedRuns = (limit = ENDED_RUNS_REMEMBERED) => {
+  const seen = new Set<string>();
+  const key = (ref: { tenantId: string; runId: string }) => `${ref.tenantId}\u0000${ref.runId}`;
+  return {
+    has: (ref: { tenantId: string; runId: string }): boolean => seen.has(key(ref)),
+    add: (ref: { tenantId: string; runId: string }): void => {
+      seen.delete(key(ref));
+      seen.add(key(ref));
+      if (seen.size > limit) seen.delete(seen.values().next().value as string);
+    },
+  };
+};
+type EndedRuns = ReturnType<typeof endedRuns>;
+
+/** Claims the subtask; `undefined` when there is nothing to do. A refusal because the run ended is remembered. */
+const claimOrSkip = (deps: WorkerDeps, ended: EndedRuns, ...args: Parameters<WorkerDeps['ledger']['claimSubtask']>): Promise<Claim | undefined> =>
   deps.ledger.claimSubtask(...args).catch((error: unknown) => {
+    if (isOneOf(error, RUN_OVER)) ended.add(args[0]);
     if (isOneOf(error, NOTHING_TO_DO)) return undefined;
     throw error;
   });
@@ -118,7 +146,7 @@ const failDelivery = async (deps: WorkerDeps, record: SQSRecord, claim: Claim, e
  * Run one delivery: a subtask message → claim → the worker kind → the outcome. `retry` when the
  * message must be delivered again (and, after the last try, dead-lettered).
  */
-const runDelivery = async (deps: WorkerDeps, record: SQSRecord, workerId: string): Promise<RecordResult> => {
+const runDelivery = async (deps: WorkerDeps, ended: EndedRuns, record: SQSRecord, workerId: string): Promise<RecordResult> => {
   const message = parseBody(record.body);
   if (!message) {
     // No retry can fix a body that does not parse: let it reach the dead-letter queue quickly.
@@ -126,19 +154,27 @@ const runDelivery = async (deps: WorkerDeps, record: SQSRecord, workerId: string
     await deps.redelivery.retryIn(record.eventSourceARN, record.receiptHandle, 1).catch(bestEffort(deps.logger, 'early redelivery'));
     return 'retry';
   }
+  if (ended.has(message)) {
+    deps.logger.debug('run already ended; message acknowledged', { runId: message.runId, subtaskId: message.subtaskId });
+    return 'done';
+  }
   // Every ledger call for this delivery acts for the subtask's tenant (lib/runtime/tenant-scope.ts).
-  return actingFor(message.tenantId, () => claimAndWork(deps, record, message, workerId));
+  return actingFor(message.tenantId, () => claimAndWork(deps, ended, record, message, workerId));
 };
 
 /** The delivery of a readable message: claim, work, and on failure record it and redeliver. */
-const claimAndWork = async (deps: WorkerDeps, record: SQSRecord, message: SubtaskMessage, workerId: string): Promise<RecordResult> => {
+const claimAndWork = async (deps: WorkerDeps, ended: EndedRuns, record: SQSRecord, message: SubtaskMessage, workerId: string): Promise<RecordResult> => {
   const ref = { tenantId: message.tenantId, runId: message.runId, subtaskId: message.subtaskId };
   const log = deps.logger.createChild({ persistentKeys: ref });
-  const claim = await claimOrSkip(deps, { ...ref, workerId, leaseMs: deps.leaseMs });
+  const claim = await claimOrSkip(deps, ended, { ...ref, workerId, leaseMs: deps.leaseMs });
   if (!claim) return 'done';
   return work({ ...deps, logger: log }, claim).then(
     (): RecordResult => 'done',
-    (error: unknown) => (isOneOf(error, ENDED_WHILE_WORKING) ? 'done' : failDelivery({ ...deps, logger: log }, record, claim, error)),
+    (error: unknown) => {
+      // A cancelled run still lets a subtask be claimed; its first reservation is what refuses it.
+      if (isOneOf(error, RUN_OVER)) ended.add(ref);
+      return isOneOf(error, ENDED_WHILE_WORKING) ? 'done' : failDelivery({ ...deps, logger: log }, record, claim, error);
+    },
   );
 };
 
@@ -150,13 +186,13 @@ const claimAndWork = async (deps: WorkerDeps, record: SQSRecord, message: Subtas
  * @example
  * const { batchItemFailures } = await runDeliveries(deps)(event, 'request-1');
  */
-export const runDeliveries =
-  (deps: WorkerDeps) =>
-  async (event: SQSEvent, workerId: string): Promise<SQSBatchResponse> => {
+export const runDeliveries = (deps: WorkerDeps) => {
+  const ended = endedRuns();
+  return async (event: SQSEvent, workerId: string): Promise<SQSBatchResponse> => {
     try {
       return await processPartialBatch(
         event.Records,
-        (record) => runDelivery(deps, record, workerId),
+        (record) => runDelivery(deps, ended, record, workerId),
         (record, error) => deps.logger.error('message failed', { messageId: record.messageId, errorName: (error as Error).name }),
       );
     } finally {
@@ -164,3 +200,4 @@ export const runDeliveries =
       publishMetrics(deps.metrics);
     }
   };
+};

@@ -8,7 +8,7 @@ import { silentLog, type LocalLog } from './log';
 import { callbackTaskHandler } from './sfn-callback-task';
 import { lambdaTaskHandler } from './sfn-lambda-task';
 import { startExecutionTaskHandler, type StartExecutionTaskDeps } from './sfn-start-execution-task';
-import type { JsonValue, TaskHandler } from './sfn-task';
+import { observed, type JsonValue, type TaskHandler } from './sfn-task';
 import type { LocalStateMachine } from './state-machines';
 import { createTaskTokens, type TaskTokenRegistry } from './task-tokens';
 

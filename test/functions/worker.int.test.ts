@@ -175,6 +175,27 @@ describe('worker', () => {
     expect(late).toEqual([]);
   });
 
+  it('remembers a cancelled run: after the first refused message, the next is acknowledged with no claim', async () => {
+    p.get().clock.moveTo(0);
+    const tenantId = uniqueName('tenant');
+    const runId = await acceptRun(p.get(), tenantId, halfYearRequest());
+    await dispatchRound(p.get(), tenantId, runId);
+    const messages = await messagesOfRun(p.get(), 'tax-statements', runId);
+    const [a, b] = ['A', 'B'].map((id) => messages.filter((m) => subtaskOf(m).subtaskId === id));
+    expect([a?.length, b?.length]).toEqual([1, 1]);
+    expect((await callApi(p.get(), { routeKey: 'POST /runs/{runId}/cancel', tenant: tenantId, runId })).statusCode).toBe(200);
+
+    // The file's one worker handler is one worker instance: A's claim goes through (generation 1)
+    // and its first reservation is refused; B's message then makes no ledger call, so B stays unclaimed.
+    expect(await deliver(p.get(), recordsOf(a ?? []))).toEqual({ batchItemFailures: [] });
+    expect(await deliver(p.get(), recordsOf(b ?? []))).toEqual({ batchItemFailures: [] });
+    const subtasks = (await p.get().ledger.getRun(tenantId, runId))?.subtasks ?? [];
+    expect(subtasks.map((s) => [s.subtaskId, s.generation])).toEqual([
+      ['A', 1],
+      ['B', 0],
+    ]);
+  });
+
   it('drops a message delivered after its deadline: the Map seals the subtask, and a retry could never claim it', async () => {
     const { tenantId, runId, messages } = await dispatchedRun();
     // Dispatched at T0 with 60 s; the message sat in the queue until T0 + 61 s.
