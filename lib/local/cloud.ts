@@ -340,7 +340,11 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   );
   const lambdaEndpoint: LambdaEndpoint = await startLambdaEndpoint({ functions, port: ports.lambda, log });
   cleanups.push(() => lambdaEndpoint.stop());
-  const lambda = createLambdaInvoker({ endpoint: lambdaEndpoint.url, region });
+  // One client, so one connection pool, per service that invokes: a Step Functions round of
+  // thousands of Tasks must not queue the event bus's Reconcile or the HTTP API's requests behind
+  // it on one client's sockets (AWS's services invoke independently of each other).
+  const invoker = () => createLambdaInvoker({ endpoint: lambdaEndpoint.url, region });
+  const lambda = invoker();
 
   const stateMachines: LocalStateMachine[] = await tracePhase('stepfunctions.definitions', () =>
     stateMachinesFromTemplate(
@@ -364,14 +368,14 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   );
   // Execution status changes go to the template's EventBridge rules. The bus stops before the
   // executions are shut down, so stopping the cloud never reads as an aborted run.
-  const bus: EventBus = startEventBus({ rules: eventRulesFromTemplate(resolver, { functions, queues }), lambda, sqs: sqsClient, log });
+  const bus: EventBus = startEventBus({ rules: eventRulesFromTemplate(resolver, { functions, queues }), lambda: invoker(), sqs: sqsClient, log });
   const unsubscribe = executions.onStatusChange((record) => bus.publish(executionStatusChangeEvent(record, { region, accountId: resolver.accountId })));
   cleanups.push(() => bus.stop(), unsubscribe);
 
   const mappings: EventSourceMappings = startEventSourceMappings({
     mappings: eventSourceMappingsFromTemplate(resolver, queues),
     sqs: sqsClient,
-    lambda,
+    lambda: invoker(),
     region,
     log,
   });
@@ -386,7 +390,7 @@ const assemble = async (options: LocalCloudOptions, region: string, log: LocalLo
   log({ level: 'info', component: 'cloud', message: `provisioned ${provisioned.length} tables and ${queues.length} queues` });
   const spec = httpApiFromTemplate(resolver);
   const api: LocalHttpApi | undefined = spec
-    ? await startHttpApi({ spec, lambda, authority, port: ports.api, log, ...(options.pages ? { pages: options.pages } : {}) })
+    ? await startHttpApi({ spec, lambda: invoker(), authority, port: ports.api, log, ...(options.pages ? { pages: options.pages } : {}) })
     : undefined;
   if (api) cleanups.push(() => api.stop());
   log({ level: 'info', component: 'cloud', message: `local cloud ready${api ? ` at ${api.url}` : ''}` });
