@@ -65,6 +65,19 @@ export const createTaskTokens = (): TaskTokenRegistry => {
     delete entry.reject;
   };
 
+  /**
+   * Closes a token whose Task ended another way, and fails its waiting promise: the library keeps
+   * a Task's timeout timer until the Task's promise settles, so a promise left pending would hold
+   * the process open for the rest of the Task's timeout (up to the run's deadline) after its
+   * execution was stopped. Nothing may be waiting on it any more (its Lambda failed, or its
+   * execution ended), so the failure is only observed, never reported.
+   */
+  const abandon = (entry: TokenEntry, because: string): void => {
+    const { reject } = entry;
+    closeEntry(entry, because);
+    reject?.(new TaskFailure('States.Runtime', `the task token was closed: ${because}`));
+  };
+
   /** Settling hands the result to the waiting Task and closes the token: a second result is late. */
   const waitingEntry = (token: string): TokenEntry & Required<Pick<TokenEntry, 'resolve' | 'reject'>> => {
     if (!token.startsWith(TOKEN_PREFIX) || token.length > MAX_TOKEN_LENGTH)
@@ -88,6 +101,8 @@ export const createTaskTokens = (): TaskTokenRegistry => {
         entry.resolve = resolve;
         entry.reject = reject;
       });
+      // A token abandoned before its Task awaited it (its Lambda could not be invoked) must not end the process.
+      settled.catch(() => undefined);
       entry.timer = setTimeout(() => closeEntry(entry, 'the task timed out'), timeoutMs);
       entries.set(token, entry);
       return { token, settled };
@@ -113,11 +128,11 @@ export const createTaskTokens = (): TaskTokenRegistry => {
     heartbeat: (token) => void waitingEntry(token),
     close: (token, because) => {
       const entry = entries.get(token);
-      if (entry?.state === 'waiting') closeEntry(entry, because);
+      if (entry?.state === 'waiting') abandon(entry, because);
     },
     closeExecution: (executionArn) => {
       for (const entry of entries.values()) {
-        if (entry.owner.executionArn === executionArn && entry.state === 'waiting') closeEntry(entry, 'the execution ended');
+        if (entry.owner.executionArn === executionArn && entry.state === 'waiting') abandon(entry, 'the execution ended');
       }
     },
     waiting: () => [...entries.values()].filter((entry) => entry.state === 'waiting').length,

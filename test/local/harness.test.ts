@@ -223,6 +223,19 @@ describe('task tokens', () => {
     expect(tokens.waiting()).toBe(0);
   });
 
+  it('fails the waiting promise when its execution ends, so the Task lets go of its timeout timer; a timeout leaves it to the library', async () => {
+    vi.useFakeTimers();
+    const tokens = createTaskTokens();
+    const timedOut = tokens.open(owner, 5_000);
+    const stopped = tokens.open(owner, 60_000);
+    vi.advanceTimersByTime(5_000);
+    tokens.closeExecution(owner.executionArn);
+    await expect(stopped.settled).rejects.toMatchObject({ name: 'States.Runtime', message: 'the task token was closed: the execution ended' });
+    // The library raises States.Timeout itself at the same instant; the token's own promise stays out of that race.
+    const raced = await Promise.race([timedOut.settled.then(() => 'settled', () => 'settled'), Promise.resolve('pending')]);
+    expect(raced).toBe('pending');
+  });
+
   it('tells an unknown token from a malformed one, and rejects output that is not JSON', () => {
     const tokens = createTaskTokens();
     const { token } = tokens.open(owner, 60_000);
