@@ -56,7 +56,7 @@ const parseBody = (body: string): SubtaskMessage | undefined => {
 const RUN_OVER: readonly ErrorClass[] = [RunCancelled, RunEnded];
 
 /** How many ended runs one worker instance remembers (see {@link endedRuns}). */
-export const ENDED_RUNS_REMEMBERED = 1_000;
+const ENDED_RUNS_REMEMBERED = 1_000;
 
 /**
  * The runs this worker instance saw end: a claim or a reservation refused with RunCancelled or
@@ -65,7 +65,7 @@ export const ENDED_RUNS_REMEMBERED = 1_000;
  * refused claim, not one per message. Bounded, the oldest forgotten first; a forgotten run costs
  * one more refused claim.
  */
-export const endedRuns = (limit = ENDED_RUNS_REMEMBERED) => {
+const endedRuns = (limit = ENDED_RUNS_REMEMBERED) => {
   const seen = new Set<string>();
   const key = (ref: { tenantId: string; runId: string }) => `${ref.tenantId}\u0000${ref.runId}`;
   return {

@@ -141,8 +141,7 @@ export const idsAlgebra: ScopeAlgebra<IdSet> = {
   toScopes: (set) => (set.length === 0 ? [] : [{ ids: [...set] }]),
   split: (set, parts) => chunkEvenly(set, parts),
   union: (a, b) => mergeIds(a, b, (x, y) => x || y),
-  intersect: (a, b) =>
-    searchSmaller(a, b) ? filterBySearch(a, b, true) : searchSmaller(b, a) ? filterBySearch(b, a, true) : mergeIds(a, b, (x, y) => x && y),
+  intersect: (a, b) => (searchSmaller(a, b) ? filterBySearch(a, b, true) : searchSmaller(b, a) ? filterBySearch(b, a, true) : mergeIds(a, b, (x, y) => x && y)),
   difference: (a, b) => (searchSmaller(a, b) ? filterBySearch(a, b, false) : mergeIds(a, b, (x, y) => x && !y)),
   overlaps: (a, b) =>
     searchSmaller(a, b) ? a.some((id) => holds(b, id)) : searchSmaller(b, a) ? b.some((id) => holds(a, id)) : mergeIds(a, b, (x, y) => x && y).length > 0,

@@ -232,7 +232,13 @@ describe('task tokens', () => {
     tokens.closeExecution(owner.executionArn);
     await expect(stopped.settled).rejects.toMatchObject({ name: 'States.Runtime', message: 'the task token was closed: the execution ended' });
     // The library raises States.Timeout itself at the same instant; the token's own promise stays out of that race.
-    const raced = await Promise.race([timedOut.settled.then(() => 'settled', () => 'settled'), Promise.resolve('pending')]);
+    const raced = await Promise.race([
+      timedOut.settled.then(
+        () => 'settled',
+        () => 'settled',
+      ),
+      Promise.resolve('pending'),
+    ]);
     expect(raced).toBe('pending');
   });
 
