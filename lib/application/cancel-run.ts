@@ -7,13 +7,12 @@ export type CancelRunResult = { readonly cancelled: true; readonly run: RunResou
 /**
  * Cancel a run inside the API's request, in a bounded number of calls whatever the run's size:
  * one conditional write records the cancellation on the run item (from then on the ledger refuses
- * the run's reservations and outcomes), one read takes the answer from it, then one
- * StopExecution ends its execution and every Map
- * iteration waiting in it. The execution's end closes the run (reconcile, through the execution
- * status rule): it writes the answer, which states the cancellation, and then sweeps the
- * subtasks still open to `cancelled` (docs/architecture.md, "Cancelling a run"). A run that
- * already ended is left as it is; a repeated cancel stops the execution again, which finishes a
- * cancel interrupted between its two calls. The answer is the run as `GET /runs/{runId}` shows
+ * the run's reservations and outcomes), one read takes the answer from it, then one StopExecution
+ * ends its execution and every Map iteration waiting in it. The execution's end closes the run
+ * (reconcile, through the execution status rule): it writes the answer, which states the
+ * cancellation, and then sweeps the subtasks still open to `cancelled` (docs/architecture.md,
+ * "Cancelling a run"). A run that already ended is left as it is; a repeated cancel stops the
+ * execution again, which finishes a cancel interrupted between its two calls. The answer is the run as `GET /runs/{runId}` shows
  * it (a large run with the first page of its subtasks), its open subtasks shown cancelled.
  *
  * @example
